@@ -1,0 +1,125 @@
+"""Markdown → chunks with stable IDs (DESIGN.md §3), built on markdown-it-py tokens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from markdown_it.token import Token
+
+from .ids import PREAMBLE, SlugRegistry, file_part_id, part_id, section_id, slugify
+from .manifest import Strategy
+from .markdown import Block, parser, top_level_blocks
+from .models import Chunk
+from .sizing import Unit, pack, part_plain, part_text, split_units
+
+# Bump when chunk output changes for the same input: per-file chunk reuse keys on it.
+CHUNKER_VERSION = "1"
+_TARGET_LEVEL = {"h1": 1, "h2": 2, "h3": 3}
+
+
+@dataclass
+class Section:
+    base_id: str
+    kind: str  # "file" | "preamble" | "heading"
+    heading: str
+    level: int
+    crumbs: list[str]  # breadcrumb after the filepath: ancestors, then the heading
+    blocks: list[Block]
+    start: int  # first line
+    end: int  # line after the last
+
+
+def _sections(filepath: str, blocks: list[Block], strategy: Strategy, title: str | None, n_lines: int) -> list[Section]:
+    if not blocks:
+        return []
+    if strategy.chunk_by == "file":
+        first = next((b for b in blocks if b.heading_level), None)
+        heading = title or (first.heading_text if first else "")
+        return [Section(filepath, "file", heading, 0, [heading] if heading else [], blocks, 0, n_lines)]
+
+    target = _TARGET_LEVEL[strategy.chunk_by]
+    registry = SlugRegistry()
+    stack: dict[int, tuple[str, str]] = {}  # level -> (text, slug) of the open heading
+    starts: list[tuple[int, str, list[tuple[str, str]], str]] = []
+    for i, block in enumerate(blocks):
+        level = block.heading_level
+        if not level:
+            continue
+        text = block.heading_text or "section"
+        parent = tuple(stack[d][1] for d in sorted(stack) if d < level)
+        slug = registry.claim(parent, slugify(text))
+        stack = {d: v for d, v in stack.items() if d < level}
+        stack[level] = (text, slug)
+        if level == target:
+            ancestors = [stack[d] for d in sorted(stack) if d < target]
+            starts.append((i, text, ancestors, slug))
+
+    sections: list[Section] = []
+    first_start = starts[0][0] if starts else len(blocks)
+    if first_start > 0:
+        pre = blocks[:first_start]
+        first = next((b for b in pre if b.heading_level), None)
+        heading = first.heading_text if first else ""
+        end = blocks[first_start].start if first_start < len(blocks) else n_lines
+        sections.append(
+            Section(f"{filepath}#{PREAMBLE}", "preamble", heading, first.heading_level if first else 0,
+                    [heading] if heading else [], pre, 0, end)
+        )
+    for n, (i, text, ancestors, slug) in enumerate(starts):
+        j = starts[n + 1][0] if n + 1 < len(starts) else len(blocks)
+        end = blocks[j].start if j < len(blocks) else n_lines
+        sections.append(
+            Section(section_id(filepath, [s for _, s in ancestors] + [slug]), "heading", text, target,
+                    [t for t, _ in ancestors] + [text], blocks[i:j], blocks[i].start, end)
+        )
+    return sections
+
+
+def _units(section: Section, lines: list[str]) -> list[Unit]:
+    units: list[Unit] = []
+    trail: dict[int, str] = {}
+    for k, block in enumerate(section.blocks):
+        start = section.start if k == 0 else block.start
+        end = section.blocks[k + 1].start if k + 1 < len(section.blocks) else section.end
+        level = block.heading_level
+        if level > section.level and k > 0:
+            trail = {d: t for d, t in trail.items() if d < level}
+            trail[level] = block.heading_text
+        units.append(Unit(block, lines, start, end, tuple(trail[d] for d in sorted(trail))))
+    return units
+
+
+def chunk_markdown(
+    filepath: str,
+    body: str,
+    strategy: Strategy,
+    metadata: dict[str, str] | None = None,
+    *,
+    tokens: list[Token] | None = None,
+    title: str | None = None,
+) -> list[Chunk]:
+    """Chunks of one file's body (frontmatter already removed), in document order."""
+    if tokens is None:
+        tokens = parser().parse(body)
+    lines = body.split("\n")
+    chunks: list[Chunk] = []
+    for section in _sections(filepath, top_level_blocks(tokens), strategy, title, len(lines)):
+        pieces = split_units(_units(section, lines), section.level, strategy.max_size)
+        parts = [p for p in pack(pieces, strategy.max_size, strategy.min_size) if part_text(p).strip()]
+        for number, part in enumerate(parts, start=1):
+            chunk_id = file_part_id(filepath, number) if section.kind == "file" else part_id(section.base_id, number)
+            crumbs = [filepath, *section.crumbs, *part[0].trail]
+            chunks.append(
+                Chunk(
+                    chunk_id=chunk_id,
+                    filepath=filepath,
+                    heading=section.heading,
+                    heading_level=section.level,
+                    breadcrumb=" > ".join(crumbs),
+                    content=part_text(part),
+                    content_text=part_plain(part),
+                    chunk_index=len(chunks),
+                    metadata=dict(metadata or {}),
+                )
+            )
+    return chunks

@@ -1,0 +1,23 @@
+"""Errors a user can act on. The CLI prints their message without a traceback."""
+
+from __future__ import annotations
+
+
+class DocsMcpError(Exception):
+    """An error caused by input or environment, with a message that says what to do."""
+
+
+class ValidationFailed(DocsMcpError):
+    """The corpus has validation errors; nothing was written."""
+
+    def __init__(self, diagnostics: list) -> None:  # list[Diagnostic]
+        self.diagnostics = diagnostics
+        errors = [d for d in diagnostics if d.severity == "error"]
+        lines = [d.format() for d in errors[:20]]
+        more = f"\n... and {len(errors) - 20} more" if len(errors) > 20 else ""
+        super().__init__(
+            f"validation failed with {len(errors)} error(s); nothing was written:\n"
+            + "\n".join(lines)
+            + more
+            + "\nfix these (run `docs-mcp validate --docs-dir DIR` for the full list) and build again"
+        )
