@@ -1,0 +1,128 @@
+"""`docs-mcp` command line: validate, build and search (serve, eval and audit join later)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from . import __version__
+from .diagnostics import format_json, format_text, has_errors
+from .errors import DocsMcpError
+
+DOCS_DIR = click.Path(file_okay=False, path_type=Path)
+
+
+def _fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """User errors become one clear message and exit code 1, never a traceback."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except DocsMcpError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+        except KeyboardInterrupt:
+            click.echo("interrupted; the previously published index is untouched", err=True)
+            sys.exit(130)
+
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DOCS_MCP"})
+@click.version_option(__version__, prog_name="docs-mcp")
+def main() -> None:
+    """Index Markdown docs for AI coding agents and serve them over MCP.
+
+    Every option can also be set with an environment variable DOCS_MCP_<COMMAND>_<OPTION>,
+    e.g. DOCS_MCP_BUILD_OUT=./index.
+    """
+
+
+@main.command()
+@click.option("--docs-dir", required=True, type=DOCS_DIR, help="Folder of Markdown files to check.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Output as `path:line: severity: message` lines, or one JSON document.")
+@_fail_cleanly
+def validate(docs_dir: Path, fmt: str) -> None:
+    """Check manifests, frontmatter, hints and taxonomy; exit 1 if there is any error."""
+    from .build import analyze_corpus
+
+    chunkset = analyze_corpus(docs_dir)
+    files = len(chunkset.files) + sum(d.message.startswith("not valid UTF-8") for d in chunkset.diagnostics)
+    render = format_json if fmt == "json" else format_text
+    click.echo(render(chunkset.diagnostics, files))
+    sys.exit(1 if has_errors(chunkset.diagnostics) else 0)
+
+
+def embedding_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    from .embedding import PROVIDERS
+
+    fn = click.option("--embedding-dimensions", type=click.IntRange(min=1), default=None,
+                      help="Vector size (hash: default 256).")(fn)
+    fn = click.option("--embedding-provider", type=click.Choice(list(PROVIDERS)), default="none", show_default=True,
+                      help="none: full-text only; hash: deterministic offline vectors for tests.")(fn)
+    return fn
+
+
+@main.command()
+@click.option("--docs-dir", required=True, type=DOCS_DIR, help="Folder of Markdown files to index.")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder: .lancedb/, chunks.json, metadata.json.")
+@click.option("--description", default=None, help="Corpus description shown to agents in the search_docs tool.")
+@click.option("--source-commit", default=None, help="Commit the docs came from, recorded in metadata.json.")
+@embedding_options
+@click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors on stderr.")
+@_fail_cleanly
+def build(docs_dir: Path, out: Path, description: str | None, source_commit: str | None,
+          embedding_provider: str, embedding_dimensions: int | None, quiet: bool) -> None:
+    """Build the index. Nothing is written if validation fails; publishing is atomic."""
+    from .build import build as run_build
+    from .embedding import ProviderSettings, make_provider
+    from .progress import StderrReporter
+
+    reporter = StderrReporter(quiet=quiet)
+    provider = make_provider(ProviderSettings(embedding_provider, dimensions=embedding_dimensions))
+    summary = run_build(docs_dir, out, provider, description=description, source_commit=source_commit,
+                        reporter=reporter)
+    reporter.info(f"done: {summary.files} files, {summary.chunks} chunks, {summary.embedded} embedded, "
+                  f"table version {summary.index.version}, {summary.seconds:.1f}s")
+
+
+@main.command()
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder of a build.")
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="Number of hits.")
+@click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE", help="Taxonomy filter; repeatable.")
+@click.option("--json", "as_json", is_flag=True, help="Print hits as JSON.")
+@_fail_cleanly
+def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], as_json: bool) -> None:
+    """Search a built index from the shell, without an MCP client."""
+    from .search import SearchIndex
+
+    parsed: dict[str, str] = {}
+    for item in filters:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise DocsMcpError(f"--filter {item!r} must look like key=value")
+        parsed[key.strip()] = value.strip()
+    hits = SearchIndex(index_dir).text_search(query, limit=limit, filters=parsed)
+    if as_json:
+        click.echo(json.dumps([h.to_json() for h in hits], indent=2, ensure_ascii=False))
+        return
+    if not hits:
+        click.echo("no results")
+    for rank, hit in enumerate(hits, start=1):
+        click.echo(f"{rank:>2}. {hit.chunk_id}  ({hit.score:.3f})")
+        click.echo(f"    {hit.breadcrumb}")
+        click.echo(f"    {hit.snippet}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""`docs-mcp.yaml`: the named corpora a pipeline builds (one Dagster partition each)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, model_validator
+
+from .embedding import PROVIDERS, ProviderSettings
+from .errors import DocsMcpError
+from .manifest import format_loc
+
+CONFIG_FILE = "docs-mcp.yaml"
+CONFIG_ENV = "DOCS_MCP_CONFIG"
+
+
+class SourceConfig(BaseModel):
+    """Exactly one of `path` (a local folder) or `git` (a repository path or URL)."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: StrictStr | None = None
+    git: StrictStr | None = None
+    ref: StrictStr = "HEAD"
+    subdir: StrictStr | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "SourceConfig":
+        if bool(self.path) == bool(self.git):
+            raise ValueError("set exactly one of 'path' (a local folder) or 'git' (a repository)")
+        if self.path and (self.subdir or self.ref != "HEAD"):
+            raise ValueError("'ref' and 'subdir' apply to git sources only")
+        return self
+
+
+class EmbeddingConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    provider: StrictStr = "none"
+    model: StrictStr | None = None
+    dimensions: Annotated[int, Field(ge=1)] | None = None
+    base_url: StrictStr | None = None
+    batch_size: Annotated[int, Field(ge=1)] | None = None
+
+    @model_validator(mode="after")
+    def _known(self) -> "EmbeddingConfig":
+        if self.provider not in PROVIDERS:
+            raise ValueError(f"unknown provider {self.provider!r}; choose one of: {', '.join(PROVIDERS)}")
+        return self
+
+    def settings(self) -> ProviderSettings:
+        return ProviderSettings(self.provider, self.model, self.dimensions, self.base_url, self.batch_size)
+
+
+class CorpusConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: Annotated[StrictStr, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$")]
+    description: StrictStr | None = None
+    source: SourceConfig
+    out: StrictStr | None = None
+    embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
+
+
+class PipelineConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    corpora: list[CorpusConfig] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> "PipelineConfig":
+        names = [c.name for c in self.corpora]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"corpus names must be unique; repeated: {', '.join(dupes)}")
+        return self
+
+
+class Corpora:
+    """The loaded config, with paths resolved against the config file's folder."""
+
+    def __init__(self, path: Path, config: PipelineConfig) -> None:
+        self.path = path
+        self.base = path.parent
+        self.config = config
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.config.corpora]
+
+    def get(self, name: str) -> CorpusConfig:
+        for corpus in self.config.corpora:
+            if corpus.name == name:
+                return corpus
+        raise DocsMcpError(f"no corpus named {name!r} in {self.path}; known: {', '.join(self.names)}")
+
+    def resolve(self, value: str) -> Path:
+        p = Path(os.path.expanduser(value))
+        return p if p.is_absolute() else (self.base / p).resolve()
+
+    def out_dir(self, name: str) -> Path:
+        corpus = self.get(name)
+        return self.resolve(corpus.out or f"indexes/{name}")
+
+    def source_path(self, name: str) -> Path:
+        corpus = self.get(name)
+        assert corpus.source.path is not None
+        return self.resolve(corpus.source.path)
+
+
+def find_config(explicit: str | Path | None = None) -> Path:
+    if explicit:
+        return Path(explicit).resolve()
+    if os.environ.get(CONFIG_ENV):
+        return Path(os.environ[CONFIG_ENV]).resolve()
+    return (Path.cwd() / CONFIG_FILE).resolve()
+
+
+def load_config(path: str | Path | None = None) -> Corpora:
+    """Load and check the config; every problem is one clear DocsMcpError naming file and field."""
+    path = find_config(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DocsMcpError(
+            f"corpora config {path} not found; create it, or point {CONFIG_ENV} at your docs-mcp.yaml"
+        ) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        raise DocsMcpError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    try:
+        config = PipelineConfig.model_validate(raw if raw is not None else {})
+    except ValidationError as exc:
+        problems = [
+            f"{path}: {format_loc(tuple(e['loc'])) or '(top level)'}: {e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors()
+        ]
+        raise DocsMcpError("invalid corpora config:\n" + "\n".join(problems)) from None
+    return Corpora(path, config)

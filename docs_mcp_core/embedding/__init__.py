@@ -1,0 +1,16 @@
+"""Embedding providers behind one interface, plus the input and fingerprint they share."""
+
+from .base import EmbeddingProvider, ProviderSettings
+from .fingerprint import EMBEDDING_FORMAT_VERSION, compute_fingerprint
+from .input import to_embedding_input
+from .registry import PROVIDERS, make_provider
+
+__all__ = [
+    "EMBEDDING_FORMAT_VERSION",
+    "EmbeddingProvider",
+    "PROVIDERS",
+    "ProviderSettings",
+    "compute_fingerprint",
+    "make_provider",
+    "to_embedding_input",
+]

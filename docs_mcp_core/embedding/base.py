@@ -1,0 +1,54 @@
+"""The provider interface: identity for fingerprints, and one method that embeds a batch."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """Everything a build or server needs to recreate a provider (the API key is never here)."""
+
+    provider: str = "none"
+    model: str | None = None
+    dimensions: int | None = None
+    base_url: str | None = None
+    batch_size: int | None = None
+    concurrency: int | None = None
+    max_retries: int | None = None
+    device: str | None = None
+
+
+class EmbeddingProvider(ABC):
+    """Implement `embed`; set name, model and dimensions; list what changes vectors in config_fingerprint."""
+
+    name: str
+    model: str
+    dimensions: int
+    batch_size: int = 64
+    cost_per_million_tokens: float = 0.0
+
+    @property
+    @abstractmethod
+    def config_fingerprint(self) -> str: ...
+
+    @abstractmethod
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for `texts`, shape (len(texts), dimensions), float32, in input order."""
+
+    @property
+    def produces_vectors(self) -> bool:
+        return self.dimensions > 0
+
+    def describe(self) -> dict[str, object] | None:
+        """The `embedding` block of metadata.json (None when there are no vectors)."""
+        if not self.produces_vectors:
+            return None
+        return {"provider": self.name, "model": self.model, "dimensions": self.dimensions}
+
+    def close(self) -> None:
+        """Release clients or models; the default has nothing to release."""

@@ -1,0 +1,23 @@
+"""No vectors: a full-text-only index that never calls an embedding API."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .base import EmbeddingProvider
+from .fingerprint import config_fingerprint
+
+
+class NoneProvider(EmbeddingProvider):
+    name = "none"
+    model = "none"
+    dimensions = 0
+
+    @property
+    def config_fingerprint(self) -> str:
+        return config_fingerprint(provider=self.name)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.zeros((len(texts), 0), dtype=np.float32)
