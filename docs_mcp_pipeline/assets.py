@@ -1,0 +1,141 @@
+"""The index assets. Each is a thin wrapper over the core step the `docs-mcp build` CLI runs."""
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from docs_mcp_core.build import ChunkSet, EmbedResult, chunk_corpus, embed_chunks, fingerprint_chunks, publish_metadata, write_index
+from docs_mcp_core.chunking import CHUNKER_VERSION
+from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_core.fsutil import dir_size
+from docs_mcp_core.index import LANCEDB_DIR, IndexInfo
+from docs_mcp_core.staging import StagedDocs, stage_local
+
+from .resources import DagsterReporter, DocsMcpConfig
+
+GROUP = "docs_index"
+# Output(data_version=...) is beta in Dagster 1.13; it is what drives staleness here, so keep logs quiet.
+warnings.filterwarnings("ignore", message=r"Parameter `data_version`", category=dg.BetaWarning)
+
+
+def _fail(exc: DocsMcpError) -> dg.Failure:
+    """Bad input ends the step with the core's actionable message, not a traceback."""
+    return dg.Failure(description=str(exc), allow_retries=False)
+
+
+def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
+    @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
+    def staged_docs(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig) -> dg.Output[StagedDocs]:
+        """The corpus source copied into a deterministic staging folder beside its index."""
+        corpus = context.partition_key
+        try:
+            corpora = docs_mcp.corpora()
+            staged = stage_local(corpora.source_path(corpus), corpora.out_dir(corpus) / ".docs-mcp" / "staged" / "docs")
+        except DocsMcpError as exc:
+            raise _fail(exc) from exc
+        return dg.Output(
+            staged,
+            data_version=dg.DataVersion(staged.data_version),
+            metadata={
+                "files": len(staged.files),
+                "bytes": staged.bytes,
+                "source_commit": staged.source_commit or "",
+                "added": len(staged.added),
+                "changed": len(staged.changed),
+                "removed": len(staged.removed),
+                "path": dg.MetadataValue.path(staged.path),
+            },
+        )
+
+    @dg.asset(partitions_def=partitions, group_name=GROUP, code_version=CHUNKER_VERSION)
+    def chunks(context: dg.AssetExecutionContext, staged_docs: StagedDocs) -> dg.Output[ChunkSet]:
+        """Every staged file parsed and chunked; validation errors fail the run with file:line messages."""
+        try:
+            chunkset = chunk_corpus(Path(staged_docs.path), DagsterReporter(context))
+        except DocsMcpError as exc:
+            raise _fail(exc) from exc
+        return dg.Output(
+            chunkset,
+            metadata={
+                "chunks": len(chunkset.chunks),
+                "files": len(chunkset.files),
+                "files_reparsed": chunkset.reparsed,
+                "files_reused": chunkset.reused,
+                "warnings": len(chunkset.warnings),
+                "seconds": round(chunkset.seconds, 3),
+            },
+        )
+
+    @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
+    def fingerprints(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet) -> dg.Output[list[str]]:
+        """One embedding fingerprint per chunk: what decides whether a cached vector is reusable."""
+        prints = fingerprint_chunks(chunks.chunks, docs_mcp.provider(context.partition_key))
+        return dg.Output(prints, metadata={"count": len(prints), "distinct": len(set(prints))})
+
+    @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
+    def cached_vectors(
+        context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet, fingerprints: list[str]
+    ) -> dg.Output[EmbedResult]:
+        """A vector for every chunk (embedding everything until the embedding cache lands)."""
+        provider = docs_mcp.provider(context.partition_key)
+        try:
+            result = embed_chunks(chunks.chunks, provider, DagsterReporter(context))
+        except DocsMcpError as exc:
+            raise _fail(exc) from exc
+        finally:
+            provider.close()
+        return dg.Output(
+            result,
+            metadata={"provider": provider.name, "chunks_embedded": result.embedded, "seconds": round(result.seconds, 3)},
+        )
+
+    @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
+    def lancedb_index(
+        context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet, cached_vectors: EmbedResult
+    ) -> dg.Output[IndexInfo]:
+        """chunks.json and a fully indexed LanceDB table version, ready to publish."""
+        out = docs_mcp.out_dir(context.partition_key)
+        try:
+            info = write_index(out, chunks, cached_vectors.vectors, DagsterReporter(context))
+        except DocsMcpError as exc:
+            raise _fail(exc) from exc
+        return dg.Output(
+            info,
+            metadata={
+                "rows": info.rows,
+                "table_version": info.version,
+                "index_bytes": dir_size(out / LANCEDB_DIR),
+                "path": dg.MetadataValue.path(str(out / LANCEDB_DIR)),
+            },
+        )
+
+    @dg.asset(name="metadata", partitions_def=partitions, group_name=GROUP, code_version="1")
+    def metadata_json(
+        context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet, lancedb_index: IndexInfo,
+        staged_docs: StagedDocs,
+    ) -> dg.Output[dict[str, Any]]:
+        """metadata.json, written last: the publish marker the MCP server watches."""
+        corpus = context.partition_key
+        corpora = docs_mcp.corpora()
+        out = corpora.out_dir(corpus)
+        try:
+            published = publish_metadata(
+                out, chunks, lancedb_index, docs_mcp.provider(corpus),
+                description=corpora.get(corpus).description, source_commit=staged_docs.source_commit,
+            )
+        except DocsMcpError as exc:
+            raise _fail(exc) from exc
+        return dg.Output(
+            published,
+            metadata={
+                "path": dg.MetadataValue.path(str(out / "metadata.json")),
+                "total_chunks": published["stats"]["total_chunks"],
+                "total_files": published["stats"]["total_files"],
+                "taxonomy": dg.MetadataValue.json({k: v["values"] for k, v in published["taxonomy"].items()}),
+                "table_version": lancedb_index.version,
+            },
+        )
+
+    return [staged_docs, chunks, fingerprints, cached_vectors, lancedb_index, metadata_json]
