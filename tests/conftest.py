@@ -1,0 +1,44 @@
+"""Shared fixtures: copies of the bundled corpora in temp folders, and a CLI runner."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+EXAMPLE_DOCS = REPO / "examples" / "parcelly-docs"
+DUB_TS = FIXTURES / "dub-ts"
+H2_MANIFEST = {"version": "1", "strategy": {"chunk_by": "h2"}}
+
+
+@pytest.fixture
+def example_docs(tmp_path: Path) -> Path:
+    dest = tmp_path / "parcelly-docs"
+    shutil.copytree(EXAMPLE_DOCS, dest)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def dub_ts_docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A read-only-by-convention copy of dub-ts with the conformance manifest added."""
+    dest = tmp_path_factory.mktemp("corpora") / "dub-ts"
+    shutil.copytree(DUB_TS, dest)
+    (dest / ".docs-mcp.json").write_text(json.dumps(H2_MANIFEST))
+    return dest
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path

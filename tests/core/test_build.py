@@ -1,0 +1,152 @@
+"""`docs-mcp build` and `docs-mcp search` against real LanceDB tables."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+from click.testing import CliRunner
+
+from docs_mcp_core.build import build, publish_metadata, chunk_corpus, embed_chunks, write_index
+from docs_mcp_core.cli import main
+from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.index import open_table
+from docs_mcp_core.search import SearchIndex
+
+from ..conftest import write
+
+
+def snapshot(out: Path) -> dict[str, str]:
+    return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(out.rglob("*")) if p.is_file() and "build.lock" not in p.name}
+
+
+def metadata_without_time(out: Path) -> dict:
+    data = json.loads((out / "metadata.json").read_text())
+    data["stats"].pop("indexed_at")
+    return data
+
+
+def cli_build(runner: CliRunner, docs: Path, out: Path, *extra: str):
+    return runner.invoke(main, ["build", "--docs-dir", str(docs), "--out", str(out), *extra])
+
+
+def test_build_writes_the_documented_layout(runner: CliRunner, example_docs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = cli_build(runner, example_docs, out, "--embedding-provider", "hash", "--description", "Parcelly docs")
+    assert result.exit_code == 0, result.output
+    assert "wrote 93 chunks and .lancedb index to" in result.output
+    assert "embedded 93 chunks via hash in" in result.output
+    chunks = json.loads((out / "chunks.json").read_text())
+    assert [(c["filepath"], c["chunk_index"]) for c in chunks] == sorted((c["filepath"], c["chunk_index"]) for c in chunks)
+    assert list(chunks[0]) == ["chunk_id", "filepath", "heading", "heading_level", "breadcrumb", "content",
+                               "content_text", "chunk_index", "metadata"]
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["metadata_version"] == "1.0.0" and meta["corpus_description"] == "Parcelly docs"
+    assert meta["embedding"] == {"provider": "hash", "model": "hash-v1", "dimensions": 256}
+    assert meta["taxonomy"]["language"] == {
+        "description": "SDK language. Set it to get that SDK's code; global guides are included automatically.",
+        "values": ["go", "python", "typescript"], "vector_collapse": True}
+    assert meta["stats"]["total_chunks"] == 93 and meta["stats"]["total_files"] == 18
+    assert meta["mcpServerInstructions"].startswith("Parcelly is a shipping API")
+    assert [p["name"] for p in meta["prompts"]] == ["integrate-webhooks"]
+    table = open_table(out, meta["index"]["version"])
+    assert table.count_rows() == 93
+    assert table.schema.field("vector").type.list_size == 256
+    indexed = {tuple(i.columns) for i in table.list_indices()}
+    assert {("heading",), ("content_text",), ("chunk_id",), ("filepath",), ("meta_language",)} <= indexed
+    rows = table.to_arrow().column("chunk_id").to_pylist()
+    assert rows == sorted(rows)
+
+
+def test_none_provider_has_no_vectors(runner: CliRunner, example_docs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert cli_build(runner, example_docs, out).exit_code == 0
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["embedding"] is None
+    assert "vector" not in open_table(out, meta["index"]["version"]).schema.names
+
+
+def test_builds_are_deterministic(runner: CliRunner, example_docs: Path, tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out in (a, b):
+        assert cli_build(runner, example_docs, out, "--embedding-provider", "hash").exit_code == 0
+    assert (a / "chunks.json").read_bytes() == (b / "chunks.json").read_bytes()
+    assert metadata_without_time(a) == metadata_without_time(b)
+    # Rebuilding into the same output changes nothing but the timestamp, and reuses the table version.
+    before = metadata_without_time(a)
+    result = cli_build(runner, example_docs, a, "--embedding-provider", "hash")
+    assert "index unchanged" in result.output
+    assert metadata_without_time(a) == before
+
+
+def test_failed_validation_leaves_the_previous_output_untouched(runner: CliRunner, example_docs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert cli_build(runner, example_docs, out).exit_code == 0
+    before = snapshot(out)
+    write(example_docs, "sdks/go/.docs-mcp.json", '{"version": "1", "strategy": {"chunk_by": "h5"}}')
+    write(example_docs, "guides/new.md", "# New\n\nfresh text\n")
+    result = cli_build(runner, example_docs, out)
+    assert result.exit_code == 1
+    assert "sdks/go/.docs-mcp.json:1: error: strategy.chunk_by" in result.output
+    assert "nothing was written" in result.output and "Traceback" not in result.output
+    assert snapshot(out) == before
+    # Nothing at all is created for a first build that fails.
+    assert cli_build(runner, example_docs, tmp_path / "never").exit_code == 1
+    assert not (tmp_path / "never").exists()
+
+
+def test_publish_is_atomic_and_readers_stay_pinned(example_docs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    provider = make_provider(ProviderSettings("none"))
+    build(example_docs, out, provider)
+    old_reader = SearchIndex(out)
+    assert old_reader.text_search("zebra crossing") == []
+
+    write(example_docs, "guides/zebra.md", "# Zebra crossing\n\nParcels may cross at the zebra crossing.\n")
+    chunkset = chunk_corpus(example_docs)
+    info = write_index(out, chunkset, embed_chunks(chunkset.chunks, provider).vectors)
+    # Written but not published: a fresh reader still gets the published version.
+    assert SearchIndex(out).text_search("zebra crossing") == []
+    publish_metadata(out, chunkset, info, provider)
+    assert SearchIndex(out).text_search("zebra crossing")[0].chunk_id == "guides/zebra.md#_preamble"
+    # The reader opened before the publish keeps answering from its own version.
+    assert old_reader.text_search("zebra crossing") == []
+    assert old_reader.text_search("idempotency key")[0].filepath == "guides/idempotency.md"
+
+
+def test_old_table_versions_are_pruned_but_the_previous_one_is_kept(example_docs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    provider = make_provider(ProviderSettings("none"))
+    published = []
+    for i in range(4):
+        write(example_docs, "guides/round.md", f"# Round {i}\n\ntext {i}\n")
+        published.append(build(example_docs, out, provider).index.version)
+    versions = [v["version"] for v in open_table(out).list_versions()]
+    assert published[-2] in versions and published[-1] in versions
+    assert min(versions) >= published[-2]
+    assert open_table(out, published[-2]).count_rows() == 94
+
+
+def test_search_cli(runner: CliRunner, example_docs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert cli_build(runner, example_docs, out).exit_code == 0
+    result = runner.invoke(main, ["search", "--index", str(out), "idempotency key header", "--limit", "3"])
+    assert result.exit_code == 0
+    first = result.output.splitlines()[0]
+    assert first.startswith(" 1. guides/idempotency.md#")
+    filtered = runner.invoke(main, ["search", "--index", str(out), "verify webhook signature", "--filter", "language=go", "--json"])
+    hits = json.loads(filtered.output)
+    assert hits and all(h["metadata"]["language"] == "go" for h in hits)
+    bad = runner.invoke(main, ["search", "--index", str(out), "x", "--filter", "language=cobol"])
+    assert bad.exit_code == 1 and "invalid value 'cobol' for 'language'; allowed: go, python, typescript" in bad.output
+    missing = runner.invoke(main, ["search", "--index", str(tmp_path / "nope"), "x"])
+    assert missing.exit_code == 1 and "no index at" in missing.output
+
+
+def test_hash_vectors_are_deterministic_and_normalized() -> None:
+    provider = make_provider(ProviderSettings("hash", dimensions=64))
+    a = provider.embed(["retry with backoff", "retry with backoff", "webhook signature"])
+    assert a.shape == (3, 64) and a.dtype == np.float32
+    assert np.array_equal(a[0], a[1]) and not np.array_equal(a[0], a[2])
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0)

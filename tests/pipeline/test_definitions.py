@@ -1,0 +1,105 @@
+"""The Dagster definitions load, and materializing them equals `docs-mcp build`."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from click.testing import CliRunner
+
+from docs_mcp_core.cli import main
+from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_pipeline import build_definitions
+
+from ..conftest import REPO
+from .conftest import write_config
+
+ASSETS = ["staged_docs", "chunks", "fingerprints", "cached_vectors", "lancedb_index", "metadata"]
+
+
+def test_repository_definitions_load() -> None:
+    defs = build_definitions(str(REPO / "docs-mcp.yaml"))
+    dg.Definitions.validate_loadable(defs)
+    keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
+    assert keys == set(ASSETS)
+    job = defs.resolve_implicit_global_asset_job_def()
+    assert job.partitions_def.get_partition_keys() == ["example"]
+
+
+def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
+    bad = write_config(tmp_path / "docs-mcp.yaml", [{"name": "Bad Name", "source": {"path": "x", "git": "y"}}])
+    with pytest.raises(DocsMcpError) as err:
+        build_definitions(str(bad))
+    message = str(err.value)
+    assert "corpora[0].name: String should match pattern" in message
+    assert "corpora[0].source: set exactly one of 'path' (a local folder) or 'git' (a repository)" in message
+
+
+def _strip_time(path: Path) -> dict:
+    data = json.loads(path.read_text())
+    data["stats"].pop("indexed_at")
+    return data
+
+
+def test_materialize_equals_cli_build(example_config: Path, example_docs: Path, tmp_path: Path) -> None:
+    defs = build_definitions(str(example_config))
+    result = dg.materialize(
+        list(defs.assets or []),
+        partition_key="example",
+        instance=dg.DagsterInstance.ephemeral(),
+        resources=defs.resources,
+    )
+    assert result.success
+    out = tmp_path / "indexes" / "example"
+    cli_out = tmp_path / "cli"
+    cli = CliRunner().invoke(main, ["build", "--docs-dir", str(example_docs), "--out", str(cli_out),
+                                    "--embedding-provider", "hash", "--embedding-dimensions", "64",
+                                    "--description", "Parcelly docs"])
+    assert cli.exit_code == 0, cli.output
+    assert (out / "chunks.json").read_bytes() == (cli_out / "chunks.json").read_bytes()
+    assert _strip_time(out / "metadata.json") == _strip_time(cli_out / "metadata.json")
+
+    materializations = [e.event_specific_data.materialization for e in result.get_asset_materialization_events()]
+    events = {m.asset_key.to_user_string(): m.metadata for m in materializations}
+    assert events["staged_docs"]["files"].value == 23  # 18 pages, 4 manifests, 1 prompt
+    assert events["chunks"]["chunks"].value == 93 and events["chunks"]["files"].value == 18
+    assert events["cached_vectors"]["chunks_embedded"].value == 93
+    assert events["lancedb_index"]["rows"].value == 93
+    assert events["metadata"]["total_chunks"].value == 93
+
+
+def test_validation_errors_fail_the_run_with_the_message(example_config: Path, example_docs: Path) -> None:
+    (example_docs / "guides" / "errors.md").write_text("# E\n\n<!-- mcp_bogus: 1 -->\n")
+    defs = build_definitions(str(example_config))
+    result = dg.materialize(
+        list(defs.assets or []),
+        partition_key="example", instance=dg.DagsterInstance.ephemeral(), resources=defs.resources,
+        raise_on_error=False,
+    )
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert "guides/errors.md:3: error: orphaned metadata comment 'mcp_bogus'" in failure.event_specific_data.error.message
+
+
+def test_dagster_cli_materialize_from_the_repository(tmp_path: Path) -> None:
+    """The CI path: the repository's own config and dagster.yaml, in a scratch copy."""
+    work = tmp_path / "repo"
+    work.mkdir()
+    for name in ("docs-mcp.yaml", "dagster.yaml", "workspace.yaml"):
+        shutil.copy(REPO / name, work / name)
+    shutil.copytree(REPO / "examples", work / "examples")
+    env = {**os.environ, "DAGSTER_HOME": str(work)}
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "dagster"), "asset", "materialize", "-m", "docs_mcp_pipeline",
+         "--select", "*", "--partition", "example"],
+        cwd=work, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "RUN_SUCCESS" in proc.stdout + proc.stderr
+    out = work / "indexes" / "example"
+    assert len(json.loads((out / "chunks.json").read_text())) == 93
+    assert (work / ".dagster" / "storage").is_dir()
