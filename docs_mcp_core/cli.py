@@ -61,13 +61,43 @@ def validate(docs_dir: Path, fmt: str) -> None:
 
 
 def embedding_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Provider options shared by commands that embed; each also reads DOCS_MCP_<CMD>_<OPTION>."""
     from .embedding import PROVIDERS
 
-    fn = click.option("--embedding-dimensions", type=click.IntRange(min=1), default=None,
-                      help="Vector size (hash: default 256).")(fn)
-    fn = click.option("--embedding-provider", type=click.Choice(list(PROVIDERS)), default="none", show_default=True,
-                      help="none: full-text only; hash: deterministic offline vectors for tests.")(fn)
+    options = [
+        click.option("--embedding-provider", type=click.Choice(list(PROVIDERS)), default="none", show_default=True,
+                     help="none: full-text only; hash: deterministic offline vectors for tests; "
+                          "openai: OpenAI or any OpenAI-compatible endpoint (key from OPENAI_API_KEY)."),
+        click.option("--embedding-model", default=None,
+                     help="Model name (openai default: text-embedding-3-small)."),
+        click.option("--embedding-dimensions", type=click.IntRange(min=1), default=None,
+                     help="Vector size (hash default 256; openai: the model's size, or a smaller one for text-embedding-3)."),
+        click.option("--embedding-base-url", default=None,
+                     help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1 for Ollama."),
+        click.option("--embedding-batch-size", type=click.IntRange(min=1), default=None,
+                     help="Inputs per embedding request (openai default 128)."),
+        click.option("--embedding-concurrency", type=click.IntRange(min=1), default=None,
+                     help="Embedding requests in flight at once (openai default 4)."),
+        click.option("--embedding-max-retries", type=click.IntRange(min=0), default=None,
+                     help="Retries per request on 429, 5xx and connection errors (openai default 5)."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
     return fn
+
+
+def provider_settings(kwargs: dict[str, Any]) -> Any:
+    from .embedding import ProviderSettings
+
+    return ProviderSettings(
+        provider=kwargs.pop("embedding_provider"),
+        model=kwargs.pop("embedding_model"),
+        dimensions=kwargs.pop("embedding_dimensions"),
+        base_url=kwargs.pop("embedding_base_url"),
+        batch_size=kwargs.pop("embedding_batch_size"),
+        concurrency=kwargs.pop("embedding_concurrency"),
+        max_retries=kwargs.pop("embedding_max_retries"),
+    )
 
 
 @main.command()
@@ -79,17 +109,20 @@ def embedding_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 @embedding_options
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors on stderr.")
 @_fail_cleanly
-def build(docs_dir: Path, out: Path, description: str | None, source_commit: str | None,
-          embedding_provider: str, embedding_dimensions: int | None, quiet: bool) -> None:
+def build(docs_dir: Path, out: Path, description: str | None, source_commit: str | None, quiet: bool,
+          **embedding: Any) -> None:
     """Build the index. Nothing is written if validation fails; publishing is atomic."""
     from .build import build as run_build
-    from .embedding import ProviderSettings, make_provider
+    from .embedding import make_provider
     from .progress import StderrReporter
 
     reporter = StderrReporter(quiet=quiet)
-    provider = make_provider(ProviderSettings(embedding_provider, dimensions=embedding_dimensions))
-    summary = run_build(docs_dir, out, provider, description=description, source_commit=source_commit,
-                        reporter=reporter)
+    provider = make_provider(provider_settings(embedding))
+    try:
+        summary = run_build(docs_dir, out, provider, description=description, source_commit=source_commit,
+                            reporter=reporter)
+    finally:
+        provider.close()
     reporter.info(f"done: {summary.files} files, {summary.chunks} chunks, {summary.embedded} embedded, "
                   f"table version {summary.index.version}, {summary.seconds:.1f}s")
 

@@ -14,7 +14,7 @@ class Reporter(Protocol):
 
 
 class StderrReporter:
-    """`warn:` prefixed warnings; progress redrawn in place on a TTY, every ~10% otherwise."""
+    """`warn:` prefixed warnings; progress redrawn in place on a TTY, else every 10% of long jobs."""
 
     def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
         self.stream = stream or sys.stderr
@@ -49,6 +49,8 @@ class StderrReporter:
             self._live = done < total
             if done >= total:
                 self.stream.write("\n")
+            return
+        if total < 200:
             return
         step = pct // 10
         if (label, step) != self._last and (step > self._last[1] or label != self._last[0]):

@@ -3,7 +3,7 @@
 from .base import EmbeddingProvider, ProviderSettings
 from .fingerprint import EMBEDDING_FORMAT_VERSION, compute_fingerprint
 from .input import to_embedding_input
-from .registry import PROVIDERS, make_provider
+from .registry import PROVIDERS, make_provider, settings_from_metadata
 
 __all__ = [
     "EMBEDDING_FORMAT_VERSION",
@@ -12,5 +12,6 @@ __all__ = [
     "ProviderSettings",
     "compute_fingerprint",
     "make_provider",
+    "settings_from_metadata",
     "to_embedding_input",
 ]

@@ -5,7 +5,19 @@ from __future__ import annotations
 from ..errors import DocsMcpError
 from .base import EmbeddingProvider, ProviderSettings
 
-PROVIDERS = ("none", "hash")
+PROVIDERS = ("none", "hash", "openai")
+
+
+def settings_from_metadata(embedding: dict | None) -> ProviderSettings:
+    """Recreate the provider a published index was built with (for query embedding)."""
+    if not embedding:
+        return ProviderSettings("none")
+    return ProviderSettings(
+        provider=str(embedding["provider"]),
+        model=embedding.get("model"),
+        dimensions=embedding.get("dimensions"),
+        base_url=embedding.get("base_url"),
+    )
 
 
 def make_provider(settings: ProviderSettings) -> EmbeddingProvider:
@@ -18,4 +30,15 @@ def make_provider(settings: ProviderSettings) -> EmbeddingProvider:
         from .hashing import HashProvider
 
         return HashProvider(settings.dimensions)
+    if name == "openai":
+        from .openai_api import OpenAIProvider
+
+        return OpenAIProvider(
+            settings.model,
+            settings.dimensions,
+            settings.base_url,
+            batch_size=settings.batch_size,
+            concurrency=settings.concurrency,
+            max_retries=settings.max_retries,
+        )
     raise DocsMcpError(f"unknown embedding provider {name!r}; choose one of: {', '.join(PROVIDERS)}")

@@ -1,0 +1,146 @@
+"""OpenAI and any OpenAI-compatible embeddings endpoint (Ollama, vLLM, TEI, LM Studio).
+
+Retries are the openai client's own: exponential backoff with jitter, `Retry-After`
+honoured, 408/409/429/5xx and connection errors retried, up to `max_retries` times.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import DocsMcpError
+from .base import EmbeddingProvider
+from .fingerprint import config_fingerprint
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "text-embedding-3-small"
+API_KEY_ENV = "OPENAI_API_KEY"
+# Known models: default dimensions, USD per 1M input tokens, input limit in tokens.
+KNOWN_MODELS: dict[str, tuple[int, float, int]] = {
+    "text-embedding-3-small": (1536, 0.02, 8191),
+    "text-embedding-3-large": (3072, 0.13, 8191),
+    "text-embedding-ada-002": (1536, 0.10, 8191),
+    "nomic-embed-text": (768, 0.0, 8192),
+    "mxbai-embed-large": (1024, 0.0, 512),
+    "all-minilm": (384, 0.0, 256),
+    "bge-m3": (1024, 0.0, 8192),
+}
+CHARS_PER_TOKEN = 3  # conservative for prose and code; inputs longer than limit*3 chars are cut
+
+
+def normalize_base_url(url: str | None) -> str:
+    return (url or DEFAULT_BASE_URL).rstrip("/")
+
+
+class OpenAIProvider(EmbeddingProvider):
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        dimensions: int | None = None,
+        base_url: str | None = None,
+        *,
+        batch_size: int | None = None,
+        concurrency: int | None = None,
+        max_retries: int | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self.model = model or DEFAULT_MODEL
+        self.base_url = normalize_base_url(base_url)
+        known = KNOWN_MODELS.get(self.model)
+        if dimensions is None and known is None:
+            raise DocsMcpError(
+                f"unknown embedding model {self.model!r}: pass --embedding-dimensions with its vector size"
+            )
+        self.dimensions = dimensions or known[0]  # type: ignore[index]
+        # Only text-embedding-3 models accept a requested size; others must match it.
+        self._send_dimensions = dimensions is not None and self.model.startswith("text-embedding-3")
+        self.cost_per_million_tokens = known[1] if known else 0.0
+        self.max_input_chars = (known[2] if known else 8192) * CHARS_PER_TOKEN
+        self.batch_size = batch_size or 128
+        self.concurrency = concurrency or 4
+        self.max_retries = 5 if max_retries is None else max_retries
+        self.timeout = timeout
+        self.tokens_used = 0
+        self.truncated: list[int] = []  # lengths of inputs that were cut, for one warning
+        self._lock = threading.Lock()
+        self._client = None
+
+    @property
+    def config_fingerprint(self) -> str:
+        return config_fingerprint(provider=self.name, model=self.model, dimensions=self.dimensions, base_url=self.base_url)
+
+    def describe(self) -> dict[str, object] | None:
+        described = super().describe() or {}
+        if self.base_url != DEFAULT_BASE_URL:
+            described["base_url"] = self.base_url
+        return described
+
+    def client(self):  # type: ignore[no-untyped-def]
+        if self._client is None:
+            from openai import OpenAI
+
+            key = os.environ.get(API_KEY_ENV)
+            if not key:
+                if self.base_url == DEFAULT_BASE_URL:
+                    raise DocsMcpError(f"set {API_KEY_ENV} to use the openai embedding provider")
+                key = "unused"  # local OpenAI-compatible servers usually need no key
+            self._client = OpenAI(api_key=key, base_url=self.base_url, max_retries=self.max_retries, timeout=self.timeout)
+        return self._client
+
+    def _prepare(self, text: str) -> str:
+        if len(text) <= self.max_input_chars:
+            return text
+        with self._lock:
+            self.truncated.append(len(text))
+        return text[: self.max_input_chars]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        import openai
+
+        kwargs = {"dimensions": self.dimensions} if self._send_dimensions else {}
+        try:
+            response = self.client().embeddings.create(
+                model=self.model, input=[self._prepare(t) for t in texts], encoding_format="float", **kwargs
+            )
+        except openai.APIStatusError as exc:
+            raise DocsMcpError(
+                f"embedding request to {self.base_url} failed with HTTP {exc.status_code} after "
+                f"{self.max_retries} retries: {_short(exc.message)}"
+            ) from None
+        except openai.APIConnectionError as exc:
+            raise DocsMcpError(
+                f"could not reach the embedding endpoint {self.base_url} after {self.max_retries} retries ({_short(str(exc))})"
+            ) from None
+        data = sorted(response.data, key=lambda d: d.index)
+        vectors = np.asarray([d.embedding for d in data], dtype=np.float32)
+        if vectors.shape != (len(texts), self.dimensions):
+            raise DocsMcpError(
+                f"{self.base_url} returned vectors of shape {vectors.shape} for {len(texts)} inputs; expected "
+                f"{self.dimensions} dimensions (set --embedding-dimensions to the model's size)"
+            )
+        usage = getattr(response, "usage", None)
+        with self._lock:
+            self.tokens_used += int(getattr(usage, "prompt_tokens", 0) or 0)
+        return vectors
+
+    @property
+    def estimated_cost(self) -> float:
+        return self.tokens_used * self.cost_per_million_tokens / 1_000_000
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit] + "…"
