@@ -5,26 +5,29 @@ chunk_corpus → fingerprint_chunks → embed_chunks → write_index → publish
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .chunking import CHUNKER_VERSION, chunk_markdown
-from .corpus import read_source, scan_corpus
+from .corpus import manifest_rules, read_text, resolve_file, scan_corpus
 from .diagnostics import Diagnostic, error, has_errors
 from .embedding import EmbeddingProvider, compute_fingerprint, to_embedding_input
+from .embedding_cache import CACHE_DIR, EmbedResult, embed_with_cache
 from .errors import DocsMcpError, ValidationFailed
-from .fsutil import build_lock, dump_json, write_atomic
-from .index import IndexInfo, content_hash, latest_version, prune_versions, write_table
+from .fsutil import build_lock, write_atomic
 from .metadata import DEFAULT_DESCRIPTION, build_metadata, read_metadata, write_metadata
-from .models import Chunk
+from .models import Chunk, IndexInfo
 from .progress import NullReporter, Reporter, Timer
 from .prompts import load_prompts
+from .reuse import PreviousChunks, file_key, load_previous, write_state
 from .taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
 
 CHUNKS_FILE = "chunks.json"
+INDEX_SCHEMA_VERSION = "1"
+_WRITING = "index-writing"  # marker: a table write started and did not finish
 
 
 @dataclass
@@ -32,6 +35,9 @@ class FileRecord:
     relpath: str
     sha256: str
     chunks: int
+    key: str = ""
+    metadata: dict[str, str] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
 @dataclass
@@ -58,27 +64,36 @@ class ChunkSet:
         return [d for d in self.diagnostics if d.severity == "warning"]
 
 
-def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None) -> ChunkSet:
-    """Parse, check and chunk every file; collect every problem rather than stop at the first."""
+def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: PreviousChunks | None = None) -> ChunkSet:
+    """Parse, check and chunk every file, reusing unchanged files' chunks from `previous`."""
     reporter = reporter or NullReporter()
     timer = Timer()
     scan = scan_corpus(Path(docs_dir))
     diags = list(scan.diagnostics)
     chunks: list[Chunk] = []
     files: list[FileRecord] = []
-    per_file_meta: list[tuple[str, dict[str, str]]] = []
-    total = len(scan.markdown)
+    reused = 0
     for n, rel in enumerate(scan.markdown, start=1):
-        source, problems = read_source(scan, rel)
-        diags.extend(problems)
-        if source is not None:
-            file_chunks = chunk_markdown(source.relpath, source.body, source.strategy, source.metadata,
+        text, digest, problem = read_text(scan.root / rel, rel)
+        if problem:
+            diags.append(problem)
+            continue
+        rules = manifest_rules(rel, scan.manifests)
+        key = file_key(rel, digest, rules)
+        hit = previous.match(rel, key) if previous else None
+        if hit is not None:
+            file_chunks, file_diags, metadata = hit
+            reused += 1
+        else:
+            source, file_diags = resolve_file(rel, text or "", digest, scan.manifests, rules)
+            file_chunks = chunk_markdown(rel, source.body, source.strategy, source.metadata,
                                          tokens=source.tokens, title=source.title)
-            chunks.extend(file_chunks)
-            files.append(FileRecord(rel, source.sha256, len(file_chunks)))
-            per_file_meta.append((rel, source.metadata))
-        reporter.progress("parsing", n, total)
-    diags.extend(check_taxonomy_limits(per_file_meta))
+            metadata = source.metadata
+        chunks.extend(file_chunks)
+        diags.extend(file_diags)
+        files.append(FileRecord(rel, digest, len(file_chunks), key, metadata, file_diags))
+        reporter.progress("parsing", n, len(scan.markdown))
+    diags.extend(check_taxonomy_limits([(f.relpath, f.metadata) for f in files]))
     diags.extend(_duplicate_ids(chunks))
     prompts, prompt_diags = load_prompts(scan.root, scan.templates)
     diags.extend(prompt_diags)
@@ -88,7 +103,7 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None) -> ChunkSet
     diags.extend(instr_diags)
     chunks.sort(key=lambda c: (c.filepath, c.chunk_index))
     return ChunkSet(str(scan.root), chunks, files, taxonomy, instructions, prompts, sorted(set(diags)),
-                    reparsed=len(files), seconds=timer.seconds)
+                    reparsed=len(files) - reused, reused=reused, seconds=timer.seconds)
 
 
 def _duplicate_ids(chunks: list[Chunk]) -> list[Diagnostic]:
@@ -101,10 +116,13 @@ def _duplicate_ids(chunks: list[Chunk]) -> list[Diagnostic]:
     return diags
 
 
-def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None) -> ChunkSet:
-    """The chunk step: like analyze_corpus, but validation errors stop the build."""
+def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from: Path | None = None) -> ChunkSet:
+    """The chunk step: validation errors stop the build; unchanged files reuse `reuse_from`'s chunks."""
     reporter = reporter or NullReporter()
-    chunkset = analyze_corpus(docs_dir, reporter)
+    previous, why_not = load_previous(reuse_from)
+    if why_not:
+        reporter.info(f"re-parsing every file: {why_not}")
+    chunkset = analyze_corpus(docs_dir, reporter, previous)
     if has_errors(chunkset.diagnostics):
         raise ValidationFailed(chunkset.diagnostics)
     for d in chunkset.warnings:
@@ -114,7 +132,9 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None) -> ChunkSet:
     if defaults:
         reporter.warn(f"{defaults} file(s) have no explicit chunking strategy; the default chunk_by: h2 applies "
                       "(run `docs-mcp validate` for the list)")
-    reporter.info(f"parsed {len(chunkset.files)} files into {len(chunkset.chunks)} chunks in {chunkset.seconds:.1f}s")
+    reused = f" ({chunkset.reused} unchanged files reused)" if chunkset.reused else ""
+    reporter.info(f"parsed {len(chunkset.files)} files into {len(chunkset.chunks)} chunks in "
+                  f"{chunkset.seconds:.1f}s{reused}")
     return chunkset
 
 
@@ -123,51 +143,73 @@ def fingerprint_chunks(chunks: list[Chunk], provider: EmbeddingProvider) -> list
     return [compute_fingerprint(c, config) for c in chunks]
 
 
-@dataclass
-class EmbedResult:
-    vectors: np.ndarray | None  # (n_chunks, dims) aligned with the chunk list; None without vectors
-    embedded: int = 0
-    seconds: float = 0.0
-    stats: dict[str, Any] = field(default_factory=dict)
+def default_cache_dir(out: Path) -> Path:
+    return Path(out) / CACHE_DIR
 
 
-def embed_chunks(chunks: list[Chunk], provider: EmbeddingProvider, reporter: Reporter | None = None) -> EmbedResult:
-    """Embed every chunk in batches (the embedding cache replaces this with lookups first)."""
-    reporter = reporter or NullReporter()
-    if not provider.produces_vectors:
-        return EmbedResult(None)
-    timer = Timer()
-    out = np.zeros((len(chunks), provider.dimensions), dtype=np.float32)
-    size = max(1, provider.batch_size)
-    for start in range(0, len(chunks), size):
-        batch = chunks[start : start + size]
-        out[start : start + len(batch)] = provider.embed([to_embedding_input(c) for c in batch])
-        reporter.progress(f"embedding via {provider.name}", start + len(batch), len(chunks))
-    reporter.info(f"embedded {len(chunks)} chunks via {provider.name} in {timer.seconds:.1f}s")
-    return EmbedResult(out, len(chunks), timer.seconds)
+def embed_chunks(
+    chunkset: ChunkSet,
+    fingerprints: list[str],
+    provider: EmbeddingProvider,
+    *,
+    cache_dir: Path,
+    rebuild_cache: bool = False,
+    reporter: Reporter | None = None,
+) -> EmbedResult:
+    """Vectors for every chunk: cache hits reused, only misses sent to the provider."""
+    chunks = chunkset.chunks
+    return embed_with_cache(
+        [c.chunk_id for c in chunks],
+        [to_embedding_input(c) for c in chunks],
+        fingerprints,
+        provider,
+        Path(cache_dir),
+        rebuild=rebuild_cache,
+        reporter=reporter,
+    )
 
 
 def chunks_json(chunks: list[Chunk]) -> bytes:
+    """A JSON array with one chunk per line: readable, diffable, and fast to write."""
     ordered = sorted(chunks, key=lambda c: (c.filepath, c.chunk_index))
-    return dump_json([c.to_dict() for c in ordered])
+    lines = ",\n".join(json.dumps(c.to_dict(), ensure_ascii=False) for c in ordered)
+    return f"[\n{lines}\n]\n".encode() if lines else b"[]\n"
 
 
-def write_index(out: Path, chunkset: ChunkSet, vectors: np.ndarray | None, reporter: Reporter | None = None) -> IndexInfo:
-    """Write chunks.json and a new, fully indexed table version (not yet published)."""
+def index_content_hash(chunks_bytes: bytes, embedded: EmbedResult, keys: list[str]) -> str:
+    """Everything the table is made of: chunks, taxonomy columns, and (via fingerprints) vectors."""
+    h = hashlib.sha256(f"schema={INDEX_SCHEMA_VERSION}\0keys={','.join(keys)}\0dims={embedded.dimensions}\0".encode())
+    h.update(chunks_bytes)
+    for fp in embedded.fingerprints:
+        h.update(fp.encode())
+    return h.hexdigest()
+
+
+def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: Reporter | None = None) -> IndexInfo:
+    """Write chunks.json and a new, fully indexed table version (not yet published).
+
+    If nothing the table is made of changed, the published version is reused as is.
+    """
     reporter = reporter or NullReporter()
     out = Path(out)
     data = chunks_json(chunkset.chunks)
     keys = chunkset.taxonomy_keys
-    digest = content_hash(data, vectors, keys)
+    digest = index_content_hash(data, embedded, keys)
+    marker = out / ".docs-mcp" / _WRITING
     with build_lock(out):
         published = (read_metadata(out) or {}).get("index") or {}
-        if published.get("content_hash") == digest and latest_version(out) == published.get("version"):
-            info = IndexInfo(published["table"], published["version"], published["rows"], digest,
-                             int(vectors.shape[1]) if vectors is not None else 0)
+        if published.get("content_hash") == digest and not marker.exists() and not embedded.forced:
+            info = IndexInfo(published["table"], published["version"], published["rows"], digest, embedded.dimensions)
             reporter.info("index unchanged: reusing the published table version")
         else:
+            from .index import write_table  # LanceDB is imported only when a table is written
+
+            write_atomic(marker, b"")
+            vectors = embedded.load_vectors()
             info = write_table(out, chunkset.chunks, vectors, keys, digest)
+            marker.unlink()
         write_atomic(out / CHUNKS_FILE, data)
+        write_state(out, data, chunkset.files)
     if info.rows != len(chunkset.chunks):
         raise DocsMcpError(f"index has {info.rows} rows but the build has {len(chunkset.chunks)} chunks; rebuild")
     return info
@@ -200,6 +242,8 @@ def publish_metadata(
         )
         write_metadata(out, metadata)
         if previous != index.version:
+            from .index import prune_versions
+
             prune_versions(out, previous)
     return metadata
 
@@ -209,7 +253,8 @@ class BuildSummary:
     out: str
     files: int
     chunks: int
-    embedded: int
+    reused_files: int
+    embedded: EmbedResult
     seconds: float
     index: IndexInfo
     metadata: dict[str, Any]
@@ -222,14 +267,20 @@ def build(
     *,
     description: str | None = None,
     source_commit: str | None = None,
+    cache_dir: Path | None = None,
+    rebuild_cache: bool = False,
     reporter: Reporter | None = None,
 ) -> BuildSummary:
     """Every step in order; validation errors stop it before anything is written."""
     reporter = reporter or NullReporter()
     timer = Timer()
-    chunkset = chunk_corpus(docs_dir, reporter)
-    embedded = embed_chunks(chunkset.chunks, provider, reporter)
-    info = write_index(out, chunkset, embedded.vectors, reporter)
+    out = Path(out)
+    chunkset = chunk_corpus(docs_dir, reporter, reuse_from=out)
+    fingerprints = fingerprint_chunks(chunkset.chunks, provider)
+    embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir or default_cache_dir(out),
+                            rebuild_cache=rebuild_cache, reporter=reporter)
+    info = write_index(out, chunkset, embedded, reporter)
     metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit)
     reporter.info(f"wrote {len(chunkset.chunks)} chunks and .lancedb index to {out}")
-    return BuildSummary(str(out), len(chunkset.files), len(chunkset.chunks), embedded.embedded, timer.seconds, info, metadata)
+    return BuildSummary(str(out), len(chunkset.files), len(chunkset.chunks), chunkset.reused, embedded,
+                        timer.seconds, info, metadata)

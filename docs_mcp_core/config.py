@@ -42,6 +42,8 @@ class EmbeddingConfig(BaseModel):
     dimensions: Annotated[int, Field(ge=1)] | None = None
     base_url: StrictStr | None = None
     batch_size: Annotated[int, Field(ge=1)] | None = None
+    concurrency: Annotated[int, Field(ge=1)] | None = None
+    max_retries: Annotated[int, Field(ge=0)] | None = None
 
     @model_validator(mode="after")
     def _known(self) -> "EmbeddingConfig":
@@ -50,7 +52,8 @@ class EmbeddingConfig(BaseModel):
         return self
 
     def settings(self) -> ProviderSettings:
-        return ProviderSettings(self.provider, self.model, self.dimensions, self.base_url, self.batch_size)
+        return ProviderSettings(self.provider, self.model, self.dimensions, self.base_url, self.batch_size,
+                                self.concurrency, self.max_retries)
 
 
 class CorpusConfig(BaseModel):
@@ -59,6 +62,7 @@ class CorpusConfig(BaseModel):
     description: StrictStr | None = None
     source: SourceConfig
     out: StrictStr | None = None
+    cache_dir: StrictStr | None = None
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
 
 

@@ -12,7 +12,15 @@ from markdown_it.token import Token
 from .diagnostics import Diagnostic, error, warning
 from .errors import DocsMcpError
 from .hints import FileHints, read_directives, read_frontmatter
-from .manifest import MANIFEST_NAME, LoadedManifest, Strategy, nearest_manifest, parse_manifest, resolve_manifest_rules
+from .manifest import (
+    MANIFEST_NAME,
+    LoadedManifest,
+    Resolution,
+    Strategy,
+    nearest_manifest,
+    parse_manifest,
+    resolve_manifest_rules,
+)
 from .markdown import normalize_newlines, parser, split_frontmatter
 
 TEMPLATE_SUFFIXES = (".template.md", ".template.yaml", ".template.yml")
@@ -87,10 +95,15 @@ def load_manifests(root: Path, relpaths: list[str], diagnostics: list[Diagnostic
     return manifests
 
 
-def resolve_file(relpath: str, text: str, sha256: str, manifests: dict[str, LoadedManifest]) -> tuple[SourceFile, list[Diagnostic]]:
+def manifest_rules(relpath: str, manifests: dict[str, LoadedManifest]) -> Resolution:
+    return resolve_manifest_rules(relpath, nearest_manifest(relpath, manifests))
+
+
+def resolve_file(relpath: str, text: str, sha256: str, manifests: dict[str, LoadedManifest],
+                 rules: Resolution | None = None) -> tuple[SourceFile, list[Diagnostic]]:
     """Manifest baseline and overrides, then inline hints, then frontmatter (which wins)."""
     loaded = nearest_manifest(relpath, manifests)
-    rules = resolve_manifest_rules(relpath, loaded)
+    rules = rules or resolve_manifest_rules(relpath, loaded)
     doc = split_frontmatter(text)
     hints = FileHints()
     if doc.frontmatter is not None:

@@ -8,9 +8,7 @@ table and keeps its pinned version while the next build writes.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,24 +17,11 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS, BTree, Bitmap
 
-from .models import Chunk
+from .models import Chunk, IndexInfo
 
 TABLE = "chunks"
 LANCEDB_DIR = ".lancedb"
-INDEX_SCHEMA_VERSION = "1"
 META_PREFIX = "meta_"
-
-
-@dataclass(frozen=True)
-class IndexInfo:
-    table: str
-    version: int
-    rows: int
-    content_hash: str
-    vector_dimensions: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"table": self.table, "version": self.version, "rows": self.rows, "content_hash": self.content_hash}
 
 
 def meta_column(key: str) -> str:
@@ -66,25 +51,8 @@ def _arrow_table(chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str
     return pa.table(cols)
 
 
-def content_hash(chunks_json: bytes, vectors: np.ndarray | None, keys: list[str]) -> str:
-    h = hashlib.sha256()
-    h.update(f"schema={INDEX_SCHEMA_VERSION}\0keys={','.join(keys)}\0".encode())
-    h.update(chunks_json)
-    if vectors is not None and vectors.size:
-        h.update(str(vectors.shape).encode())
-        h.update(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
-    return h.hexdigest()
-
-
 def connect(out: Path) -> lancedb.DBConnection:
     return lancedb.connect(str(Path(out) / LANCEDB_DIR))
-
-
-def latest_version(out: Path) -> int | None:
-    db = connect(out)
-    if TABLE not in db.table_names():
-        return None
-    return db.open_table(TABLE).version
 
 
 def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str], digest: str) -> IndexInfo:

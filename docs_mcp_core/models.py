@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 CHUNK_FIELDS = (
@@ -31,10 +31,32 @@ class Chunk:
     metadata: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["metadata"] = dict(sorted(self.metadata.items()))
-        return {k: d[k] for k in CHUNK_FIELDS}
+        return {
+            "chunk_id": self.chunk_id,
+            "filepath": self.filepath,
+            "heading": self.heading,
+            "heading_level": self.heading_level,
+            "breadcrumb": self.breadcrumb,
+            "content": self.content,
+            "content_text": self.content_text,
+            "chunk_index": self.chunk_index,
+            "metadata": dict(sorted(self.metadata.items())),
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Chunk":
         return cls(**{k: d[k] for k in CHUNK_FIELDS})
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """Which table version holds a build, and what it was made from (metadata.json `index`)."""
+
+    table: str
+    version: int
+    rows: int
+    content_hash: str
+    vector_dimensions: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"table": self.table, "version": self.version, "rows": self.rows, "content_hash": self.content_hash}

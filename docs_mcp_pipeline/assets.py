@@ -6,11 +6,13 @@ from typing import Any
 
 import dagster as dg
 
-from docs_mcp_core.build import ChunkSet, EmbedResult, chunk_corpus, embed_chunks, fingerprint_chunks, publish_metadata, write_index
+from docs_mcp_core.build import ChunkSet, chunk_corpus, embed_chunks, fingerprint_chunks, publish_metadata, write_index
+from docs_mcp_core.embedding_cache import EmbedResult
 from docs_mcp_core.chunking import CHUNKER_VERSION
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.fsutil import dir_size
-from docs_mcp_core.index import LANCEDB_DIR, IndexInfo
+from docs_mcp_core.index import LANCEDB_DIR
+from docs_mcp_core.models import IndexInfo
 from docs_mcp_core.staging import StagedDocs, stage_local
 
 from .resources import DagsterReporter, DocsMcpConfig
@@ -50,10 +52,11 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         )
 
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version=CHUNKER_VERSION)
-    def chunks(context: dg.AssetExecutionContext, staged_docs: StagedDocs) -> dg.Output[ChunkSet]:
+    def chunks(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, staged_docs: StagedDocs) -> dg.Output[ChunkSet]:
         """Every staged file parsed and chunked; validation errors fail the run with file:line messages."""
         try:
-            chunkset = chunk_corpus(Path(staged_docs.path), DagsterReporter(context))
+            chunkset = chunk_corpus(Path(staged_docs.path), DagsterReporter(context),
+                                    reuse_from=docs_mcp.out_dir(context.partition_key))
         except DocsMcpError as exc:
             raise _fail(exc) from exc
         return dg.Output(
@@ -78,17 +81,30 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     def cached_vectors(
         context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet, fingerprints: list[str]
     ) -> dg.Output[EmbedResult]:
-        """A vector for every chunk (embedding everything until the embedding cache lands)."""
-        provider = docs_mcp.provider(context.partition_key)
+        """Cache hits reused, only misses embedded; the pruned cache is swapped in atomically."""
+        corpus = context.partition_key
+        provider = docs_mcp.provider(corpus)
         try:
-            result = embed_chunks(chunks.chunks, provider, DagsterReporter(context))
+            result = embed_chunks(chunks, fingerprints, provider, cache_dir=docs_mcp.cache_dir(corpus),
+                                  reporter=DagsterReporter(context))
         except DocsMcpError as exc:
             raise _fail(exc) from exc
         finally:
             provider.close()
+        stats = result.stats
         return dg.Output(
             result,
-            metadata={"provider": provider.name, "chunks_embedded": result.embedded, "seconds": round(result.seconds, 3)},
+            metadata={
+                "provider": provider.name,
+                "hits": stats.hits,
+                "misses": stats.misses,
+                "hit_rate": round(stats.hit_rate, 2),
+                "chunks_embedded": stats.embedded,
+                "pruned": stats.pruned,
+                "seconds": round(stats.seconds, 3),
+                "tokens": stats.tokens,
+                "estimated_cost_usd": round(stats.cost, 6),
+            },
         )
 
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
@@ -98,7 +114,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         """chunks.json and a fully indexed LanceDB table version, ready to publish."""
         out = docs_mcp.out_dir(context.partition_key)
         try:
-            info = write_index(out, chunks, cached_vectors.vectors, DagsterReporter(context))
+            info = write_index(out, chunks, cached_vectors, DagsterReporter(context))
         except DocsMcpError as exc:
             raise _fail(exc) from exc
         return dg.Output(

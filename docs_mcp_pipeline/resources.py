@@ -8,6 +8,7 @@ import dagster as dg
 
 from docs_mcp_core.config import Corpora, load_config
 from docs_mcp_core.embedding import EmbeddingProvider, make_provider
+from docs_mcp_core.embedding_cache import CACHE_DIR
 
 
 class DocsMcpConfig(dg.ConfigurableResource):
@@ -20,6 +21,11 @@ class DocsMcpConfig(dg.ConfigurableResource):
 
     def out_dir(self, corpus: str) -> Path:
         return self.corpora().out_dir(corpus)
+
+    def cache_dir(self, corpus: str) -> Path:
+        corpora = self.corpora()
+        configured = corpora.get(corpus).cache_dir
+        return corpora.resolve(configured) if configured else corpora.out_dir(corpus) / CACHE_DIR
 
     def provider(self, corpus: str) -> EmbeddingProvider:
         return make_provider(self.corpora().get(corpus).embedding.settings())

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 from click.testing import CliRunner
 
-from docs_mcp_core.build import build, publish_metadata, chunk_corpus, embed_chunks, write_index
+from docs_mcp_core.build import build, chunk_corpus, embed_chunks, fingerprint_chunks, publish_metadata, write_index
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.index import open_table
@@ -105,7 +105,8 @@ def test_publish_is_atomic_and_readers_stay_pinned(example_docs: Path, tmp_path:
 
     write(example_docs, "guides/zebra.md", "# Zebra crossing\n\nParcels may cross at the zebra crossing.\n")
     chunkset = chunk_corpus(example_docs)
-    info = write_index(out, chunkset, embed_chunks(chunkset.chunks, provider).vectors)
+    embedded = embed_chunks(chunkset, fingerprint_chunks(chunkset.chunks, provider), provider, cache_dir=tmp_path / "c")
+    info = write_index(out, chunkset, embedded)
     # Written but not published: a fresh reader still gets the published version.
     assert SearchIndex(out).text_search("zebra crossing") == []
     publish_metadata(out, chunkset, info, provider)

@@ -75,7 +75,7 @@ class FakeEmbeddingServer:
                     server.requests += 1
                     number = server.requests
                     fault = server.faults.popleft() if server.faults else None
-                    server.headers.append(dict(self.headers))
+                    server.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if server.latency:
                     time.sleep(server.latency)
                 if fault is not None:

@@ -68,8 +68,18 @@ def test_materialize_equals_cli_build(example_config: Path, example_docs: Path, 
     assert events["staged_docs"]["files"].value == 23  # 18 pages, 4 manifests, 1 prompt
     assert events["chunks"]["chunks"].value == 93 and events["chunks"]["files"].value == 18
     assert events["cached_vectors"]["chunks_embedded"].value == 93
+    assert events["cached_vectors"]["misses"].value == 93 and events["cached_vectors"]["hits"].value == 0
     assert events["lancedb_index"]["rows"].value == 93
     assert events["metadata"]["total_chunks"].value == 93
+
+    # A second run over an unchanged corpus reuses every file and every vector.
+    again = dg.materialize(list(defs.assets or []), partition_key="example", instance=dg.DagsterInstance.ephemeral(),
+                           resources=defs.resources)
+    events = {m.asset_key.to_user_string(): m.metadata
+              for m in (e.event_specific_data.materialization for e in again.get_asset_materialization_events())}
+    assert events["chunks"]["files_reused"].value == 18 and events["chunks"]["files_reparsed"].value == 0
+    assert events["cached_vectors"]["hits"].value == 93 and events["cached_vectors"]["chunks_embedded"].value == 0
+    assert events["cached_vectors"]["hit_rate"].value == 100.0
 
 
 def test_validation_errors_fail_the_run_with_the_message(example_config: Path, example_docs: Path) -> None:

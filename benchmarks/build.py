@@ -1,0 +1,114 @@
+"""Build benchmark: cold, no-op and 1%-edit rebuilds of a dub-ts copy, per provider.
+
+Each case runs `docs-mcp build` in a fresh process (so imports count, as for a user) and
+reports the median of N runs: wall time, the build's own time (`done: … Ns`), peak RSS
+and chunks embedded. `openai` points at a local OpenAI-compatible server that adds
+--latency seconds per request.
+
+    .venv/bin/python benchmarks/build.py [--runs 3] [--providers hash,openai] [--latency 0.05]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.fakes.openai_server import FakeEmbeddingServer  # noqa: E402
+
+CORPUS = REPO / "tests" / "fixtures" / "dub-ts"
+MANIFEST = {"version": "1", "strategy": {"chunk_by": "h2"}}
+
+
+def run_build(docs: Path, out: Path, provider_args: list[str]) -> dict[str, float]:
+    cmd = [sys.executable, "-m", "docs_mcp_core.cli", "build", "--docs-dir", str(docs), "--out", str(out), *provider_args]
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    stderr = proc.stderr.read() if proc.stderr else ""
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"build failed:\n{stderr}")
+    done = re.search(r"done: .*?(\d+) embedded, table version \d+, ([\d.]+)s", stderr)
+    assert done, stderr
+    return {"wall": wall, "build": float(done.group(2)), "rss_mb": usage.ru_maxrss / 1024, "embedded": int(done.group(1))}
+
+
+def edit_one_percent(docs: Path, round_no: int) -> int:
+    files = sorted(docs.rglob("*.md"))
+    picked = files[:: max(1, len(files) // max(1, len(files) // 100))][: max(1, len(files) // 100)]
+    for path in picked:
+        with path.open("a") as fh:
+            fh.write(f"\n\nBenchmark edit {round_no}: a new closing paragraph for this page.\n")
+    return len(picked)
+
+
+def median(rows: list[dict[str, float]], key: str) -> float:
+    return statistics.median(r[key] for r in rows)
+
+
+def bench(provider: str, provider_args: list[str], runs: int, work: Path) -> dict[str, list[dict[str, float]]]:
+    results: dict[str, list[dict[str, float]]] = {"cold": [], "no-op": [], "1% edit": []}
+    for run in range(runs):
+        docs = work / f"{provider}-docs-{run}"
+        out = work / f"{provider}-out-{run}"
+        shutil.copytree(CORPUS, docs)
+        (docs / ".docs-mcp.json").write_text(json.dumps(MANIFEST))
+        results["cold"].append(run_build(docs, out, provider_args))
+        results["no-op"].append(run_build(docs, out, provider_args))
+        edited = edit_one_percent(docs, run)
+        row = run_build(docs, out, provider_args)
+        row["files_edited"] = edited
+        results["1% edit"].append(row)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--providers", default="hash,openai")
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds the fake OpenAI server adds per request")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="docs-mcp-bench-"))
+    files = len(list(CORPUS.rglob("*.md")))
+    print(f"corpus: {CORPUS.relative_to(REPO)} ({files} files), median of {args.runs} runs, fresh process per build")
+    print(f"{'provider':<8} {'case':<8} {'wall s':>8} {'build s':>8} {'peak RSS MB':>12} {'embedded':>9}")
+    server = FakeEmbeddingServer(dims=256, latency=args.latency).start()
+    try:
+        summary = {}
+        for provider in args.providers.split(","):
+            provider_args = ["--embedding-provider", provider]
+            if provider == "openai":
+                provider_args += ["--embedding-model", "text-embedding-3-small", "--embedding-dimensions", "256",
+                                  "--embedding-base-url", server.url]
+            results = bench(provider, provider_args, args.runs, work)
+            for case, rows in results.items():
+                print(f"{provider:<8} {case:<8} {median(rows, 'wall'):>8.2f} {median(rows, 'build'):>8.2f} "
+                      f"{median(rows, 'rss_mb'):>12.0f} {median(rows, 'embedded'):>9.0f}")
+            summary[provider] = {case: (median(rows, "wall"), median(rows, "build")) for case, rows in results.items()}
+        print()
+        for provider, cases in summary.items():
+            cold_wall, cold_build = cases["cold"]
+            for case in ("no-op", "1% edit"):
+                wall, build = cases[case]
+                print(f"{provider}: {case} / cold = {wall / cold_wall:.2f} wall, {build / cold_build:.3f} build time")
+        print(f"openai requests served by the {args.latency * 1000:.0f} ms-latency server: {server.requests}")
+    finally:
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
