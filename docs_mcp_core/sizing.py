@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from .markdown import Block, markdown_text
+from .markdown import Block, inline_text, markdown_text
 
 _FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*$")
 
@@ -145,6 +145,7 @@ def split_block(unit: Unit, max_size: int) -> list[Piece]:
             plains = ["\n".join(t.split("\n")[1:-1]) for t in texts]
     elif kind == "table_open" and len(own) > 2:
         texts = _wrapped("\n".join(own[:2]), own[2:], None, max_size)
+        plains = _table_plains(block, texts) if texts is not None else None
     elif kind in ("bullet_list_open", "ordered_list_open"):
         texts = _list_items(block, lines, max_size)
     if texts is None:
@@ -155,6 +156,30 @@ def split_block(unit: Unit, max_size: int) -> list[Piece]:
     if any(line.strip() for line in around):  # e.g. link reference definitions: never dropped
         pieces.extend(Piece(t, markdown_text(t), unit.trail) for t in _wrapped(None, around, None, max_size) or [])
     return pieces
+
+
+def _table_plains(block: Block, texts: list[str]) -> list[str] | None:
+    """Plain text of table parts from the block's own tokens (re-parsing big tables is slow)."""
+    rows: list[str] = []
+    cells: list[str] = []
+    for tok in block.tokens:
+        if tok.type == "tr_open":
+            cells = []
+        elif tok.type == "inline":
+            text = inline_text(tok).strip()
+            if text:
+                cells.append(text)
+        elif tok.type == "tr_close":
+            rows.append("\n".join(cells))
+    header, body = rows[:1], rows[1:]
+    counts = [t.count("\n") - 1 for t in texts]  # lines per part, minus the repeated header and delimiter
+    if not header or sum(counts) != len(body):  # a cut line or odd markup: fall back to re-parsing
+        return None
+    plains, start = [], 0
+    for n in counts:
+        plains.append("\n".join(r for r in header + body[start : start + n] if r))
+        start += n
+    return plains
 
 
 def _list_items(block: Block, lines: list[str], max_size: int) -> list[str]:

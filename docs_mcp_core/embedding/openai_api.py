@@ -108,7 +108,7 @@ class OpenAIProvider(EmbeddingProvider):
         kwargs = {"dimensions": self.dimensions} if self._send_dimensions else {}
         try:
             response = self.client().embeddings.create(
-                model=self.model, input=[self._prepare(t) for t in texts], encoding_format="float", **kwargs
+                model=self.model, input=[self._prepare(t) for t in texts], **kwargs
             )
         except openai.APIStatusError as exc:
             raise DocsMcpError(
