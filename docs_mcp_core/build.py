@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .audit import new_build_id, record_build
 from .chunking import CHUNKER_VERSION, chunk_markdown
 from .corpus import manifest_rules, read_text, resolve_file, scan_corpus
 from .diagnostics import Diagnostic, error, has_errors
 from .embedding import EmbeddingProvider, compute_fingerprint, to_embedding_input
 from .embedding_cache import CACHE_DIR, EmbedResult, embed_with_cache
 from .errors import DocsMcpError, ValidationFailed
-from .fsutil import build_lock, write_atomic
+from .fsutil import build_lock, write_atomic, write_json_atomic
 from .metadata import DEFAULT_DESCRIPTION, build_metadata, read_metadata, write_metadata
 from .models import Chunk, IndexInfo
 from .progress import NullReporter, Reporter, Timer
@@ -185,6 +186,11 @@ def index_content_hash(chunks_bytes: bytes, embedded: EmbedResult, keys: list[st
     return h.hexdigest()
 
 
+def written_path(out: Path) -> Path:
+    """Where write_index records the table version it wrote, before it is published."""
+    return Path(out) / ".docs-mcp" / "written.json"
+
+
 def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: Reporter | None = None) -> IndexInfo:
     """Write chunks.json and a new, fully indexed table version (not yet published).
 
@@ -210,6 +216,7 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             marker.unlink()
         write_atomic(out / CHUNKS_FILE, data)
         write_state(out, data, chunkset.files)
+        write_json_atomic(written_path(out), info.to_json())
     if info.rows != len(chunkset.chunks):
         raise DocsMcpError(f"index has {info.rows} rows but the build has {len(chunkset.chunks)} chunks; rebuild")
     return info
@@ -269,6 +276,7 @@ def build(
     source_commit: str | None = None,
     cache_dir: Path | None = None,
     rebuild_cache: bool = False,
+    corpus: str | None = None,
     reporter: Reporter | None = None,
 ) -> BuildSummary:
     """Every step in order; validation errors stop it before anything is written."""
@@ -282,5 +290,11 @@ def build(
     info = write_index(out, chunkset, embedded, reporter)
     metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit)
     reporter.info(f"wrote {len(chunkset.chunks)} chunks and .lancedb index to {out}")
+    try:
+        record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,
+                     chunkset=chunkset, fingerprints=fingerprints, embedded=embedded, provider=provider,
+                     table_version=info.version, seconds=timer.seconds)
+    except Exception as exc:  # noqa: BLE001 - the index is published; a locked audit file must not undo that
+        reporter.warn(f"could not record this build in the audit database: {exc}")
     return BuildSummary(str(out), len(chunkset.files), len(chunkset.chunks), chunkset.reused, embedded,
                         timer.seconds, info, metadata)

@@ -161,5 +161,30 @@ def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], as
         click.echo(f"    {hit.snippet}")
 
 
+@main.command()
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder of a build.")
+@click.option("--sql", default=None,
+              help="Read-only SQL over the tables `builds` and `chunk_events` (default: the last build's summary).")
+@_fail_cleanly
+def audit(out: Path, sql: str | None) -> None:
+    """What each build paid for: hits, misses and pruned vectors, per build and per chunk."""
+    from .audit import format_table, last_build_summary, query
+
+    if sql:
+        click.echo(format_table(*query(out, sql)))
+        return
+    columns, rows = last_build_summary(out)
+    if not rows:
+        click.echo("no builds recorded yet")
+        return
+    width = max(len(c) for c in columns)
+    for column, value in zip(columns, rows[0]):
+        click.echo(f"{column.ljust(width)}  {value}")
+    _, counts = query(out, f"SELECT status, count(*) FROM chunk_events WHERE build_id = '{rows[0][0]}' "
+                           "GROUP BY status ORDER BY status")
+    click.echo("chunk events".ljust(width) + "  " + (", ".join(f"{n} {status}" for status, n in counts) or "none"))
+
+
 if __name__ == "__main__":
     main()

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Annotated
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator, model_validator
 
 from .embedding import PROVIDERS, ProviderSettings
 from .errors import DocsMcpError
@@ -58,17 +59,36 @@ class EmbeddingConfig(BaseModel):
 
 class CorpusConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: Annotated[StrictStr, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$")]
+    name: StrictStr
     description: StrictStr | None = None
     source: SourceConfig
     out: StrictStr | None = None
     cache_dir: StrictStr | None = None
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
 
+    @field_validator("name")
+    @classmethod
+    def _partition_key(cls, value: str) -> str:
+        if not re.match(r"^[a-z0-9][a-z0-9_-]{0,62}$", value):
+            raise ValueError(f"{value!r} is not a valid corpus name: use lowercase letters, digits, '-' and '_' "
+                             "(it becomes the Dagster partition key)")
+        return value
+
+
+class RefreshConfig(BaseModel):
+    """A schedule for corpora the sensor cannot watch (local folders); off unless enabled."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = False
+    cron: StrictStr = "0 3 * * *"
+    timezone: StrictStr = "UTC"
+
 
 class PipelineConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     corpora: list[CorpusConfig] = Field(min_length=1)
+    sensor_interval_seconds: Annotated[int, Field(ge=10)] = 60
+    refresh: RefreshConfig = Field(default_factory=RefreshConfig)
 
     @model_validator(mode="after")
     def _unique(self) -> "PipelineConfig":
@@ -107,8 +127,18 @@ class Corpora:
 
     def source_path(self, name: str) -> Path:
         corpus = self.get(name)
-        assert corpus.source.path is not None
+        if corpus.source.path is None:
+            raise DocsMcpError(f"corpus {name!r} has a git source, not a folder")
         return self.resolve(corpus.source.path)
+
+    def git_source(self, name: str) -> str | None:
+        """The repository to clone for a git corpus: a URL as written, a local path resolved."""
+        from .gitsource import is_url
+
+        git = self.get(name).source.git
+        if git is None:
+            return None
+        return git if is_url(git) else str(self.resolve(git))
 
 
 def find_config(explicit: str | Path | None = None) -> Path:

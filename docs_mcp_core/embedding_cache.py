@@ -74,6 +74,7 @@ class EmbedResult:
     stats: CacheStats = field(default_factory=CacheStats)
     forced: bool = False  # --rebuild-cache: write the index even if its inputs look unchanged
     fingerprint_events: dict[str, str] = field(default_factory=dict)  # fingerprint -> hit|miss
+    pruned: list[tuple[str, str]] = field(default_factory=list)  # (fingerprint, chunk_id) dropped from the cache
 
     def load_vectors(self) -> np.ndarray | None:
         if self.cache_dir is None:
@@ -116,6 +117,12 @@ def _lookup(table: Any, fps: list[str]) -> Iterator[tuple[str, np.ndarray]]:
         dims = rows.schema.field("vector").type.list_size
         vectors = rows.column("vector").combine_chunks().values.to_numpy(zero_copy_only=False).reshape(-1, dims)
         yield from zip(rows.column("fingerprint").to_pylist(), vectors)
+
+
+def _entries(table: Any) -> list[tuple[str, str]]:
+    """(fingerprint, chunk_id) of every entry: strings only, no vectors."""
+    rows = table.search().select(["fingerprint", "chunk_id"]).limit(max(1, table.count_rows())).to_arrow()
+    return list(zip(rows.column("fingerprint").to_pylist(), rows.column("chunk_id").to_pylist()))
 
 
 def read_vectors(cache: Path, fingerprints: list[str], dims: int) -> np.ndarray:
@@ -379,8 +386,11 @@ def embed_with_cache(
                           f"{str(exc).splitlines()[0][:160]})")
             shutil.rmtree(cache.path, ignore_errors=True)
             meta = None
+    pruned: list[tuple[str, str]] = []
     if meta is not None:
-        stats.pruned = max(0, int(meta.get("entries", 0)) - len(have))
+        current = set(unique)
+        pruned = [(fp, cid) for fp, cid in _entries(_open(cache.path)) if fp not in current]
+        stats.pruned = len(pruned)
         sources.append(cache.path)
     if pending:
         kept = {fp for fp, _ in _lookup(_open(cache.pending), [fp for fp in unique if fp not in have])}
@@ -397,7 +407,8 @@ def embed_with_cache(
         cache.embed_missing([(fp, first_id[fp], input_of[fp]) for fp in missing], stats)
         _report_embedded(reporter, stats, provider)
     cache.write(unique, first_id, sources)
-    return EmbedResult(fingerprints, provider.dimensions, str(cache.path), stats, forced=rebuild, fingerprint_events=events)
+    return EmbedResult(fingerprints, provider.dimensions, str(cache.path), stats, forced=rebuild,
+                       fingerprint_events=events, pruned=pruned)
 
 
 def _report_lookup(reporter: Reporter, stats: CacheStats) -> None:

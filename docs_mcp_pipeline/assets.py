@@ -1,16 +1,19 @@
 """The index assets. Each is a thin wrapper over the core step the `docs-mcp build` CLI runs."""
 
+import time
 import warnings
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
+from docs_mcp_core.audit import audit_path, record_build
 from docs_mcp_core.build import ChunkSet, chunk_corpus, embed_chunks, fingerprint_chunks, publish_metadata, write_index
-from docs_mcp_core.embedding_cache import EmbedResult
 from docs_mcp_core.chunking import CHUNKER_VERSION
+from docs_mcp_core.embedding_cache import EmbedResult
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.fsutil import dir_size
+from docs_mcp_core.gitsource import stage_git
 from docs_mcp_core.index import LANCEDB_DIR
 from docs_mcp_core.models import IndexInfo
 from docs_mcp_core.staging import StagedDocs, stage_local
@@ -18,6 +21,7 @@ from docs_mcp_core.staging import StagedDocs, stage_local
 from .resources import DagsterReporter, DocsMcpConfig
 
 GROUP = "docs_index"
+COMMIT_TAG = "docs_mcp/commit"  # set by docs_repo_sensor: the exact commit a run must index
 # Output(data_version=...) is beta in Dagster 1.13; it is what drives staleness here, so keep logs quiet.
 warnings.filterwarnings("ignore", message=r"Parameter `data_version`", category=dg.BetaWarning)
 
@@ -27,14 +31,24 @@ def _fail(exc: DocsMcpError) -> dg.Failure:
     return dg.Failure(description=str(exc), allow_retries=False)
 
 
+def staged_path(docs_mcp: DocsMcpConfig, corpus: str) -> Path:
+    return docs_mcp.out_dir(corpus) / ".docs-mcp" / "staged" / "docs"
+
+
 def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
     def staged_docs(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig) -> dg.Output[StagedDocs]:
-        """The corpus source copied into a deterministic staging folder beside its index."""
+        """The corpus source (a folder, or one commit of a git repo) copied into a deterministic folder."""
         corpus = context.partition_key
         try:
             corpora = docs_mcp.corpora()
-            staged = stage_local(corpora.source_path(corpus), corpora.out_dir(corpus) / ".docs-mcp" / "staged" / "docs")
+            dest = staged_path(docs_mcp, corpus)
+            repo = corpora.git_source(corpus)
+            if repo:
+                source = corpora.get(corpus).source
+                staged = stage_git(repo, source.ref, source.subdir, dest, commit=context.run.tags.get(COMMIT_TAG))
+            else:
+                staged = stage_local(corpora.source_path(corpus), dest)
         except DocsMcpError as exc:
             raise _fail(exc) from exc
         return dg.Output(
@@ -47,13 +61,15 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "added": len(staged.added),
                 "changed": len(staged.changed),
                 "removed": len(staged.removed),
+                "changed_files": dg.MetadataValue.json(
+                    {"added": staged.added[:50], "changed": staged.changed[:50], "removed": staged.removed[:50]}),
                 "path": dg.MetadataValue.path(staged.path),
             },
         )
 
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version=CHUNKER_VERSION)
     def chunks(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, staged_docs: StagedDocs) -> dg.Output[ChunkSet]:
-        """Every staged file parsed and chunked; validation errors fail the run with file:line messages."""
+        """Every staged file parsed and chunked (unchanged files reused); validation errors fail the run."""
         try:
             chunkset = chunk_corpus(Path(staged_docs.path), DagsterReporter(context),
                                     reuse_from=docs_mcp.out_dir(context.partition_key))
@@ -111,7 +127,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     def lancedb_index(
         context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet, cached_vectors: EmbedResult
     ) -> dg.Output[IndexInfo]:
-        """chunks.json and a fully indexed LanceDB table version, ready to publish."""
+        """chunks.json and a fully indexed LanceDB table version, checked before it is published."""
         out = docs_mcp.out_dir(context.partition_key)
         try:
             info = write_index(out, chunks, cached_vectors, DagsterReporter(context))
@@ -149,9 +165,35 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "path": dg.MetadataValue.path(str(out / "metadata.json")),
                 "total_chunks": published["stats"]["total_chunks"],
                 "total_files": published["stats"]["total_files"],
+                "source_commit": published["stats"]["source_commit"] or "",
                 "taxonomy": dg.MetadataValue.json({k: v["values"] for k, v in published["taxonomy"].items()}),
                 "table_version": lancedb_index.version,
             },
         )
 
-    return [staged_docs, chunks, fingerprints, cached_vectors, lancedb_index, metadata_json]
+    @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1",
+              deps=[metadata_json], kinds={"duckdb"})
+    def cache_audit(
+        context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, staged_docs: StagedDocs, chunks: ChunkSet,
+        fingerprints: list[str], cached_vectors: EmbedResult, lancedb_index: IndexInfo,
+    ) -> dg.MaterializeResult:
+        """One row per build and one per chunk per build (hit, miss or pruned), kept across builds."""
+        corpus = context.partition_key
+        out = docs_mcp.out_dir(corpus)
+        record = context.instance.get_run_record_by_id(context.run_id)
+        started = record.start_time if record and record.start_time else time.time()
+        provider = docs_mcp.provider(corpus)
+        record_build(out, build_id=context.run_id, corpus=corpus, source_commit=staged_docs.source_commit,
+                     chunkset=chunks, fingerprints=fingerprints, embedded=cached_vectors, provider=provider,
+                     table_version=lancedb_index.version, seconds=time.time() - started)
+        stats = cached_vectors.stats
+        return dg.MaterializeResult(metadata={
+            "build_id": context.run_id,
+            "hits": stats.hits,
+            "misses": stats.misses,
+            "pruned": stats.pruned,
+            "path": dg.MetadataValue.path(str(audit_path(out))),
+            "query": dg.MetadataValue.md(f"`docs-mcp audit --out {out}` or `duckdb {audit_path(out)}`"),
+        })
+
+    return [staged_docs, chunks, fingerprints, cached_vectors, lancedb_index, metadata_json, cache_audit]

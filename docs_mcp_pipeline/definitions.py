@@ -1,20 +1,30 @@
 """Definitions: the corpus partitions come from docs-mcp.yaml, read when the code location loads."""
 
-from __future__ import annotations
+import sys
 
 import dagster as dg
 
 from docs_mcp_core.config import load_config
+from docs_mcp_core.errors import DocsMcpError
 
 from .assets import build_assets
+from .checks import build_checks
 from .resources import DocsMcpConfig
+from .sensors import build_schedule, build_sensor
+
+JOB = "docs_index_job"
 
 
 def build_definitions(config_path: str | None = None) -> dg.Definitions:
     corpora = load_config(config_path)
     partitions = dg.StaticPartitionsDefinition(corpora.names)
+    job = dg.define_asset_job(JOB, selection=dg.AssetSelection.all(), partitions_def=partitions)
     return dg.Definitions(
         assets=build_assets(partitions),
+        asset_checks=build_checks(),
+        jobs=[job],
+        sensors=[build_sensor(corpora, job)],
+        schedules=[build_schedule(corpora, job)],
         resources={"docs_mcp": DocsMcpConfig(config_path=str(corpora.path))},
         # One process per step costs ~20 s a run; switch to multiprocess/k8s executors to scale out.
         executor=dg.in_process_executor,
@@ -23,4 +33,9 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    return build_definitions()
+    try:
+        return build_definitions()
+    except DocsMcpError as exc:
+        # A bad docs-mcp.yaml is the user's to fix: say what is wrong, not where Dagster noticed it.
+        print(f"docs-mcp: cannot load the pipeline: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -18,7 +18,7 @@ from docs_mcp_pipeline import build_definitions
 from ..conftest import REPO
 from .conftest import write_config
 
-ASSETS = ["staged_docs", "chunks", "fingerprints", "cached_vectors", "lancedb_index", "metadata"]
+ASSETS = ["staged_docs", "chunks", "fingerprints", "cached_vectors", "lancedb_index", "metadata", "cache_audit"]
 
 
 def test_repository_definitions_load() -> None:
@@ -35,7 +35,7 @@ def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(DocsMcpError) as err:
         build_definitions(str(bad))
     message = str(err.value)
-    assert "corpora[0].name: String should match pattern" in message
+    assert "corpora[0].name: 'Bad Name' is not a valid corpus name: use lowercase letters" in message
     assert "corpora[0].source: set exactly one of 'path' (a local folder) or 'git' (a repository)" in message
 
 
@@ -48,7 +48,7 @@ def _strip_time(path: Path) -> dict:
 def test_materialize_equals_cli_build(example_config: Path, example_docs: Path, tmp_path: Path) -> None:
     defs = build_definitions(str(example_config))
     result = dg.materialize(
-        list(defs.assets or []),
+        [*(defs.assets or []), *(defs.asset_checks or [])],
         partition_key="example",
         instance=dg.DagsterInstance.ephemeral(),
         resources=defs.resources,
@@ -73,7 +73,7 @@ def test_materialize_equals_cli_build(example_config: Path, example_docs: Path, 
     assert events["metadata"]["total_chunks"].value == 93
 
     # A second run over an unchanged corpus reuses every file and every vector.
-    again = dg.materialize(list(defs.assets or []), partition_key="example", instance=dg.DagsterInstance.ephemeral(),
+    again = dg.materialize([*(defs.assets or []), *(defs.asset_checks or [])], partition_key="example", instance=dg.DagsterInstance.ephemeral(),
                            resources=defs.resources)
     events = {m.asset_key.to_user_string(): m.metadata
               for m in (e.event_specific_data.materialization for e in again.get_asset_materialization_events())}
@@ -86,7 +86,7 @@ def test_validation_errors_fail_the_run_with_the_message(example_config: Path, e
     (example_docs / "guides" / "errors.md").write_text("# E\n\n<!-- mcp_bogus: 1 -->\n")
     defs = build_definitions(str(example_config))
     result = dg.materialize(
-        list(defs.assets or []),
+        [*(defs.assets or []), *(defs.asset_checks or [])],
         partition_key="example", instance=dg.DagsterInstance.ephemeral(), resources=defs.resources,
         raise_on_error=False,
     )

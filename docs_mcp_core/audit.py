@@ -1,0 +1,122 @@
+"""The cache audit: a DuckDB database with one row per build and one per chunk per build.
+
+It answers "what did each build pay for, and why?" with plain SQL, in `docs-mcp audit`
+or the duckdb CLI.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from pathlib import Path
+from typing import Any
+
+AUDIT_FILE = "audit.duckdb"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS builds (
+    build_id VARCHAR PRIMARY KEY,
+    corpus VARCHAR,
+    finished_at TIMESTAMPTZ,
+    source_commit VARCHAR,
+    files INTEGER,
+    files_reparsed INTEGER,
+    chunks INTEGER,
+    hits INTEGER,
+    misses INTEGER,
+    embedded INTEGER,
+    pruned INTEGER,
+    provider VARCHAR,
+    model VARCHAR,
+    table_version INTEGER,
+    seconds DOUBLE
+);
+CREATE TABLE IF NOT EXISTS chunk_events (
+    build_id VARCHAR,
+    chunk_id VARCHAR,
+    fingerprint VARCHAR,
+    status VARCHAR  -- hit | miss | pruned
+);
+"""
+
+
+def audit_path(out: Path) -> Path:
+    return Path(out) / ".docs-mcp" / AUDIT_FILE
+
+
+def new_build_id() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
+
+
+def record_build(
+    out: Path,
+    *,
+    build_id: str,
+    corpus: str,
+    source_commit: str | None,
+    chunkset: Any,  # build.ChunkSet
+    fingerprints: list[str],
+    embedded: Any,  # embedding_cache.EmbedResult
+    provider: Any,
+    table_version: int,
+    seconds: float,
+) -> None:
+    """Append this build's summary and per-chunk events; history from earlier builds stays."""
+    import duckdb
+    import pyarrow as pa
+
+    stats = embedded.stats
+    events = embedded.fingerprint_events
+    rows = [(c.chunk_id, fp, events.get(fp)) for c, fp in zip(chunkset.chunks, fingerprints) if events.get(fp)]
+    rows += [(cid, fp, "pruned") for fp, cid in embedded.pruned]
+    table = pa.table({
+        "build_id": pa.array([build_id] * len(rows), pa.string()),
+        "chunk_id": pa.array([r[0] for r in rows], pa.string()),
+        "fingerprint": pa.array([r[1] for r in rows], pa.string()),
+        "status": pa.array([r[2] for r in rows], pa.string()),
+    })
+    path = audit_path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with duckdb.connect(str(path)) as con:
+        con.execute(SCHEMA)
+        con.execute("BEGIN TRANSACTION")
+        con.execute(
+            "INSERT INTO builds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [build_id, corpus, dt.datetime.now(dt.timezone.utc), source_commit, len(chunkset.files), chunkset.reparsed,
+             len(chunkset.chunks), stats.hits, stats.misses, stats.embedded, stats.pruned,
+             provider.name, provider.model, table_version, round(seconds, 3)],
+        )
+        con.register("new_events", table)
+        con.execute("INSERT INTO chunk_events SELECT build_id, chunk_id, fingerprint, status FROM new_events")
+        con.unregister("new_events")
+        con.execute("COMMIT")
+
+
+def query(out: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run read-only SQL against the audit database."""
+    import duckdb
+
+    from .errors import DocsMcpError
+
+    path = audit_path(out)
+    if not path.exists():
+        raise DocsMcpError(f"no audit database at {path}; build the index first")
+    try:
+        with duckdb.connect(str(path), read_only=True) as con:
+            cursor = con.execute(sql)
+            columns = [d[0] for d in cursor.description or []]
+            return columns, cursor.fetchall()
+    except duckdb.Error as exc:
+        raise DocsMcpError(f"audit query failed: {str(exc).splitlines()[0]}") from None
+
+
+def last_build_summary(out: Path) -> tuple[list[str], list[tuple[Any, ...]]]:
+    return query(out, "SELECT * FROM builds ORDER BY finished_at DESC LIMIT 1")
+
+
+def format_table(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
+    cells = [[("" if v is None else str(v)) for v in row] for row in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    line = "  ".join(c.ljust(w) for c, w in zip(columns, widths))
+    body = ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in cells]
+    return "\n".join([line, "  ".join("-" * w for w in widths), *body, f"({len(rows)} row{'s' if len(rows) != 1 else ''})"])

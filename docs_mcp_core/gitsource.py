@@ -1,0 +1,98 @@
+"""Git sources: resolve a ref to a commit, keep a mirror, and stage one commit's docs.
+
+Everything goes through the `git` command line, so any URL git understands works
+(https, ssh, file paths), with the user's own credentials setup.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+
+from .corpus import TEMPLATE_SUFFIXES
+from .errors import DocsMcpError
+from .manifest import MANIFEST_NAME
+from .staging import StagedDocs, stage_local
+
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+_URL = re.compile(r"^[a-z][a-z0-9+.-]*://|^[^/\s]+@[^/\s]+:")
+
+
+def is_url(source: str) -> bool:
+    return bool(_URL.match(source))
+
+
+def git(*args: str, cwd: Path | None = None, binary: bool = False, timeout: float = 600) -> str | bytes:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, env=env, timeout=timeout)
+    except FileNotFoundError:
+        raise DocsMcpError("git is not installed or not on PATH; git sources need it") from None
+    except subprocess.TimeoutExpired:
+        raise DocsMcpError(f"`git {' '.join(args[:2])}` timed out after {timeout:.0f}s") from None
+    if proc.returncode != 0:
+        message = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise DocsMcpError(f"`git {' '.join(args)}` failed: {message[-1] if message else proc.returncode}")
+    return proc.stdout if binary else proc.stdout.decode()
+
+
+def remote_commit(source: str, ref: str) -> str:
+    """The commit `ref` points at in `source` now, without fetching (what the sensor polls)."""
+    if _SHA.match(ref):
+        return ref
+    if not is_url(source):
+        return str(git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=Path(source))).strip()
+    out = str(git("ls-remote", source, ref, f"refs/heads/{ref}", f"refs/tags/{ref}", f"refs/tags/{ref}^{{}}"))
+    refs = dict(reversed(line.split("\t", 1)) for line in out.splitlines() if "\t" in line)
+    for name in (f"refs/tags/{ref}^{{}}", f"refs/heads/{ref}", f"refs/tags/{ref}", ref):
+        if name in refs:
+            return refs[name]
+    raise DocsMcpError(f"ref {ref!r} was not found in {source}")
+
+
+def sync_mirror(source: str, mirror: Path) -> Path:
+    """A bare mirror of `source`: cloned once, then fetched (prune, force) on every sync."""
+    if mirror.exists():
+        try:
+            url = str(git("config", "--get", "remote.origin.url", cwd=mirror)).strip()
+        except DocsMcpError:
+            url = ""
+        if url != source:
+            shutil.rmtree(mirror)
+    if not mirror.exists():
+        mirror.parent.mkdir(parents=True, exist_ok=True)
+        git("clone", "--quiet", "--mirror", source, str(mirror))
+    else:
+        git("fetch", "--quiet", "--prune", "--force", "origin", cwd=mirror)
+    return mirror
+
+
+def _wanted(name: str) -> bool:
+    base = name.rsplit("/", 1)[-1]
+    return base == MANIFEST_NAME or base.endswith(".md") or base.endswith(TEMPLATE_SUFFIXES)
+
+
+def stage_git(source: str, ref: str, subdir: str | None, dest: Path, *, commit: str | None = None,
+              mirror: Path | None = None) -> StagedDocs:
+    """Stage the docs of one exact commit (the ref's, or `commit` if given) into `dest`."""
+    mirror = sync_mirror(source, mirror or dest.parent / "mirror.git")
+    resolved = commit or str(git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=mirror)).strip()
+    if not resolved:
+        raise DocsMcpError(f"ref {ref!r} was not found in {source}")
+    prefix = (subdir or "").strip("/")
+    if prefix and " tree " not in str(git("ls-tree", resolved, "--", prefix, cwd=mirror)):
+        raise DocsMcpError(f"subdir {prefix!r} is not a folder at commit {resolved[:12]} of {source}")
+    archive = git("archive", "--format=tar", resolved, *([prefix] if prefix else []), cwd=mirror, binary=True)
+    with tempfile.TemporaryDirectory(prefix="docs-mcp-git-") as tmp:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:  # type: ignore[arg-type]
+            members = [m for m in tar.getmembers() if m.isfile() and _wanted(m.name)]
+            tar.extractall(tmp, members=members, filter="data")
+        root = Path(tmp) / prefix if prefix else Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        return stage_local(root, dest, source_commit=resolved)

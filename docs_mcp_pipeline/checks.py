@@ -1,0 +1,63 @@
+"""Asset checks: invariants of the written index, read back from disk.
+
+The index checks are blocking, so a broken table version is never published: the
+`metadata` step, which publishes, does not run when one fails.
+"""
+
+import dagster as dg
+
+from pathlib import Path
+
+from docs_mcp_core import checks
+from docs_mcp_core.build import written_path
+from docs_mcp_core.fsutil import read_json
+from docs_mcp_core.staging import LISTING
+
+from .assets import staged_path
+from .resources import DocsMcpConfig
+
+
+def _result(outcome: checks.CheckOutcome) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(passed=outcome.passed, description=outcome.description, metadata=outcome.metadata)
+
+
+def _written(docs_mcp: DocsMcpConfig, corpus: str) -> tuple[Path, int]:
+    """The output folder and the table version this run's lancedb_index wrote."""
+    out = docs_mcp.out_dir(corpus)
+    return out, int((read_json(written_path(out)) or {})["version"])
+
+
+def build_checks() -> list[dg.AssetChecksDefinition]:
+    # Checks read what is on disk (not asset values: those would load every partition).
+    @dg.asset_check(asset="lancedb_index", blocking=True)
+    def chunk_ids_unique(context: dg.AssetCheckExecutionContext, docs_mcp: DocsMcpConfig) -> dg.AssetCheckResult:
+        """No two chunks share an ID."""
+        return _result(checks.chunk_ids_unique(*_written(docs_mcp, context.partition_key)))
+
+    @dg.asset_check(asset="lancedb_index", blocking=True)
+    def index_rows_match_chunks(context: dg.AssetCheckExecutionContext, docs_mcp: DocsMcpConfig) -> dg.AssetCheckResult:
+        """The table version has exactly one row per chunk in chunks.json."""
+        return _result(checks.index_rows_match_chunks(*_written(docs_mcp, context.partition_key)))
+
+    @dg.asset_check(asset="lancedb_index", blocking=True)
+    def no_chunks_from_removed_files(context: dg.AssetCheckExecutionContext,
+                                     docs_mcp: DocsMcpConfig) -> dg.AssetCheckResult:
+        """Nothing in the index comes from a file that left the corpus (no stale vectors)."""
+        corpus = context.partition_key
+        listing = read_json(staged_path(docs_mcp, corpus).parent / LISTING) or {}
+        staged = {path for path in listing if path.endswith(".md")}
+        return _result(checks.no_chunks_from_removed_files(*_written(docs_mcp, corpus), staged))
+
+    @dg.asset_check(asset="lancedb_index", blocking=True)
+    def taxonomy_within_limits(context: dg.AssetCheckExecutionContext, docs_mcp: DocsMcpConfig) -> dg.AssetCheckResult:
+        """At most 64 keys, 512 values per key, 128 characters per value."""
+        out = docs_mcp.out_dir(context.partition_key)
+        return _result(checks.taxonomy_within_limits(checks.chunks_taxonomy(out)))
+
+    @dg.asset_check(asset="metadata", blocking=True)
+    def vector_dimensions_match(context: dg.AssetCheckExecutionContext, docs_mcp: DocsMcpConfig) -> dg.AssetCheckResult:
+        """The published table's vectors have the dimensions metadata.json announces."""
+        return _result(checks.vector_dimensions_match(docs_mcp.out_dir(context.partition_key)))
+
+    return [chunk_ids_unique, index_rows_match_chunks, no_chunks_from_removed_files, taxonomy_within_limits,
+            vector_dimensions_match]

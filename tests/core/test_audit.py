@@ -1,0 +1,45 @@
+"""`docs-mcp audit`: the DuckDB record of what each CLI build paid for."""
+
+from pathlib import Path
+
+import duckdb
+from click.testing import CliRunner
+
+from docs_mcp_core.audit import audit_path
+from docs_mcp_core.cli import main
+
+
+def test_audit_after_cli_builds(example_docs: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = tmp_path / "out"
+    build = ["build", "--docs-dir", str(example_docs), "--out", str(out), "--embedding-provider", "hash", "-q"]
+    assert runner.invoke(main, build).exit_code == 0
+    page = example_docs / "guides" / "retries.md"
+    page.write_text(page.read_text() + "\nOne more line about retries.\n")
+    assert runner.invoke(main, build).exit_code == 0
+
+    summary = runner.invoke(main, ["audit", "--out", str(out)])
+    assert summary.exit_code == 0, summary.output
+    lines = dict(line.split(None, 1) for line in summary.output.splitlines() if line.strip() and not line.startswith("chunk events"))
+    assert lines["corpus"] == "out" and lines["chunks"] == "93" and lines["hits"] == "92"
+    assert lines["misses"] == "1" and lines["embedded"] == "1" and lines["pruned"] == "1"
+    assert summary.output.splitlines()[-1].split(None, 2)[-1] == "92 hit, 1 miss, 1 pruned"
+
+    sql = runner.invoke(main, ["audit", "--out", str(out), "--sql",
+                               "SELECT status, count(*) AS n FROM chunk_events GROUP BY status ORDER BY status"])
+    assert sql.exit_code == 0
+    assert sql.output.splitlines()[2:] == ["hit     92", "miss    94", "pruned  1 ", "(3 rows)"]
+    with duckdb.connect(str(audit_path(out)), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM builds").fetchone() == (2,)
+
+
+def test_audit_errors_are_clear(example_docs: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    missing = runner.invoke(main, ["audit", "--out", str(tmp_path / "nope")])
+    assert missing.exit_code == 1 and "no audit database at" in missing.output
+    out = tmp_path / "out"
+    runner.invoke(main, ["build", "--docs-dir", str(example_docs), "--out", str(out), "-q"])
+    bad = runner.invoke(main, ["audit", "--out", str(out), "--sql", "SELECT nope FROM builds"])
+    assert bad.exit_code == 1 and bad.output.startswith("error: audit query failed:") and "Traceback" not in bad.output
+    write = runner.invoke(main, ["audit", "--out", str(out), "--sql", "DELETE FROM builds"])
+    assert write.exit_code == 1 and "read-only" in write.output

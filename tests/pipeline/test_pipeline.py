@@ -1,0 +1,221 @@
+"""The full pipeline: git sources and the repo sensor, partitions, staleness, audit, asset checks."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import lancedb
+import pytest
+from dagster._core.definitions.data_version import StaleStatus
+from dagster._utils.test.data_versions import get_stale_status_resolver
+
+from docs_mcp_core import checks
+from docs_mcp_core.audit import audit_path
+from docs_mcp_pipeline import build_definitions
+from docs_mcp_pipeline.assets import COMMIT_TAG
+
+from ..conftest import write
+from .conftest import write_config
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=repo,
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def docs_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "docs-repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, "docs/.docs-mcp.json", '{"version": "1", "strategy": {"chunk_by": "h2"}}')
+    write(repo, "docs/guide.md", "# Guide\n\n## Install\n\nRun the installer.\n")
+    write(repo, "src/app.py", "print('not docs')\n")
+    write(repo, "README.md", "# Outside the docs subdir\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "docs v1")
+    return repo
+
+
+def everything(defs: dg.Definitions) -> list:
+    return [*(defs.assets or []), *(defs.asset_checks or [])]
+
+
+def materialize(defs: dg.Definitions, partition: str, instance: dg.DagsterInstance, tags=None, raise_on_error=True):
+    return dg.materialize(everything(defs), partition_key=partition, instance=instance, resources=defs.resources,
+                          tags=tags, raise_on_error=raise_on_error)
+
+
+def evaluate_sensor(defs: dg.Definitions, instance: dg.DagsterInstance, cursor: str | None):
+    sensor = defs.resolve_sensor_def("docs_repo_sensor")
+    context = dg.build_sensor_context(instance=instance, cursor=cursor, resources=defs.resources, definitions=defs)
+    return sensor.evaluate_tick(context)
+
+
+@pytest.mark.parametrize("as_url", [False, True])
+def test_repo_sensor_requests_one_run_per_new_commit(tmp_path: Path, docs_repo: Path, as_url: bool) -> None:
+    source = f"file://{docs_repo}" if as_url else str(docs_repo)
+    config = write_config(tmp_path / "docs-mcp.yaml", [{
+        "name": "sdk-docs", "source": {"git": source, "ref": "main", "subdir": "docs"},
+        "out": str(tmp_path / "out"), "embedding": {"provider": "hash", "dimensions": 32},
+    }])
+    defs = build_definitions(str(config))
+    instance = dg.DagsterInstance.ephemeral()
+    first_commit = git(docs_repo, "rev-parse", "HEAD")
+
+    tick = evaluate_sensor(defs, instance, None)
+    assert [(r.partition_key, r.tags[COMMIT_TAG], r.run_key) for r in tick.run_requests] == [
+        ("sdk-docs", first_commit, f"sdk-docs:{first_commit}")]
+    quiet = evaluate_sensor(defs, instance, tick.cursor)
+    assert quiet.run_requests == [] and quiet.skip_message == "no git corpus has a new commit"
+
+    write(docs_repo, "docs/guide.md", "# Guide\n\n## Install\n\nRun the new installer.\n\n## Upgrade\n\nUpgrade often.\n")
+    git(docs_repo, "commit", "-qam", "docs v2")
+    second_commit = git(docs_repo, "rev-parse", "HEAD")
+    tick2 = evaluate_sensor(defs, instance, tick.cursor)
+    assert [(r.partition_key, r.tags[COMMIT_TAG]) for r in tick2.run_requests] == [("sdk-docs", second_commit)]
+    assert json.loads(tick2.cursor) == {"sdk-docs": second_commit}
+
+    # A third commit lands before the run starts: the run still indexes the commit it was asked for.
+    write(docs_repo, "docs/later.md", "# Later\n\nNot yet.\n")
+    git(docs_repo, "add", ".")
+    git(docs_repo, "commit", "-qm", "docs v3")
+    materialize(defs, "sdk-docs", instance, tags=tick2.run_requests[0].tags)
+    meta = json.loads((tmp_path / "out" / "metadata.json").read_text())
+    assert meta["stats"]["source_commit"] == second_commit
+    chunks = json.loads((tmp_path / "out" / "chunks.json").read_text())
+    assert [c["chunk_id"] for c in chunks] == ["guide.md#_preamble", "guide.md#guide/install", "guide.md#guide/upgrade"]
+    assert "Run the new installer." in chunks[1]["content"]
+    staged = tmp_path / "out" / ".docs-mcp" / "staged" / "docs"
+    assert sorted(p.name for p in staged.rglob("*") if p.is_file()) == [".docs-mcp.json", "guide.md"]
+
+
+def test_git_source_errors_are_clear(tmp_path: Path, docs_repo: Path) -> None:
+    config = write_config(tmp_path / "docs-mcp.yaml", [{
+        "name": "bad", "source": {"git": str(docs_repo), "ref": "main", "subdir": "nope"}, "out": str(tmp_path / "o"),
+    }])
+    defs = build_definitions(str(config))
+    result = materialize(defs, "bad", dg.DagsterInstance.ephemeral(), raise_on_error=False)
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert "subdir 'nope' is not a folder at commit" in failure.event_specific_data.error.message
+
+
+def test_two_corpora_are_independent(tmp_path: Path, example_docs: Path, docs_repo: Path) -> None:
+    config = write_config(tmp_path / "docs-mcp.yaml", [
+        {"name": "example", "source": {"path": str(example_docs)}, "out": str(tmp_path / "a")},
+        {"name": "repo", "source": {"git": str(docs_repo), "subdir": "docs"}, "out": str(tmp_path / "b")},
+    ])
+    defs = build_definitions(str(config))
+    assert defs.resolve_implicit_global_asset_job_def().partitions_def.get_partition_keys() == ["example", "repo"]
+    instance = dg.DagsterInstance.ephemeral()
+    materialize(defs, "repo", instance)
+    before = {p: p.stat().st_mtime_ns for p in (tmp_path / "b").rglob("*")}
+    materialize(defs, "example", instance)
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "b").rglob("*")} == before
+    assert json.loads((tmp_path / "a" / "metadata.json").read_text())["stats"]["total_chunks"] == 93
+    assert json.loads((tmp_path / "b" / "metadata.json").read_text())["stats"]["total_chunks"] == 2
+
+
+def test_downstream_is_stale_only_when_the_staged_data_version_changes(example_config: Path, example_docs: Path) -> None:
+    defs = build_definitions(str(example_config))
+    instance = dg.DagsterInstance.ephemeral()
+    materialize(defs, "example", instance)
+    staged_only = [a for a in defs.assets if a.key == dg.AssetKey("staged_docs")]
+
+    def status(name: str) -> StaleStatus:
+        resolver = get_stale_status_resolver(instance, list(defs.assets))
+        return resolver.get_status(dg.AssetKey(name), "example")
+
+    assert {status(n) for n in ("chunks", "lancedb_index", "metadata")} == {StaleStatus.FRESH}
+    dg.materialize(staged_only, partition_key="example", instance=instance, resources=defs.resources)
+    assert status("chunks") == StaleStatus.FRESH  # same files, same data version
+    page = example_docs / "guides" / "errors.md"
+    page.write_text(page.read_text() + "\nA new paragraph.\n")
+    dg.materialize(staged_only, partition_key="example", instance=instance, resources=defs.resources)
+    assert status("chunks") == StaleStatus.STALE
+    assert status("metadata") == StaleStatus.STALE
+    causes = get_stale_status_resolver(instance, list(defs.assets)).get_stale_root_causes(dg.AssetKey("chunks"), "example")
+    assert [c.key.asset_key.to_user_string() for c in causes] == ["staged_docs"]
+
+
+def test_cache_audit_keeps_history_across_builds(example_config: Path, example_docs: Path, tmp_path: Path) -> None:
+    defs = build_definitions(str(example_config))
+    instance = dg.DagsterInstance.ephemeral()
+    runs = [materialize(defs, "example", instance).run_id]  # cold
+    page = example_docs / "guides" / "errors.md"
+    page.write_text(page.read_text() + "\nOne more paragraph.\n")
+    runs.append(materialize(defs, "example", instance).run_id)  # one chunk edited
+    (example_docs / "guides" / "pagination.md").unlink()
+    runs.append(materialize(defs, "example", instance).run_id)  # a file with 5 chunks deleted
+    with duckdb.connect(str(audit_path(tmp_path / "indexes" / "example")), read_only=True) as con:
+        builds = con.execute("SELECT build_id, chunks, hits, misses, embedded, pruned, provider FROM builds "
+                             "ORDER BY finished_at").fetchall()
+        events = con.execute("SELECT build_id, status, count(*) FROM chunk_events GROUP BY ALL").fetchall()
+    assert builds == [(runs[0], 93, 0, 93, 93, 0, "hash"), (runs[1], 93, 92, 1, 1, 1, "hash"),
+                      (runs[2], 88, 88, 0, 0, 5, "hash")]
+    counts = {(b, s): n for b, s, n in events}
+    assert counts == {(runs[0], "miss"): 93, (runs[1], "hit"): 92, (runs[1], "miss"): 1, (runs[1], "pruned"): 1,
+                      (runs[2], "hit"): 88, (runs[2], "pruned"): 5}
+
+
+def _published(out: Path) -> tuple[dict, int]:
+    meta = json.loads((out / "metadata.json").read_text())
+    return meta, meta["index"]["version"]
+
+
+def test_each_check_fails_on_a_broken_output(example_config: Path, tmp_path: Path) -> None:
+    defs = build_definitions(str(example_config))
+    materialize(defs, "example", dg.DagsterInstance.ephemeral())
+    out = tmp_path / "indexes" / "example"
+    meta, version = _published(out)
+    staged = {p for p in json.loads((out / ".docs-mcp" / "staged" / "staged-files.json").read_text()) if p.endswith(".md")}
+    assert all(o.passed for o in (checks.chunk_ids_unique(out, version), checks.index_rows_match_chunks(out, version),
+                                  checks.no_chunks_from_removed_files(out, version, staged),
+                                  checks.taxonomy_within_limits(checks.chunks_taxonomy(out)),
+                                  checks.vector_dimensions_match(out)))
+    chunks = json.loads((out / "chunks.json").read_text())
+
+    broken = chunks + [dict(chunks[0])]
+    (out / "chunks.json").write_text(json.dumps(broken))
+    outcome = checks.chunk_ids_unique(out, version)
+    assert not outcome.passed and outcome.description.startswith("1 duplicated chunk ID(s), e.g. changelog.md#_preamble")
+    outcome = checks.index_rows_match_chunks(out, version)
+    assert not outcome.passed and outcome.description == f"table version {version} has 93 rows but chunks.json has 94 chunks"
+
+    (out / "chunks.json").write_text(json.dumps(chunks))
+    outcome = checks.no_chunks_from_removed_files(out, version, staged - {"guides/webhooks.md"})
+    assert not outcome.passed and "e.g. guides/webhooks.md" in outcome.description
+
+    wide = {f"k{i}": {"values": [f"v{j}" for j in range(3)]} for i in range(65)}
+    wide["k0"]["values"] = [f"v{j}" for j in range(513)]
+    outcome = checks.taxonomy_within_limits(wide)
+    assert not outcome.passed and "65 keys (max 64)" in outcome.description and "'k0' has 513 values" in outcome.description
+
+    meta["embedding"]["dimensions"] = 128
+    (out / "metadata.json").write_text(json.dumps(meta))
+    outcome = checks.vector_dimensions_match(out)
+    assert not outcome.passed and outcome.description == f"metadata.json says 128 dimensions but table version {version} has 64"
+
+
+def test_a_failing_blocking_check_fails_the_run_before_publishing(example_config: Path, tmp_path: Path) -> None:
+    defs = build_definitions(str(example_config))
+    instance = dg.DagsterInstance.ephemeral()
+    materialize(defs, "example", instance)
+    out = tmp_path / "indexes" / "example"
+    meta, version = _published(out)
+    # Corrupt the published table version in place of the real one: same content hash, fewer rows.
+    table = lancedb.connect(str(out / ".lancedb")).open_table("chunks")
+    table.delete("filepath = 'guides/retries.md'")
+    meta["index"]["version"] = table.version
+    (out / "metadata.json").write_text(json.dumps(meta))
+    stamp = (out / "metadata.json").stat().st_mtime_ns
+    result = materialize(defs, "example", instance, raise_on_error=False)
+    assert not result.success
+    evaluations = {e.event_specific_data.check_name: e.event_specific_data.passed
+                   for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
+    assert evaluations["index_rows_match_chunks"] is False
+    assert evaluations["chunk_ids_unique"] is True
+    assert "metadata" not in {e.step_key for e in result.all_events if e.event_type_value == "STEP_SUCCESS"}
+    assert (out / "metadata.json").stat().st_mtime_ns == stamp  # nothing was published
