@@ -67,9 +67,11 @@ def embedding_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--embedding-provider", type=click.Choice(list(PROVIDERS)), default="none", show_default=True,
                      help="none: full-text only; hash: deterministic offline vectors for tests; "
-                          "openai: OpenAI or any OpenAI-compatible endpoint (key from OPENAI_API_KEY)."),
+                          "openai: OpenAI or any OpenAI-compatible endpoint (key from OPENAI_API_KEY); "
+                          "local (alias sentence-transformers): an offline model, needs docs-mcp[local]."),
         click.option("--embedding-model", default=None,
-                     help="Model name (openai default: text-embedding-3-small)."),
+                     help="Model name or folder (openai default: text-embedding-3-small; "
+                          "local default: sentence-transformers/all-MiniLM-L6-v2)."),
         click.option("--embedding-dimensions", type=click.IntRange(min=1), default=None,
                      help="Vector size (hash default 256; openai: the model's size, or a smaller one for text-embedding-3)."),
         click.option("--embedding-base-url", default=None,
@@ -80,6 +82,8 @@ def embedding_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Embedding requests in flight at once (openai default 4)."),
         click.option("--embedding-max-retries", type=click.IntRange(min=0), default=None,
                      help="Retries per request on 429, 5xx and connection errors (openai default 5)."),
+        click.option("--embedding-device", default=None,
+                     help="Torch device for the local provider: cpu (default), cuda, cuda:1, mps."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -97,6 +101,7 @@ def provider_settings(kwargs: dict[str, Any]) -> Any:
         batch_size=kwargs.pop("embedding_batch_size"),
         concurrency=kwargs.pop("embedding_concurrency"),
         max_retries=kwargs.pop("embedding_max_retries"),
+        device=kwargs.pop("embedding_device"),
     )
 
 

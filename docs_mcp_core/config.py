@@ -45,6 +45,7 @@ class EmbeddingConfig(BaseModel):
     batch_size: Annotated[int, Field(ge=1)] | None = None
     concurrency: Annotated[int, Field(ge=1)] | None = None
     max_retries: Annotated[int, Field(ge=0)] | None = None
+    device: StrictStr | None = None
 
     @model_validator(mode="after")
     def _known(self) -> "EmbeddingConfig":
@@ -54,7 +55,7 @@ class EmbeddingConfig(BaseModel):
 
     def settings(self) -> ProviderSettings:
         return ProviderSettings(self.provider, self.model, self.dimensions, self.base_url, self.batch_size,
-                                self.concurrency, self.max_retries)
+                                self.concurrency, self.max_retries, self.device)
 
 
 class CorpusConfig(BaseModel):

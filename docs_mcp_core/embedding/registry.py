@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import DocsMcpError
 from .base import EmbeddingProvider, ProviderSettings
 
-PROVIDERS = ("none", "hash", "openai")
+PROVIDERS = ("none", "hash", "openai", "local", "sentence-transformers")
 
 
 def settings_from_metadata(embedding: dict | None) -> ProviderSettings:
@@ -41,4 +41,9 @@ def make_provider(settings: ProviderSettings) -> EmbeddingProvider:
             concurrency=settings.concurrency,
             max_retries=settings.max_retries,
         )
+    if name in ("local", "sentence-transformers"):
+        from .local import LocalProvider
+
+        return LocalProvider(settings.model, device=settings.device, batch_size=settings.batch_size,
+                             dimensions=settings.dimensions)
     raise DocsMcpError(f"unknown embedding provider {name!r}; choose one of: {', '.join(PROVIDERS)}")
