@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -136,17 +137,42 @@ def build(docs_dir: Path, out: Path, description: str | None, source_commit: str
                   f"{summary.seconds:.1f}s")
 
 
+def weight_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Fusion weights, shared by `search` and `serve`."""
+    options = [
+        click.option("--rrf-text-weight", type=float, default=1.0, show_default=True,
+                     help="Weight of the full-text (BM25) ranking in the fusion."),
+        click.option("--rrf-phrase-weight", type=float, default=1.25, show_default=True,
+                     help="Weight of the exact-phrase ranking."),
+        click.option("--rrf-vector-weight", type=float, default=1.0, show_default=True,
+                     help="Weight of the vector-similarity ranking (indexes with vectors)."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def make_weights(kwargs: dict[str, Any]) -> Any:
+    from .search import Weights
+
+    return Weights(text=kwargs.pop("rrf_text_weight"), phrase=kwargs.pop("rrf_phrase_weight"),
+                   vector=kwargs.pop("rrf_vector_weight"))
+
+
 @main.command()
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Output folder of a build.")
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="Number of hits.")
 @click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE", help="Taxonomy filter; repeatable.")
-@click.option("--json", "as_json", is_flag=True, help="Print hits as JSON.")
+@click.option("--text-only", is_flag=True, help="Rank by text alone, even if the index has vectors.")
+@click.option("--json", "as_json", is_flag=True, help="Print the search_docs result JSON.")
+@weight_options
 @_fail_cleanly
-def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], as_json: bool) -> None:
-    """Search a built index from the shell, without an MCP client."""
-    from .search import SearchIndex
+def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], text_only: bool, as_json: bool,
+           **weights: Any) -> None:
+    """Search a built index from the shell, exactly as search_docs does."""
+    from .search import run_search
 
     parsed: dict[str, str] = {}
     for item in filters:
@@ -154,16 +180,59 @@ def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], as
         if not sep or not key:
             raise DocsMcpError(f"--filter {item!r} must look like key=value")
         parsed[key.strip()] = value.strip()
-    hits = SearchIndex(index_dir).text_search(query, limit=limit, filters=parsed)
+    page = run_search(index_dir, query, limit=limit, filters=parsed, hybrid=not text_only, weights=make_weights(weights))
     if as_json:
-        click.echo(json.dumps([h.to_json() for h in hits], indent=2, ensure_ascii=False))
+        click.echo(json.dumps(page.to_json(), indent=2, ensure_ascii=False))
         return
-    if not hits:
-        click.echo("no results")
-    for rank, hit in enumerate(hits, start=1):
-        click.echo(f"{rank:>2}. {hit.chunk_id}  ({hit.score:.3f})")
-        click.echo(f"    {hit.breadcrumb}")
-        click.echo(f"    {hit.snippet}")
+    if not page.hits:
+        click.echo(f"no results. {page.hint['message'] if page.hint else ''}".strip())
+        for key, values in (page.hint or {}).get("suggested_filters", {}).items():
+            click.echo(f"  try --filter {key}={' or '.join(values)}")
+    for rank, hit in enumerate(page.hits, start=1):
+        click.echo(f"{rank:>2}. {hit['chunk_id']}  ({hit['score']:.4f})")
+        click.echo(f"    {hit['breadcrumb']}")
+        click.echo(f"    {hit['snippet']}")
+
+
+@main.command()
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder of a build (the server follows new builds published there).")
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
+              help="stdio for a local MCP client; http for streamable HTTP on /mcp.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="HTTP bind address. Anything but localhost should come with --auth-token-env.")
+@click.option("--port", type=click.IntRange(0, 65535), default=20310, show_default=True, help="HTTP port.")
+@click.option("--auth-token-env", metavar="VAR", default=None,
+              help="Require 'Authorization: Bearer <token>' on /mcp, the token read from environment variable VAR.")
+@click.option("--stateless", is_flag=True, help="HTTP without sessions, for load-balanced replicas.")
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="HOST[:PORT]",
+              help="Extra Host header to accept over HTTP (DNS-rebinding protection); repeatable.")
+@click.option("--allowed-origin", "allowed_origins", multiple=True, metavar="ORIGIN",
+              help="Extra Origin header to accept over HTTP; repeatable.")
+@click.option("--tool-prefix", default=None, help="Name tools {prefix}_search_docs and {prefix}_get_doc.")
+@weight_options
+@_fail_cleanly
+def serve(index_dir: Path, transport: str, host: str, port: int, auth_token_env: str | None, stateless: bool,
+          allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], tool_prefix: str | None,
+          **weights: Any) -> None:
+    """Serve an index over MCP: search_docs, get_doc and the corpus's prompts."""
+    import anyio
+
+    from .server import create_server, serve_stdio
+
+    token = None
+    if auth_token_env:
+        token = os.environ.get(auth_token_env, "")
+        if not token:
+            raise DocsMcpError(f"--auth-token-env {auth_token_env}: that environment variable is empty or unset")
+    docs = create_server(index_dir, tool_prefix=tool_prefix, weights=make_weights(weights))
+    if transport == "stdio":
+        anyio.run(serve_stdio, docs)
+        return
+    from .server.http import serve_http
+
+    serve_http(docs, host=host, port=port, token=token, stateless=stateless, allowed_hosts=list(allowed_hosts),
+               allowed_origins=list(allowed_origins))
 
 
 @main.command()

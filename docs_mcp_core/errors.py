@@ -21,3 +21,7 @@ class ValidationFailed(DocsMcpError):
             + more
             + "\nfix these (run `docs-mcp validate --docs-dir DIR` for the full list) and build again"
         )
+
+
+class SearchError(DocsMcpError):
+    """A search or get_doc request that cannot be answered, with what to do instead."""

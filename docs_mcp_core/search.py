@@ -1,99 +1,458 @@
-"""Search over a published index. Text ranking for now; hybrid fusion arrives with the server."""
+"""Hybrid search over a published index: the engine behind search_docs, get_doc and `docs-mcp search`.
+
+Three ranked lists from LanceDB, queried concurrently with the same prefilter: full-text
+(BM25 over heading ×3 and content_text), exact phrase (content_text, positions), and vector
+similarity when the index has vectors and a query vector is available. They are fused by
+weighted reciprocal rank fusion; ties break by chunk_id, so results are deterministic.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import re
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lancedb.query import MultiMatchQuery
+import numpy as np
 
-from .errors import DocsMcpError
-from .index import meta_column, open_table
-from .metadata import require_metadata
+from . import cursor as cursors
+from .errors import SearchError
+from .metadata import METADATA_FILE, require_metadata
 
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 50
+MAX_CONTEXT = 5
+CANDIDATES = 100  # per signal; the fused list (what pagination walks) is their union
 HEADING_BOOST = 3.0
-_WORD = re.compile(r"\w+")
+# Small indexes keep snippet text and the vector matrix in memory (a LanceDB read costs ~2 ms);
+# bigger ones read them from the table.
+MEMORY_TEXT_BYTES = 64 * 2**20
+MEMORY_VECTOR_BYTES = 128 * 2**20
+META_PREFIX = "meta_"  # taxonomy columns in the chunks table (see index.py)
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+_CHUNK_ID = re.compile(r"^[^#\s][^#\n]*(#[^#\s]+)?$")
+_LIGHT = ["chunk_id", "filepath", "heading", "breadcrumb", "chunk_index", "metadata"]
 
 
-@dataclass
-class Hit:
+@dataclass(frozen=True)
+class Weights:
+    text: float = 1.0
+    phrase: float = 1.25
+    vector: float = 1.0
+    k: int = 60
+
+
+@dataclass(frozen=True)
+class ChunkInfo:
     chunk_id: str
-    score: float
+    filepath: str
     heading: str
     breadcrumb: str
-    snippet: str
-    filepath: str
+    chunk_index: int
     metadata: dict[str, str]
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "chunk_id": self.chunk_id,
-            "score": round(self.score, 6),
-            "heading": self.heading,
-            "breadcrumb": self.breadcrumb,
-            "snippet": self.snippet,
-            "filepath": self.filepath,
-            "metadata": self.metadata,
-        }
 
-
-def snippet(text: str, query: str, width: int = 240) -> str:
-    """A window of the text around the first query word, on word boundaries."""
+def snippet(text: str, query: str, width: int = 220) -> str:
+    """Up to `width` characters of the text, starting shortly before the first query word found."""
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
     lower = flat.lower()
-    positions = [lower.find(w) for w in _WORD.findall(query.lower()) if len(w) > 2]
-    first = min((p for p in positions if p >= 0), default=0)
-    start = max(0, first - width // 3)
+    positions = [lower.find(w) for w in (t.lower() for t in _WORD.findall(query)) if len(w) > 2]
+    anchor = min((p for p in positions if p >= 0), default=0)
+    start = max(0, anchor - 60)
     if start:
-        start = flat.find(" ", start) + 1 or start
-    end = start + width
+        space = flat.find(" ", start)
+        start = space + 1 if 0 <= space < anchor else start
+    end = min(len(flat), start + width)
     if end < len(flat):
-        end = flat.rfind(" ", start, end) if flat.rfind(" ", start, end) > start else end
-    return ("… " if start else "") + flat[start:end] + (" …" if end < len(flat) else "")
+        space = flat.rfind(" ", start + width // 2, end)
+        end = space if space > 0 else end
+    return ("…" if start else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")
 
 
-def filter_sql(filters: dict[str, str], taxonomy: dict[str, Any]) -> str | None:
-    """A prefilter from values already checked against the taxonomy enums (never raw input)."""
-    clauses = []
-    for key, value in sorted(filters.items()):
-        allowed = (taxonomy.get(key) or {}).get("values")
-        if allowed is None:
-            raise DocsMcpError(f"unknown filter '{key}'; filterable keys: {', '.join(sorted(taxonomy)) or 'none'}")
-        if value not in allowed:
-            raise DocsMcpError(f"invalid value '{value}' for '{key}'; allowed: {', '.join(allowed)}")
-        literal = value.replace("'", "''")  # value is one of the indexed enum values
-        clauses.append(f"{meta_column(key)} = '{literal}'")
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _col(key: str) -> str:
+    return f"{META_PREFIX}{key}"
+
+
+def validate_filters(filters: dict[str, Any], taxonomy: dict[str, Any]) -> dict[str, str]:
+    """Every key a taxonomy key, every value one of its indexed values; else a SearchError listing them."""
+    clean: dict[str, str] = {}
+    for key, value in filters.items():
+        if key not in taxonomy:
+            known = ", ".join(sorted(taxonomy)) or "none (this index has no taxonomy)"
+            raise SearchError(f"Unknown filter '{key}'. Filterable keys: {known}.")
+        allowed = taxonomy[key].get("values", [])
+        if not isinstance(value, str) or value not in allowed:
+            raise SearchError(f"Invalid taxonomy value for '{key}': '{value}'. Allowed values: {', '.join(allowed)}")
+        clean[key] = value
+    return clean
+
+
+def where_clause(filters: dict[str, str], taxonomy: dict[str, Any]) -> str | None:
+    """A prefilter from validated values. `language` without `scope` also admits global guides."""
+    auto_include = "language" in filters and "scope" not in filters and "scope" in taxonomy
+    clauses = [f"{_col(k)} = {_literal(v)}" for k, v in sorted(filters.items()) if not (auto_include and k == "language")]
+    if auto_include:
+        lang, scope, language = _literal(filters["language"]), _col("scope"), _col("language")
+        clauses.append(
+            f"(({scope} = 'sdk-specific' AND {language} = {lang}) OR {scope} = 'global-guide' OR "
+            f"(({scope} IS NULL OR {scope} NOT IN ('sdk-specific', 'global-guide')) AND "
+            f"({language} IS NULL OR {language} = {lang})))"
+        )
     return " AND ".join(clauses) or None
 
 
-class SearchIndex:
-    """A published index, pinned to the table version metadata.json names."""
+def rrf(lists: list[tuple[float, list[str]]], k: int) -> list[tuple[str, float]]:
+    """Weighted reciprocal rank fusion; ties break by chunk_id."""
+    scores: dict[str, float] = {}
+    for weight, ranked in lists:
+        for rank, chunk_id in enumerate(ranked, start=1):
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def collapse_key(info: ChunkInfo, keys: list[str]) -> str | None:
+    """Same page in another language: the path with the key's value starred, plus heading and part."""
+    parts = info.filepath.split("/")
+    starred = False
+    for key in keys:
+        value = info.metadata.get(key)
+        if not value:
+            return None
+        if value in parts:
+            parts[parts.index(value)] = "*"
+            starred = True
+    if not starred:
+        return None
+    part = re.search(r"-part-(\d+)$", info.chunk_id)
+    return "/".join(parts) + ":" + info.heading + (f":{part.group(1)}" if part else "")
+
+
+def metadata_signature(out: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(Path(out) / METADATA_FILE)
+    except FileNotFoundError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+class PublishedIndex:
+    """One published build: metadata.json plus the table version it pins, opened for async reads."""
 
     def __init__(self, out: Path) -> None:
         self.out = Path(out)
+        self.signature = metadata_signature(self.out)
         self.metadata = require_metadata(self.out)
         index = self.metadata.get("index") or {}
-        self.table = open_table(self.out, index.get("version"))
+        self.version: int | None = index.get("version")
+        self.key = f"{index.get('content_hash', '')[:16]}:{self.version}"
+        self.taxonomy: dict[str, Any] = self.metadata.get("taxonomy") or {}
+        self.embedding: dict[str, Any] | None = self.metadata.get("embedding")
+        self.collapse_keys = sorted(k for k, v in self.taxonomy.items() if v.get("vector_collapse"))
+        self.table: Any = None
+        self.has_vectors = False
+        self.info: dict[str, ChunkInfo] = {}
+        self.files: dict[str, list[str]] = {}
+        self.texts: dict[str, str] | None = None  # chunk_id -> content_text, when small enough
+        self.ids: list[str] = []  # row order of `vectors`
+        self.vectors: np.ndarray | None = None  # unit rows, when small enough
+        self._masks: dict[str, np.ndarray] = {}
+        self._lock = asyncio.Lock()
 
-    @property
-    def taxonomy(self) -> dict[str, Any]:
-        return self.metadata.get("taxonomy") or {}
+    async def open(self) -> "PublishedIndex":
+        async with self._lock:
+            if self.table is not None:
+                return self
+            import lancedb
 
-    def text_search(self, query: str, limit: int = 10, filters: dict[str, str] | None = None) -> list[Hit]:
-        where = filter_sql(filters or {}, self.taxonomy)
-        q = self.table.search(MultiMatchQuery(query, ["heading", "content_text"], boosts=[HEADING_BOOST, 1.0]),
-                              query_type="fts")
-        if where:
-            q = q.where(where, prefilter=True)
-        rows = q.select(["chunk_id", "heading", "breadcrumb", "content_text", "filepath", "metadata", "_score"]).limit(limit).to_list()
-        rows.sort(key=lambda r: (-r["_score"], r["chunk_id"]))
-        return [
-            Hit(r["chunk_id"], float(r["_score"]), r["heading"], r["breadcrumb"], snippet(r["content_text"], query),
-                r["filepath"], json.loads(r["metadata"]))
-            for r in rows
-        ]
+            db = await lancedb.connect_async(str(self.out / ".lancedb"))
+            table = await db.open_table(str((self.metadata.get("index") or {}).get("table", "chunks")))
+            if self.version is not None:
+                await table.checkout(self.version)
+            count = max(1, await table.count_rows())
+            schema = await table.schema()
+            self.has_vectors = "vector" in schema.names
+            chunks_file = self.out / "chunks.json"  # content + content_text: an upper bound on the text kept
+            text_bytes = chunks_file.stat().st_size if chunks_file.exists() else MEMORY_TEXT_BYTES + 1
+            wanted = _LIGHT + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
+            dims = schema.field("vector").type.list_size if self.has_vectors else 0
+            if self.has_vectors and count * dims * 4 <= MEMORY_VECTOR_BYTES:
+                wanted.append("vector")
+            rows = await table.query().select(wanted).limit(count).to_arrow()
+            columns = {name: rows.column(name).to_pylist() for name in wanted if name != "vector"}
+            if "content_text" in columns:
+                self.texts = dict(zip(columns["chunk_id"], columns["content_text"]))
+            if "vector" in wanted:
+                matrix = rows.column("vector").combine_chunks().values.to_numpy(zero_copy_only=False).reshape(-1, dims)
+                norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+                self.vectors = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
+                self.ids = columns["chunk_id"]
+            for i, chunk_id in enumerate(columns["chunk_id"]):
+                self.info[chunk_id] = ChunkInfo(chunk_id, columns["filepath"][i], columns["heading"][i],
+                                                columns["breadcrumb"][i], columns["chunk_index"][i],
+                                                json.loads(columns["metadata"][i]))
+            for info in sorted(self.info.values(), key=lambda c: (c.filepath, c.chunk_index)):
+                self.files.setdefault(info.filepath, []).append(info.chunk_id)
+            self.table = table
+        return self
+
+    async def mask(self, where: str | None) -> np.ndarray | None:
+        """Rows of `vectors` that pass a prefilter, from the same SQL LanceDB applies (cached)."""
+        if where is None:
+            return None
+        if where not in self._masks:
+            rows = await self.table.query().where(where).select(["chunk_id"]).limit(len(self.ids) or 1).to_arrow()
+            allowed = set(rows.column("chunk_id").to_pylist())
+            self._masks[where] = np.fromiter((cid in allowed for cid in self.ids), dtype=bool, count=len(self.ids))
+        return self._masks[where]
+
+
+@dataclass
+class SearchPage:
+    hits: list[dict[str, Any]]
+    next_cursor: str | None
+    hint: dict[str, Any] | None = None
+    mode: str = "text"  # "hybrid" when a query vector took part
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hits": self.hits, "next_cursor": self.next_cursor, "hint": self.hint}
+
+
+@dataclass
+class SearchEngine:
+    """Searches whatever index is currently published in `out`, switching when a new one is."""
+
+    out: Path
+    weights: Weights = field(default_factory=Weights)
+    embedder_factory: Any = None  # callable(embedding_meta) -> QueryEmbedder-like, or None
+    log: Any = None
+
+    def __post_init__(self) -> None:
+        self.out = Path(self.out)
+        self.secret = cursors.load_secret(self.out)
+        self.current = PublishedIndex(self.out)
+        self.embedder = self._embedder_for(self.current)
+        self._cache: OrderedDict[tuple[Any, ...], list[tuple[str, float]]] = OrderedDict()
+        self._reload_lock = asyncio.Lock()
+        self._refused: tuple[int, int, int] | None = None
+
+    def _embedder_for(self, index: PublishedIndex) -> Any:
+        if self.embedder_factory is None or not index.embedding:
+            return None
+        return self.embedder_factory(index.embedding)
+
+    def _log(self, message: str) -> None:
+        if self.log:
+            self.log(message)
+
+    async def index(self) -> PublishedIndex:
+        """The published index for this request; notices a new publish and switches to it."""
+        signature = metadata_signature(self.out)
+        if signature != self.current.signature and signature is not None and signature != self._refused:
+            async with self._reload_lock:
+                if signature != self.current.signature:
+                    try:
+                        fresh = await PublishedIndex(self.out).open()
+                    except Exception as exc:  # noqa: BLE001 - keep serving the index that works
+                        self._refused = signature
+                        self._log(f"a new index was published but cannot be opened, still serving version "
+                                  f"{self.current.version}: {str(exc).splitlines()[0][:300]}")
+                    else:
+                        old = self.current
+                        if fresh.embedding != old.embedding:
+                            self.embedder = self._embedder_for(fresh)
+                        self.current = fresh
+                        self._cache.clear()
+                        self._log(f"switched to the newly published index (table version {fresh.version})")
+        return await self.current.open()
+
+    # -- search -----------------------------------------------------------------------------
+    async def _query_vector(self, index: PublishedIndex, query: str) -> np.ndarray | None:
+        if not index.has_vectors or self.embedder is None:
+            return None
+        if getattr(self.embedder, "inline", False):  # microseconds of work: a thread hop would cost more
+            return self.embedder.embed(query)
+        return await asyncio.to_thread(self.embedder.embed, query)
+
+    async def _ranked(self, index: PublishedIndex, query: str, where: str | None,
+                      vector: np.ndarray | None) -> list[tuple[float, list[str]]]:
+        from lancedb.query import MultiMatchQuery, PhraseQuery
+
+        table = index.table
+
+        async def run(builder: Any, score: str, ascending: bool) -> list[str]:
+            if where:
+                builder = builder.where(where)
+            rows = await builder.select(["chunk_id", score]).limit(CANDIDATES).to_arrow()
+            pairs = zip(rows.column(score).to_pylist(), rows.column("chunk_id").to_pylist())
+            return [cid for value, cid in sorted(pairs, key=lambda p: ((p[0] if ascending else -p[0]), p[1]))]
+
+        text = MultiMatchQuery(query, ["heading", "content_text"], boosts=[HEADING_BOOST, 1.0])
+        jobs = [(self.weights.text, run(await table.search(text, query_type="fts"), "_score", False))]
+        if len(_WORD.findall(query)) >= 2:
+            phrase = PhraseQuery(query, "content_text", slop=0)
+            jobs.append((self.weights.phrase, run(await table.search(phrase, query_type="fts"), "_score", False)))
+        if vector is not None and index.vectors is not None:
+            jobs.append((self.weights.vector, self._nearest_in_memory(index, vector, where)))
+        elif vector is not None:
+            nearest = table.vector_search(vector.astype(np.float32)).distance_type("cosine")
+            jobs.append((self.weights.vector, run(nearest, "_distance", True)))
+        ranked = await asyncio.gather(*(job for _, job in jobs))
+        return [(weight, ids) for (weight, _), ids in zip(jobs, ranked)]
+
+    async def _nearest_in_memory(self, index: PublishedIndex, vector: np.ndarray, where: str | None) -> list[str]:
+        """Cosine ranking over the in-memory matrix; same prefilter, same tie-break as the table path."""
+        assert index.vectors is not None
+        query = vector.astype(np.float32)
+        query = query / (np.linalg.norm(query) or 1.0)
+        similarity = index.vectors @ query
+        allowed = await index.mask(where)
+        rows = np.flatnonzero(allowed) if allowed is not None else np.arange(len(index.ids))
+        if len(rows) > CANDIDATES:
+            rows = rows[np.argpartition(-similarity[rows], CANDIDATES - 1)[:CANDIDATES]]
+        ranked = sorted(rows.tolist(), key=lambda r: (-float(similarity[r]), index.ids[r]))
+        return [index.ids[r] for r in ranked]
+
+    async def _fused(self, index: PublishedIndex, query: str, filters: dict[str, str]) -> tuple[list[tuple[str, float]], str]:
+        vector = await self._query_vector(index, query)
+        mode = "hybrid" if vector is not None else "text"
+        key = (index.key, " ".join(query.split()), tuple(sorted(filters.items())), mode)
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key], mode
+        fused = rrf(await self._ranked(index, query, where_clause(filters, index.taxonomy), vector), self.weights.k)
+        active = [k for k in index.collapse_keys if k not in filters]
+        if active:
+            seen: set[str] = set()
+            kept = []
+            for chunk_id, score in fused:
+                group = collapse_key(index.info[chunk_id], active)
+                if group is None or group not in seen:
+                    kept.append((chunk_id, score))
+                    if group is not None:
+                        seen.add(group)
+            fused = kept
+        self._cache[key] = fused
+        if len(self._cache) > 256:
+            self._cache.popitem(last=False)
+        return fused, mode
+
+    async def search(self, query: str, *, limit: int = DEFAULT_LIMIT, filters: dict[str, Any] | None = None,
+                     cursor: str | None = None) -> SearchPage:
+        query = (query or "").strip()
+        if not query:
+            raise SearchError("query must be a non-empty string: describe what you are looking for")
+        if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+            raise SearchError(f"limit must be an integer from 1 to {MAX_LIMIT}")
+        index = await self.index()
+        clean = validate_filters(filters or {}, index.taxonomy)
+        offset = cursors.decode(self.secret, cursor, query=query, filters=clean, index=index.key) if cursor else 0
+        fused, mode = await self._fused(index, query, clean)
+        page = fused[offset : offset + limit]
+        texts = await self._texts(index, [chunk_id for chunk_id, _ in page])
+        hits = []
+        for chunk_id, score in page:
+            info = index.info[chunk_id]
+            hits.append({
+                "chunk_id": chunk_id,
+                "score": round(score, 6),
+                "heading": info.heading,
+                "breadcrumb": info.breadcrumb,
+                "snippet": snippet(texts.get(chunk_id, ""), query),
+                "filepath": info.filepath,
+                "metadata": info.metadata,
+            })
+        more = offset + limit < len(fused)
+        next_cursor = cursors.encode(self.secret, offset=offset + limit, query=query, filters=clean,
+                                     index=index.key) if more else None
+        hint = await self._hint(index, query, clean) if not hits and offset == 0 else None
+        return SearchPage(hits, next_cursor, hint, mode)
+
+    async def _texts(self, index: PublishedIndex, ids: list[str], column: str = "content_text") -> dict[str, str]:
+        if not ids:
+            return {}
+        if column == "content_text" and index.texts is not None:
+            return {i: index.texts[i] for i in ids}
+        in_list = ", ".join(_literal(i) for i in ids)
+        rows = await index.table.query().where(f"chunk_id IN ({in_list})").select(["chunk_id", column]) \
+            .limit(len(ids)).to_list()
+        return {r["chunk_id"]: r[column] for r in rows}
+
+    async def _hint(self, index: PublishedIndex, query: str, filters: dict[str, str]) -> dict[str, Any]:
+        """Which values of each active filter would have matched (found by dropping that filter)."""
+        suggestions: dict[str, list[str]] = {}
+        for key in sorted(filters):
+            others = {k: v for k, v in filters.items() if k != key}
+            fused, _ = await self._fused(index, query, others)
+            values = {index.info[cid].metadata.get(key) for cid, _ in fused} - {None, filters[key]}
+            if values:
+                suggestions[key] = sorted(v for v in values if v)
+        summary = ", ".join(f"{k}='{v}'" for k, v in sorted(filters.items()))
+        if suggestions:
+            tips = "; ".join(f"{k}: {', '.join(v)}" for k, v in suggestions.items())
+            message = f"0 results found for query '{query}' with filters {summary}. It does match with other values ({tips})."
+        elif filters:
+            message = f"0 results found for query '{query}' with filters {summary}, nor without them. Try other words."
+        else:
+            message = f"0 results found for query '{query}'. Try other words, an identifier, or a shorter query."
+        return {"message": message, "suggested_filters": suggestions}
+
+    # -- get_doc ----------------------------------------------------------------------------
+    async def get_doc(self, chunk_id: str, context: int = 0) -> str:
+        if not isinstance(chunk_id, str) or not _CHUNK_ID.match(chunk_id):
+            raise SearchError(f"Chunk ID '{chunk_id}' has invalid format. Expected {{filepath}} or "
+                              "{filepath}#{heading-path}, exactly as search_docs returns it.")
+        if not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT:
+            raise SearchError(f"context must be an integer from 0 to {MAX_CONTEXT}")
+        index = await self.index()
+        target = index.info.get(chunk_id)
+        if target is None:
+            same_file = index.files.get(chunk_id.split("#", 1)[0], [])
+            tip = f" That file has: {', '.join(same_file[:8])}." if same_file else ""
+            raise SearchError(f"Chunk ID '{chunk_id}' not found. Use search_docs to discover valid chunk IDs.{tip}")
+        ids = index.files[target.filepath]
+        position = ids.index(chunk_id)
+        window = ids[max(0, position - context) : position + context + 1]
+        contents = await self._texts(index, window, "content")
+        blocks = []
+        for chunk in window:
+            offset = ids.index(chunk) - position
+            role = "Target" if offset == 0 else f"Context: {offset:+d}"
+            blocks.append(f"--- Chunk: {chunk} (Chunk {ids.index(chunk) + 1} of {len(ids)}) ({role}) ---\n{contents[chunk]}")
+        return "\n\n".join(blocks)
+
+    def close(self) -> None:
+        if self.embedder is not None:
+            self.embedder.close()
+
+
+def loaded_embedder(embedding: dict[str, Any]) -> Any:
+    """For one-shot callers (the CLI): a query embedder whose model has finished loading."""
+    from .query_embedding import QueryEmbedder
+
+    embedder = QueryEmbedder(embedding)
+    embedder.wait()
+    return embedder
+
+
+def run_search(out: Path, query: str, *, limit: int = DEFAULT_LIMIT, filters: dict[str, str] | None = None,
+               hybrid: bool = True, weights: Weights | None = None) -> SearchPage:
+    """One search from synchronous code, with the same engine the server uses."""
+
+    async def once() -> SearchPage:
+        engine = SearchEngine(out, weights or Weights(), embedder_factory=loaded_embedder if hybrid else None)
+        try:
+            return await engine.search(query, limit=limit, filters=filters)
+        finally:
+            engine.close()
+
+    return asyncio.run(once())

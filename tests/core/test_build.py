@@ -11,7 +11,7 @@ from docs_mcp_core.build import build, chunk_corpus, embed_chunks, fingerprint_c
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.index import open_table
-from docs_mcp_core.search import SearchIndex
+from docs_mcp_core.search import run_search
 
 from ..conftest import write
 
@@ -96,24 +96,32 @@ def test_failed_validation_leaves_the_previous_output_untouched(runner: CliRunne
     assert not (tmp_path / "never").exists()
 
 
+def ids(out: Path, query: str, **kwargs) -> list[str]:
+    return [h["chunk_id"] for h in run_search(out, query, **kwargs).hits]
+
+
+def fts_ids(table, query: str) -> list[str]:
+    return [r["chunk_id"] for r in table.search(query, query_type="fts").select(["chunk_id", "_score"]).limit(5).to_list()]
+
+
 def test_publish_is_atomic_and_readers_stay_pinned(example_docs: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     provider = make_provider(ProviderSettings("none"))
-    build(example_docs, out, provider)
-    old_reader = SearchIndex(out)
-    assert old_reader.text_search("zebra crossing") == []
+    first = build(example_docs, out, provider)
+    old_reader = open_table(out, first.index.version)
+    assert fts_ids(old_reader, "zebra crossing") == []
 
     write(example_docs, "guides/zebra.md", "# Zebra crossing\n\nParcels may cross at the zebra crossing.\n")
     chunkset = chunk_corpus(example_docs)
     embedded = embed_chunks(chunkset, fingerprint_chunks(chunkset.chunks, provider), provider, cache_dir=tmp_path / "c")
     info = write_index(out, chunkset, embedded)
-    # Written but not published: a fresh reader still gets the published version.
-    assert SearchIndex(out).text_search("zebra crossing") == []
+    # Written but not published: searches still get the published version.
+    assert ids(out, "zebra crossing") == []
     publish_metadata(out, chunkset, info, provider)
-    assert SearchIndex(out).text_search("zebra crossing")[0].chunk_id == "guides/zebra.md#_preamble"
-    # The reader opened before the publish keeps answering from its own version.
-    assert old_reader.text_search("zebra crossing") == []
-    assert old_reader.text_search("idempotency key")[0].filepath == "guides/idempotency.md"
+    assert ids(out, "zebra crossing")[0] == "guides/zebra.md#_preamble"
+    # A reader that opened the previous version keeps answering from it.
+    assert fts_ids(old_reader, "zebra crossing") == []
+    assert fts_ids(old_reader, "idempotency key")[0].startswith("guides/idempotency.md")
 
 
 def test_old_table_versions_are_pruned_but_the_previous_one_is_kept(example_docs: Path, tmp_path: Path) -> None:
@@ -136,11 +144,12 @@ def test_search_cli(runner: CliRunner, example_docs: Path, tmp_path: Path) -> No
     assert result.exit_code == 0
     first = result.output.splitlines()[0]
     assert first.startswith(" 1. guides/idempotency.md#")
-    filtered = runner.invoke(main, ["search", "--index", str(out), "verify webhook signature", "--filter", "language=go", "--json"])
-    hits = json.loads(filtered.output)
+    filtered = runner.invoke(main, ["search", "--index", str(out), "verify webhook signature", "--filter", "scope=sdk-specific",
+                                    "--filter", "language=go", "--json"])
+    hits = json.loads(filtered.output)["hits"]
     assert hits and all(h["metadata"]["language"] == "go" for h in hits)
     bad = runner.invoke(main, ["search", "--index", str(out), "x", "--filter", "language=cobol"])
-    assert bad.exit_code == 1 and "invalid value 'cobol' for 'language'; allowed: go, python, typescript" in bad.output
+    assert bad.exit_code == 1 and "Invalid taxonomy value for 'language': 'cobol'. Allowed values: go, python, typescript" in bad.output
     missing = runner.invoke(main, ["search", "--index", str(tmp_path / "nope"), "x"])
     assert missing.exit_code == 1 and "no index at" in missing.output
 

@@ -19,7 +19,7 @@ from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.embedding_cache import EmbeddingCache, _open
 from docs_mcp_core.index import open_table
 from docs_mcp_core.progress import NullReporter
-from docs_mcp_core.search import SearchIndex
+from docs_mcp_core.search import run_search
 
 from ..conftest import write
 from ..fakes.openai_server import FakeEmbeddingServer, Fault
@@ -107,8 +107,7 @@ def test_deleted_file_embeds_nothing_and_leaves_index_and_cache(example_docs: Pa
     assert len(ids) == N_EXAMPLE - 5 and not any(i.startswith("guides/pagination.md") for i in ids)
     assert len(cache_entries(out)) == N_EXAMPLE - 5
     assert f"embedding cache: {N_EXAMPLE - 5} hits, 0 misses" in output
-    assert SearchIndex(out).text_search("starting_after next_cursor has_more") == [] or all(
-        h.filepath != "guides/pagination.md" for h in SearchIndex(out).text_search("starting_after next_cursor"))
+    assert all(h["filepath"] != "guides/pagination.md" for h in run_search(out, "starting_after next_cursor has_more").hits)
 
 
 def test_moved_file_reembeds_only_changed_inputs(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:
@@ -247,7 +246,7 @@ def test_hard_failure_keeps_everything_and_loses_nothing_paid(example_docs: Path
     after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and "build.lock" not in p.name
              and ".embedding-cache.pending" not in str(p)}
     assert after == before
-    assert SearchIndex(out).text_search("idempotency key")  # previous index still serves
+    assert run_search(out, "idempotency key").hits  # previous index still serves
     fake.fail_from_request = None
     output = ok(cli(example_docs, out, fake))
     assert len(fake.inputs) == 15 and "reused 15 vectors kept by an earlier unfinished build" in output
@@ -278,7 +277,7 @@ def test_sigkill_mid_embedding(example_docs: Path, tmp_path: Path) -> None:
         time.sleep(0.5)  # let the request that was in flight at the kill finish on the server side
         # The published index is untouched and still answers.
         assert len(index_ids(out)) == N_EXAMPLE
-        assert SearchIndex(out).text_search("webhook signature")
+        assert run_search(out, "webhook signature", hybrid=False).hits
         provider = make_provider(ProviderSettings("openai", "fake-embed", 32, fake.url))
         cache = EmbeddingCache(out / ".embedding-cache", provider, NullReporter())
         kept = _open(cache.pending).count_rows() if (cache.pending / "vectors.lance").exists() else 0
@@ -307,9 +306,15 @@ def test_cold_and_warm_builds_are_identical(example_docs: Path, tmp_path: Path, 
                           np.stack(warm_t.column("vector").to_numpy(zero_copy_only=False)))
     queries = [("retry backoff", {}), ("verify webhook signature", {"language": "go"}), ("pagination cursor", {}),
                ("error handling", {"language": "python"}), ("idempotency", {"scope": "global-guide"})]
-    for query, filters in queries:
-        assert ([h.chunk_id for h in SearchIndex(cold).text_search(query, filters=filters)]
-                == [h.chunk_id for h in SearchIndex(warm).text_search(query, filters=filters)])
+    with FakeEmbeddingServer(dims=32) as other:  # query vectors from the same model, another endpoint
+        for out in (cold, warm):
+            meta = json.loads((out / "metadata.json").read_text())
+            meta["embedding"]["base_url"] = other.url
+            (out / "metadata.json").write_text(json.dumps(meta))
+        for query, filters in queries:
+            cold_page, warm_page = run_search(cold, query, filters=filters), run_search(warm, query, filters=filters)
+            assert cold_page.mode == warm_page.mode == "hybrid"
+            assert [h["chunk_id"] for h in cold_page.hits] == [h["chunk_id"] for h in warm_page.hits]
 
 
 def test_rebuild_cache_reembeds_everything(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:

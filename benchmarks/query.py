@@ -1,0 +1,141 @@
+"""Query benchmark: `docs-mcp serve` over stdio on a dub-ts index, through the MCP SDK client.
+
+For each index (`none` and `hash` by default): server start (spawn → initialize answered,
+and → first search answered), then after a warm-up, 200 varied search_docs calls and 50
+get_doc calls, reporting p50/p95/p99 latency and the server's peak RSS.
+
+    .venv/bin/python benchmarks/query.py [--providers none,hash] [--searches 200] [--gets 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "fixtures" / "dub-ts"
+FILTERS = [{}, {}, {}]  # dub-ts has no taxonomy; kept for symmetry with other corpora
+
+
+def queries(chunks: list[dict], n: int, seed: int = 7) -> list[str]:
+    """Varied queries from the corpus itself: headings, identifiers, phrases, questions."""
+    rng = random.Random(seed)
+    headings = sorted({c["heading"] for c in chunks if c["heading"]})
+    words = sorted({w for c in chunks for w in c["content_text"].split() if w.isalpha() and 4 <= len(w) <= 12})
+    out = []
+    for i in range(n):
+        kind = i % 4
+        if kind == 0:
+            out.append(rng.choice(headings))
+        elif kind == 1:
+            out.append(" ".join(rng.sample(words, 2)))
+        elif kind == 2:
+            chunk = rng.choice(chunks)
+            text = chunk["content_text"].split()
+            start = rng.randrange(max(1, len(text) - 4))
+            out.append(" ".join(text[start : start + 4]))
+        else:
+            out.append(f"how do I {rng.choice(['create', 'list', 'delete', 'update', 'retrieve'])} "
+                       f"{rng.choice(['links', 'domains', 'partners', 'tags', 'folders', 'customers'])}")
+    return out
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def server_pid() -> int | None:
+    me = str(os.getpid())
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().split(") ")[-1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if fields[1] == me and b"serve" in cmdline:
+            return int(stat.parent.name)
+    return None
+
+
+def peak_rss_mb(pid: int | None) -> float:
+    if pid is None:
+        return float("nan")
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def measure(index: Path, searches: list[str], gets: list[str]) -> dict[str, float]:
+    params = StdioServerParameters(command=str(Path(sys.executable).parent / "docs-mcp"),
+                                   args=["serve", "--index", str(index)], env=dict(os.environ))
+    started = time.perf_counter()
+    async with Client(params, mode="legacy") as client:
+        initialized = time.perf_counter() - started
+        await client.call_tool("search_docs", {"query": "warm up"})
+        first_search = time.perf_counter() - started
+        for query in searches[:20]:
+            await client.call_tool("search_docs", {"query": query})
+        search_ms = []
+        for query in searches:
+            t = time.perf_counter()
+            result = await client.call_tool("search_docs", {"query": query, "limit": 10})
+            search_ms.append((time.perf_counter() - t) * 1000)
+            assert not result.is_error, result.content[0].text
+        get_ms = []
+        for chunk_id in gets:
+            t = time.perf_counter()
+            result = await client.call_tool("get_doc", {"chunk_id": chunk_id, "context": 1})
+            get_ms.append((time.perf_counter() - t) * 1000)
+            assert not result.is_error
+        rss = peak_rss_mb(server_pid())
+    return {"init": initialized, "first": first_search, "rss": rss,
+            **{f"search_p{p}": percentile(search_ms, p) for p in (50, 95, 99)},
+            **{f"get_p{p}": percentile(get_ms, p) for p in (50, 95, 99)},
+            "search_mean": statistics.fmean(search_ms)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--providers", default="none,hash")
+    parser.add_argument("--searches", type=int, default=200)
+    parser.add_argument("--gets", type=int, default=50)
+    args = parser.parse_args()
+    from docs_mcp_core.build import build
+    from docs_mcp_core.embedding import ProviderSettings, make_provider
+
+    work = Path(tempfile.mkdtemp(prefix="docs-mcp-query-"))
+    try:
+        docs = work / "dub-ts"
+        shutil.copytree(CORPUS, docs)
+        (docs / ".docs-mcp.json").write_text(json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}}))
+        print(f"dub-ts ({sum(1 for _ in docs.rglob('*.md'))} files), stdio, {args.searches} searches + "
+              f"{args.gets} get_doc after warm-up; latencies in ms, start in s")
+        print(f"{'index':<6} {'init s':>7} {'1st search s':>13} {'search p50':>11} {'p95':>6} {'p99':>6} "
+              f"{'get_doc p50':>12} {'p95':>6} {'p99':>6} {'peak RSS MB':>12}")
+        for provider in args.providers.split(","):
+            out = work / f"index-{provider}"
+            build(docs, out, make_provider(ProviderSettings(provider)))
+            chunks = json.loads((out / "chunks.json").read_text())
+            rng = random.Random(11)
+            r = anyio.run(measure, out, queries(chunks, args.searches), [rng.choice(chunks)["chunk_id"] for _ in range(args.gets)])
+            print(f"{provider:<6} {r['init']:>7.2f} {r['first']:>13.2f} {r['search_p50']:>11.2f} {r['search_p95']:>6.2f} "
+                  f"{r['search_p99']:>6.2f} {r['get_p50']:>12.2f} {r['get_p95']:>6.2f} {r['get_p99']:>6.2f} {r['rss']:>12.0f}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

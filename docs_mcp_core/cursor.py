@@ -1,0 +1,86 @@
+"""Stateless pagination cursors: opaque, signed with HMAC-SHA256, bound to query, filters and index.
+
+The secret comes from DOCS_MCP_CURSOR_SECRET or is generated once per output folder and
+kept beside the index (never in metadata.json), so cursors survive restarts and every
+replica serving the same output folder accepts them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from pathlib import Path
+
+from .errors import DocsMcpError, SearchError
+
+SECRET_ENV = "DOCS_MCP_CURSOR_SECRET"
+SECRET_FILE = "cursor-secret"
+
+
+class CursorError(SearchError):
+    """A cursor that cannot be used, with what to do instead."""
+
+
+def load_secret(out: Path) -> bytes:
+    """The signing key: from the environment, or created atomically beside the index (mode 0600)."""
+    if os.environ.get(SECRET_ENV):
+        return os.environ[SECRET_ENV].encode()
+    path = Path(out) / ".docs-mcp" / SECRET_FILE
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_hex(32))
+        except FileExistsError:
+            pass  # another server process created it first
+    secret = path.read_text().strip()
+    if len(secret) < 32:
+        raise DocsMcpError(f"{path} holds no usable cursor secret; delete it and restart the server")
+    return secret.encode()
+
+
+def request_key(query: str, filters: dict[str, str]) -> str:
+    raw = json.dumps({"q": " ".join(query.split()), "f": sorted(filters.items())}, separators=(",", ":"))
+    return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def encode(secret: bytes, *, offset: int, query: str, filters: dict[str, str], index: str) -> str:
+    payload = json.dumps({"o": offset, "k": request_key(query, filters), "i": index}, separators=(",", ":")).encode()
+    signature = hmac.new(secret, payload, hashlib.sha256).digest()
+    return f"{_b64(payload)}.{_b64(signature)}"
+
+
+def decode(secret: bytes, cursor: str, *, query: str, filters: dict[str, str], index: str) -> int:
+    """The offset a cursor stands for, or a CursorError saying why it cannot be used."""
+    try:
+        payload_text, signature_text = cursor.strip().split(".")
+        payload, signature = _unb64(payload_text), _unb64(signature_text)
+        data = json.loads(payload)
+        offset = int(data["o"])
+    except (ValueError, KeyError, TypeError):
+        raise CursorError("cursor is malformed; pass the next_cursor value exactly as returned, "
+                          "or search again without a cursor") from None
+    expected = hmac.new(secret, payload, hashlib.sha256).digest()
+    if not hmac.compare_digest(signature, expected):
+        raise CursorError("cursor signature is invalid (it was altered or comes from another server); "
+                          "search again without a cursor")
+    if data.get("i") != index:
+        raise CursorError("cursor is stale: the index was rebuilt since it was issued; "
+                          "search again without a cursor to get fresh results")
+    if data.get("k") != request_key(query, filters) or offset < 0:
+        raise CursorError("cursor belongs to a different query or filters; repeat the original query and "
+                          "filters with it, or search again without a cursor")
+    return offset

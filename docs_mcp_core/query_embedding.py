@@ -1,0 +1,100 @@
+"""Query vectors for hybrid search, from the provider the index was built with.
+
+Search never waits for or fails on this: while a model loads, after a provider error,
+or when the index has no vectors, search is text-only, and says so once on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from dataclasses import replace
+from typing import Any, Callable
+
+import numpy as np
+
+from .embedding import EmbeddingProvider, make_provider, settings_from_metadata
+
+RETRY_AFTER_FAILURE = 30.0  # seconds to stay text-only after a failed query embedding
+
+
+def _stderr(message: str) -> None:
+    print(f"docs-mcp: {message}", file=sys.stderr, flush=True)
+
+
+class QueryEmbedder:
+    """status: none (no vectors), loading, ready, or unavailable (with a reason)."""
+
+    def __init__(self, embedding: dict[str, Any] | None, *, log: Callable[[str], None] = _stderr) -> None:
+        self.log = log
+        self.expected = embedding
+        self.provider: EmbeddingProvider | None = None
+        self.reason: str | None = None
+        self._warned = False
+        self._retry_at = 0.0
+        self._ready = threading.Event()
+        self.status = "none" if not embedding else "loading"
+        if embedding:
+            threading.Thread(target=self._load, name="query-embedder", daemon=True).start()
+
+    def _load(self) -> None:
+        assert self.expected is not None
+        try:
+            settings = settings_from_metadata(self.expected)
+            if settings.provider == "openai":  # a query should fail fast, not retry for minutes
+                settings = replace(settings, max_retries=1)
+            provider = make_provider(settings)
+            digest = self.expected.get("model_sha256")
+            if digest and getattr(provider, "digest", digest) != digest:
+                raise RuntimeError(f"the model {provider.model} here differs from the one the index was built with")
+            if provider.dimensions != self.expected.get("dimensions"):
+                raise RuntimeError(f"the provider makes {provider.dimensions}-dimension vectors, the index has "
+                                   f"{self.expected.get('dimensions')}")
+            if hasattr(provider, "load"):
+                provider.load()  # slow for local models: this is why it runs in the background
+            self.provider = provider
+            self.status = "ready"
+            if self._warned:
+                self.log("query embeddings are ready: search is hybrid again")
+        except Exception as exc:  # noqa: BLE001 - any failure means: text-only, with the reason
+            self.status = "unavailable"
+            self.reason = str(exc).splitlines()[0][:300]
+            self.log(f"vector search is off, text-only search continues: {self.reason}")
+            self._warned = True
+        finally:
+            self._ready.set()
+
+    @property
+    def inline(self) -> bool:
+        """Cheap enough to run on the event loop (no network, no model)."""
+        return self.provider is not None and self.provider.name == "hash"
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._ready.wait(timeout)
+
+    def embed(self, query: str) -> np.ndarray | None:
+        """A query vector, or None: callers then rank by text alone."""
+        if self.provider is None:
+            if self.status == "loading" and not self._warned:
+                self.log("the query embedding model is still loading: text-only search until it is ready")
+                self._warned = True
+            return None
+        if time.monotonic() < self._retry_at:
+            return None
+        try:
+            vector = self.provider.embed([query])[0]
+        except Exception as exc:  # noqa: BLE001 - any provider failure: text-only for a while
+            self._retry_at = time.monotonic() + RETRY_AFTER_FAILURE
+            if self.status != "degraded":
+                self.log(f"query embedding failed, falling back to text-only search: {str(exc).splitlines()[0][:300]}")
+            self.status = "degraded"
+            return None
+        if self.status == "degraded":
+            self.status = "ready"
+            self.log("query embedding works again: hybrid search resumed")
+        return vector
+
+    def close(self) -> None:
+        if self.provider is not None:
+            self.provider.close()

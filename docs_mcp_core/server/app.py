@@ -1,0 +1,147 @@
+"""The MCP server: tools and prompts from the published index, over the official SDK's low-level Server."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import Any
+
+from mcp import types
+from mcp.server import Server
+from mcp.shared.exceptions import MCPError
+
+from .. import __version__
+from ..query_embedding import QueryEmbedder
+from ..search import SearchEngine, SearchError, Weights
+from . import tools
+from .mustache import TemplateError, render
+
+
+def log(message: str) -> None:
+    """Server messages go to stderr: on stdio, stdout is the protocol."""
+    print(f"docs-mcp: {message}", file=sys.stderr, flush=True)
+
+
+def _text(text: str, *, error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
+
+
+class DocsServer:
+    """Binds one SearchEngine to MCP tools and prompts; tool names may carry a prefix."""
+
+    def __init__(self, engine: SearchEngine, *, tool_prefix: str | None = None) -> None:
+        self.engine = engine
+        prefix = f"{tool_prefix}_" if tool_prefix else ""
+        self.search_name = f"{prefix}{tools.SEARCH}"
+        self.get_doc_name = f"{prefix}{tools.GET_DOC}"
+        for name in (self.search_name, self.get_doc_name):
+            if not (1 <= len(name) <= 64) or not all(c.isalnum() or c in "_-" for c in name):
+                from ..errors import DocsMcpError
+
+                raise DocsMcpError(f"tool name '{name}' is not a valid MCP tool name; use a shorter --tool-prefix "
+                                   "made of letters, digits, '_' and '-'")
+        metadata = engine.current.metadata
+        self.server = Server(
+            f"{tool_prefix}-docs" if tool_prefix else "docs-mcp",
+            version=__version__,
+            instructions=metadata.get("mcpServerInstructions") or None,
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            on_list_prompts=self.list_prompts,
+            on_get_prompt=self.get_prompt,
+        )
+
+    # tools ----------------------------------------------------------------------------------
+    def _schemas(self) -> dict[str, dict[str, Any]]:
+        """Built from the current index's taxonomy, once per published index."""
+        index = self.engine.current
+        if getattr(self, "_schemas_for", None) is not index:
+            self._schemas_for = index
+            self._schema_cache = {self.search_name: tools.search_schema(index.taxonomy),
+                                  self.get_doc_name: tools.get_doc_schema()}
+        return self._schema_cache
+
+    async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        index = self.engine.current
+        schemas = self._schemas()
+        hybrid = bool(index.embedding)
+        annotations = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
+        return types.ListToolsResult(tools=[
+            types.Tool(name=self.search_name, description=tools.search_description(index.metadata, hybrid),
+                       input_schema=schemas[self.search_name], annotations=annotations),
+            types.Tool(name=self.get_doc_name, description=tools.GET_DOC_DESCRIPTION,
+                       input_schema=schemas[self.get_doc_name], annotations=annotations),
+        ])
+
+    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        schema = self._schemas().get(params.name)
+        if schema is None:
+            return _text(f"Unknown tool '{params.name}'. Available: {self.search_name}, {self.get_doc_name}.", error=True)
+        arguments = dict(params.arguments or {})
+        problem = tools.check_arguments(params.name, schema, arguments)
+        if problem:
+            return _text(problem, error=True)
+        try:
+            if params.name == self.search_name:
+                query = arguments.pop("query")
+                limit = arguments.pop("limit", 10)
+                cursor = arguments.pop("cursor", None)
+                page = await self.engine.search(query, limit=limit, filters=arguments, cursor=cursor)
+                return _text(json.dumps(page.to_json(), ensure_ascii=False))  # compact: fewer tokens for the agent
+            text = await self.engine.get_doc(arguments["chunk_id"], arguments.get("context", 0))
+            return _text(text)
+        except SearchError as exc:
+            return _text(str(exc), error=True)
+        except Exception as exc:  # noqa: BLE001 - the client gets a sentence, the log gets the trace
+            log(f"{params.name} failed:\n{traceback.format_exc()}")
+            return _text(f"{params.name} failed unexpectedly ({type(exc).__name__}: {exc}); try again, and report "
+                         "it if it persists.", error=True)
+
+    # prompts --------------------------------------------------------------------------------
+    def _prompts(self) -> dict[str, dict[str, Any]]:
+        return {p["name"]: p for p in self.engine.current.metadata.get("prompts") or []}
+
+    async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[
+            types.Prompt(
+                name=p["name"], title=p.get("title"), description=p.get("description"),
+                arguments=[types.PromptArgument(name=a["name"], description=a.get("description"),
+                                                required=bool(a.get("required"))) for a in p.get("arguments", [])],
+            )
+            for p in self._prompts().values()
+        ])
+
+    async def get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        prompt = self._prompts().get(params.name)
+        if prompt is None:
+            raise MCPError(types.INVALID_PARAMS, f"Prompt '{params.name}' not found. Available: "
+                                                 f"{', '.join(self._prompts()) or 'none'}.")
+        values = dict(params.arguments or {})
+        for argument in prompt.get("arguments", []):
+            if argument.get("required") and not str(values.get(argument["name"], "")).strip():
+                raise MCPError(types.INVALID_PARAMS, f"Missing required prompt argument '{argument['name']}'"
+                                                     f" for prompt '{params.name}'.")
+        try:
+            messages = [types.PromptMessage(role=m["role"], content=types.TextContent(type="text", text=render(m["content"], values)))
+                        for m in prompt["messages"]]
+        except TemplateError as exc:
+            raise MCPError(types.INTERNAL_ERROR, f"prompt '{params.name}' has a broken template: {exc}") from None
+        return types.GetPromptResult(description=prompt.get("description"), messages=messages)
+
+
+def create_server(out: Path, *, tool_prefix: str | None = None, weights: Weights | None = None) -> DocsServer:
+    """Everything `docs-mcp serve` runs: reads metadata.json now, opens LanceDB in the background."""
+    threading.Thread(target=lambda: __import__("lancedb"), name="warm-imports", daemon=True).start()
+    engine = SearchEngine(Path(out), weights or Weights(), embedder_factory=lambda meta: QueryEmbedder(meta, log=log),
+                          log=log)
+    return DocsServer(engine, tool_prefix=tool_prefix)
+
+
+async def serve_stdio(docs: DocsServer) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await docs.server.run(read, write, docs.server.create_initialization_options())

@@ -1,0 +1,102 @@
+"""search_docs and get_doc: schemas built from metadata.json, and argument checks with useful errors.
+
+The low-level MCP server does not validate arguments, so this does, before the engine runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from ..search import DEFAULT_LIMIT, MAX_CONTEXT, MAX_LIMIT
+
+SEARCH = "search_docs"
+GET_DOC = "get_doc"
+
+
+def search_schema(taxonomy: dict[str, Any]) -> dict[str, Any]:
+    properties: dict[str, Any] = {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "description": "What to find: method or class names, error types, config keys, or a plain-language "
+                           "question (e.g. 'links.create', 'RateLimitError', 'how to paginate').",
+        },
+        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT,
+                  "description": f"Maximum number of results (1-{MAX_LIMIT}). Default {DEFAULT_LIMIT}."},
+        "cursor": {"type": "string", "description": "next_cursor from a previous search_docs result, with the same "
+                                                    "query and filters, to get the next page. Omit for the first page."},
+    }
+    for key, field in sorted(taxonomy.items()):
+        properties[key] = {"type": "string", "enum": list(field.get("values", [])),
+                           "description": field.get("description") or f"Filter results by {key}."}
+    return {"type": "object", "properties": properties, "required": ["query"], "additionalProperties": False}
+
+
+def get_doc_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "chunk_id": {"type": "string", "minLength": 1,
+                         "description": "A chunk_id exactly as search_docs returned it, e.g. 'guides/retries.md#backoff'."},
+            "context": {"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "default": 0,
+                        "description": f"Neighbouring chunks of the same file to include on each side (0-{MAX_CONTEXT}). "
+                                       "Chunks are self-contained: start with 0."},
+        },
+        "required": ["chunk_id"],
+        "additionalProperties": False,
+    }
+
+
+def search_description(metadata: dict[str, Any], hybrid: bool) -> str:
+    corpus = metadata.get("corpus_description") or "documentation"
+    how = ("Use exact identifiers, method names, or describe what you want to do."
+           if hybrid else "Use exact identifiers, method names and the words the docs would use.")
+    keys = sorted(metadata.get("taxonomy") or {})
+    filters = f" Filter with {', '.join(keys)} to narrow results." if keys else ""
+    return (f"Search the pre-indexed {corpus} — the authoritative reference for this documentation set, with API "
+            f"docs, code examples and guides. {how}{filters} Returns chunk IDs, breadcrumbs and snippets; read a "
+            "chunk in full with get_doc.")
+
+
+GET_DOC_DESCRIPTION = ("Read a documentation chunk in full by its chunk_id (from search_docs), as Markdown. Each chunk "
+                       "is self-contained: leave context at 0 first, and raise it (1-3) only if the chunk refers to "
+                       "neighbouring sections you need.")
+
+
+_validators: dict[int, tuple[dict[str, Any], Draft202012Validator]] = {}
+
+
+def _validator(schema: dict[str, Any]) -> Draft202012Validator:
+    cached = _validators.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        cached = (schema, Draft202012Validator(schema))
+        _validators[id(schema)] = cached
+    return cached[1]
+
+
+def check_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, Any] | None) -> str | None:
+    """None if the arguments fit the schema, else one sentence saying what to change."""
+    arguments = arguments or {}
+    errors = sorted(_validator(schema).iter_errors(arguments), key=lambda e: list(e.path))
+    if not errors:
+        return None
+    error = errors[0]
+    name = str(error.path[0]) if error.path else ""
+    allowed = ", ".join(schema["properties"])
+    if error.validator == "additionalProperties":
+        extra = sorted(set(arguments) - set(schema["properties"]))
+        return f"Unexpected argument '{extra[0]}'. {tool} accepts: {allowed}."
+    if error.validator == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else "query"
+        return f"'{missing}' is required. {tool} accepts: {allowed}."
+    if error.validator == "enum":
+        values = ", ".join(str(v) for v in error.validator_value)
+        return f"Invalid taxonomy value for '{name}': '{error.instance}'. Allowed values: {values}"
+    prop = schema["properties"].get(name, {})
+    if prop.get("type") == "integer":
+        return f"{name} must be an integer from {prop.get('minimum')} to {prop.get('maximum')}."
+    if prop.get("type") == "string":
+        return f"{name} must be a non-empty string."
+    return f"{name or 'arguments'}: {error.message}"

@@ -1,0 +1,105 @@
+"""The search engine's parts: fusion, filters, collapse, cursors, the two vector paths, mustache."""
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from docs_mcp_core import cursor as cursors
+from docs_mcp_core import search as engine_module
+from docs_mcp_core.build import build
+from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.search import ChunkInfo, SearchEngine, Weights, collapse_key, loaded_embedder, rrf, run_search, where_clause
+from docs_mcp_core.server.mustache import TemplateError, render
+
+TAXONOMY = {"language": {"values": ["go", "python"]}, "scope": {"values": ["global-guide", "sdk-specific"]},
+            "topic": {"values": ["reliability"]}}
+
+
+def test_weighted_rrf_with_deterministic_ties() -> None:
+    fused = rrf([(1.0, ["a", "b", "c"]), (1.25, ["c", "a"]), (1.0, ["z", "y"])], k=60)
+    scores = dict(fused)
+    assert scores["a"] == pytest.approx(1 / 61 + 1.25 / 62)
+    assert scores["c"] == pytest.approx(1 / 63 + 1.25 / 61)
+    assert [cid for cid, _ in fused][:3] == ["a", "c", "b"]
+    assert [cid for cid, _ in rrf([(1.0, ["y"]), (1.0, ["x"])], k=60)] == ["x", "y"]  # equal scores: by chunk_id
+
+
+def test_where_clause_auto_includes_global_guides_only_without_scope() -> None:
+    assert where_clause({}, TAXONOMY) is None
+    assert where_clause({"topic": "reliability"}, TAXONOMY) == "meta_topic = 'reliability'"
+    auto = where_clause({"language": "go", "topic": "reliability"}, TAXONOMY)
+    assert auto.startswith("meta_topic = 'reliability' AND ((meta_scope = 'sdk-specific' AND meta_language = 'go') OR "
+                           "meta_scope = 'global-guide'")
+    strict = where_clause({"language": "go", "scope": "sdk-specific"}, TAXONOMY)
+    assert strict == "meta_language = 'go' AND meta_scope = 'sdk-specific'"
+    assert where_clause({"language": "o'brien"}, {"language": {}}) == "meta_language = 'o''brien'"
+
+
+def test_collapse_key_stars_the_language_segment() -> None:
+    def info(path: str, lang: str, chunk_id: str = "x#y") -> ChunkInfo:
+        return ChunkInfo(chunk_id, path, "Buy a label", "", 0, {"language": lang})
+
+    a = collapse_key(info("sdks/python/shipments.md", "python"), ["language"])
+    b = collapse_key(info("sdks/go/shipments.md", "go"), ["language"])
+    assert a == b == "sdks/*/shipments.md:Buy a label"
+    assert collapse_key(info("sdks/go/shipments.md", "go", "x#y-part-2"), ["language"]) == "sdks/*/shipments.md:Buy a label:2"
+    assert collapse_key(info("guides/retries.md", ""), ["language"]) is None
+
+
+def test_cursors_are_bound_and_signed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(cursors.SECRET_ENV, raising=False)
+    secret = cursors.load_secret(tmp_path)
+    assert cursors.load_secret(tmp_path) == secret  # generated once, then reused
+    assert oct((tmp_path / ".docs-mcp" / "cursor-secret").stat().st_mode & 0o777) == "0o600"
+    token = cursors.encode(secret, offset=20, query="retry  backoff", filters={"language": "go"}, index="v1")
+    assert cursors.decode(secret, token, query="retry backoff", filters={"language": "go"}, index="v1") == 20
+    with pytest.raises(cursors.CursorError, match="stale"):
+        cursors.decode(secret, token, query="retry backoff", filters={"language": "go"}, index="v2")
+    with pytest.raises(cursors.CursorError, match="signature is invalid"):
+        cursors.decode(b"another-secret-of-enough-length-0123456789", token, query="retry backoff",
+                       filters={"language": "go"}, index="v1")
+    monkeypatch.setenv(cursors.SECRET_ENV, "shared-by-all-replicas-0123456789abcdef")
+    assert cursors.load_secret(tmp_path) == b"shared-by-all-replicas-0123456789abcdef"
+
+
+def test_in_memory_and_table_vector_paths_rank_alike(example_docs: Path, tmp_path: Path, monkeypatch) -> None:
+    out = tmp_path / "out"
+    build(example_docs, out, make_provider(ProviderSettings("hash", dimensions=64)))
+    queries = [("webhook signature verification", {}), ("retry with backoff", {"language": "go"}),
+               ("cancel shipment refund", {"scope": "sdk-specific"})]
+
+    async def vector_lists(memory: bool) -> list[list[str]]:
+        engine = SearchEngine(out, Weights(text=0.0, phrase=0.0), embedder_factory=loaded_embedder)
+        index = await engine.index()
+        assert (index.vectors is not None) == memory
+        results = []
+        for query, filters in queries:
+            fused, mode = await engine._fused(index, query, filters)
+            assert mode == "hybrid"
+            results.append([cid for cid, _ in fused][:15])
+        engine.close()
+        return results
+
+    in_memory = asyncio.run(vector_lists(True))
+    monkeypatch.setattr(engine_module, "MEMORY_VECTOR_BYTES", 0)
+    from_table = asyncio.run(vector_lists(False))
+    assert in_memory == from_table
+
+
+def test_text_only_search_of_a_vector_index(example_docs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    build(example_docs, out, make_provider(ProviderSettings("hash", dimensions=64)))
+    assert run_search(out, "retry backoff").mode == "hybrid"
+    assert run_search(out, "retry backoff", hybrid=False).mode == "text"
+
+
+def test_mustache_subset() -> None:
+    template = "Hi {{name}}{{#framework}} with {{framework}}{{/framework}}{{^framework}} (any framework){{/framework}}{{! note }}."
+    assert render(template, {"name": "Ada", "framework": "Flask"}) == "Hi Ada with Flask."
+    assert render(template, {"name": "Ada"}) == "Hi Ada (any framework)."
+    assert render("{{{raw}}} & {{&raw}}", {"raw": "<b>"}) == "<b> & <b>"
+    with pytest.raises(TemplateError, match="never closed"):
+        render("{{#open}} x", {})
+    with pytest.raises(TemplateError, match="not open"):
+        render("x {{/close}}", {})

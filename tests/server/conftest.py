@@ -1,0 +1,92 @@
+"""Servers under test: real `docs-mcp serve` processes, over stdio and over HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from docs_mcp_core.build import build
+from docs_mcp_core.embedding import ProviderSettings, make_provider
+
+from ..conftest import EXAMPLE_DOCS
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def build_index(docs: Path, out: Path, provider: str = "none", **settings) -> Path:
+    build(docs, out, make_provider(ProviderSettings(provider, **settings)), description="Parcelly shipping API docs")
+    return out
+
+
+@pytest.fixture(scope="session")
+def example_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A full-text index of the example corpus, shared read-only by the tests."""
+    root = tmp_path_factory.mktemp("server")
+    docs = root / "docs"
+    shutil.copytree(EXAMPLE_DOCS, docs)
+    return build_index(docs, root / "index")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve_args(index: Path, *extra: str) -> list[str]:
+    return ["-m", "docs_mcp_core.cli", "serve", "--index", str(index), *extra]
+
+
+def stdio_client(index: Path, *extra: str, env: dict[str, str] | None = None) -> Client:
+    return Client(StdioServerParameters(command=sys.executable, args=serve_args(index, *extra),
+                                        env={**os.environ, **(env or {})}))
+
+
+@contextlib.contextmanager
+def http_server(index: Path, *extra: str, env: dict[str, str] | None = None, log: Path | None = None):
+    """A `docs-mcp serve --transport http` process; yields its base URL once /healthz answers."""
+    port = free_port()
+    err = open(log, "w") if log else subprocess.DEVNULL
+    proc = subprocess.Popen([sys.executable, *serve_args(index, "--transport", "http", "--port", str(port), *extra)],
+                            env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=err)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while True:
+            if proc.poll() is not None:
+                raise AssertionError(f"server exited with {proc.returncode}" + (f": {log.read_text()}" if log else ""))
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=2):
+                    break
+            except OSError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        if log:
+            err.close()
+
+
+@pytest.fixture(scope="session")
+def example_http(example_index: Path):
+    with http_server(example_index) as base:
+        yield base
