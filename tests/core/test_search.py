@@ -21,7 +21,7 @@ def test_weighted_rrf_with_deterministic_ties() -> None:
     scores = dict(fused)
     assert scores["a"] == pytest.approx(1 / 61 + 1.25 / 62)
     assert scores["c"] == pytest.approx(1 / 63 + 1.25 / 61)
-    assert [cid for cid, _ in fused][:3] == ["a", "c", "b"]
+    assert [cid for cid, _ in fused] == ["a", "c", "z", "b", "y"]
     assert [cid for cid, _ in rrf([(1.0, ["y"]), (1.0, ["x"])], k=60)] == ["x", "y"]  # equal scores: by chunk_id
 
 
