@@ -13,7 +13,7 @@ from .models import Chunk
 from .sizing import Unit, pack, part_plain, part_text, split_units
 
 # Bump when chunk output changes for the same input: per-file chunk reuse keys on it.
-CHUNKER_VERSION = "1"
+CHUNKER_VERSION = "2"
 _TARGET_LEVEL = {"h1": 1, "h2": 2, "h3": 3}
 
 
@@ -40,7 +40,7 @@ def _sections(filepath: str, blocks: list[Block], strategy: Strategy, title: str
     target = _TARGET_LEVEL[strategy.chunk_by]
     registry = SlugRegistry()
     stack: dict[int, tuple[str, str]] = {}  # level -> (text, slug) of the open heading
-    starts: list[tuple[int, str, list[tuple[str, str]], str]] = []
+    starts: list[tuple[int, str, int, list[tuple[str, str]], str]] = []
     for i, block in enumerate(blocks):
         level = block.heading_level
         if not level:
@@ -50,9 +50,12 @@ def _sections(filepath: str, blocks: list[Block], strategy: Strategy, title: str
         slug = registry.claim(parent, slugify(text))
         stack = {d: v for d, v in stack.items() if d < level}
         stack[level] = (text, slug)
-        if level == target:
-            ancestors = [stack[d] for d in sorted(stack) if d < target]
-            starts.append((i, text, ancestors, slug))
+        # A chunk starts at each split-level heading, and also at a shallower heading that comes
+        # after one and has text of its own: the reference would glue that text onto the
+        # previous chunk. (A bare shallower heading, like a lone `# Development`, still is.)
+        if level == target or (level < target and starts and _has_body(blocks, i, target)):
+            ancestors = [stack[d] for d in sorted(stack) if d < level]
+            starts.append((i, text, level, ancestors, slug))
 
     sections: list[Section] = []
     first_start = starts[0][0] if starts else len(blocks)
@@ -65,14 +68,24 @@ def _sections(filepath: str, blocks: list[Block], strategy: Strategy, title: str
             Section(f"{filepath}#{PREAMBLE}", "preamble", heading, first.heading_level if first else 0,
                     [heading] if heading else [], pre, 0, end)
         )
-    for n, (i, text, ancestors, slug) in enumerate(starts):
+    for n, (i, text, level, ancestors, slug) in enumerate(starts):
         j = starts[n + 1][0] if n + 1 < len(starts) else len(blocks)
         end = blocks[j].start if j < len(blocks) else n_lines
         sections.append(
-            Section(section_id(filepath, [s for _, s in ancestors] + [slug]), "heading", text, target,
+            Section(section_id(filepath, [s for _, s in ancestors] + [slug]), "heading", text, level,
                     [t for t, _ in ancestors] + [text], blocks[i:j], blocks[i].start, end)
         )
     return sections
+
+
+def _has_body(blocks: list[Block], i: int, target: int) -> bool:
+    """Whether heading i is followed by content before the next heading at or above the split level."""
+    for block in blocks[i + 1 :]:
+        if block.heading_level and block.heading_level <= target:
+            return False
+        if not block.heading_level:
+            return True
+    return False
 
 
 def _units(section: Section, lines: list[str]) -> list[Unit]:

@@ -16,9 +16,10 @@ class Reporter(Protocol):
 class StderrReporter:
     """`warn:` prefixed warnings; progress redrawn in place on a TTY, else every 10% of long jobs."""
 
-    def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
+    def __init__(self, stream: TextIO | None = None, quiet: bool = False, bar_only_on_tty: bool = False) -> None:
         self.stream = stream or sys.stderr
         self.quiet = quiet
+        self.bar_only_on_tty = bar_only_on_tty
         self.tty = self.stream.isatty()
         self._last: tuple[str, int] = ("", -1)
         self._live = False
@@ -50,7 +51,7 @@ class StderrReporter:
             if done >= total:
                 self.stream.write("\n")
             return
-        if total < 200:
+        if total < 200 or self.bar_only_on_tty:
             return
         step = pct // 10
         if (label, step) != self._last and (step > self._last[1] or label != self._last[0]):

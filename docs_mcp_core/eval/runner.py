@@ -1,0 +1,260 @@
+"""Run a suite against any MCP docs server started as a command, over stdio with the SDK client."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from .. import __version__
+from ..errors import DocsMcpError
+from ..progress import NullReporter, Reporter
+from . import metrics
+from .cases import Case, Suite
+
+CALL_TIMEOUT = 60.0
+
+
+@dataclass
+class CaseResult:
+    name: str
+    category: str
+    query: str
+    relevant: list[str]
+    filters: dict[str, str]
+    ranked: list[str] = field(default_factory=list)
+    rank: int | None = None
+    reciprocal_rank: float = 0.0
+    ndcg: float = 0.0
+    recall: float = 0.0
+    rounds: int | None = None  # page on which a relevant chunk first appeared, within maxRounds
+    facet_precision: float | None = None
+    search_ms: float | None = None
+    get_doc_ms: float | None = None
+    error: str | None = None
+
+
+@dataclass
+class RunResult:
+    suite: str
+    server_command: list[str]
+    started_at: str
+    cases: list[CaseResult] = field(default_factory=list)
+    not_run: list[str] = field(default_factory=list)
+    build_command: list[str] | None = None
+    build_seconds: float | None = None
+    peak_rss_mb: float | None = None
+    warmup: int = 0
+    aborted: str | None = None
+    search_ms: list[float] = field(default_factory=list)
+    get_doc_ms: list[float] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "cases": len(self.cases),
+            "not_run": len(self.not_run),
+            "errors": sum(1 for c in self.cases if c.error),
+            "mrr@5": metrics.mean(c.reciprocal_rank for c in self.cases),
+            "ndcg@5": metrics.mean(c.ndcg for c in self.cases),
+            "recall@5": metrics.mean(c.recall for c in self.cases),
+            "avg_rounds": metrics.mean(c.rounds for c in self.cases),
+            "found_within_rounds": metrics.mean(1.0 if c.rounds else 0.0 for c in self.cases),
+            "facet_precision": metrics.mean(c.facet_precision for c in self.cases),
+            "search_p50_ms": metrics.percentile(self.search_ms, 50),
+            "search_p95_ms": metrics.percentile(self.search_ms, 95),
+            "get_doc_p50_ms": metrics.percentile(self.get_doc_ms, 50),
+            "peak_rss_mb": self.peak_rss_mb,
+            "build_seconds": self.build_seconds,
+        }
+
+    def by_category(self) -> dict[str, dict[str, Any]]:
+        groups: dict[str, list[CaseResult]] = {}
+        for case in self.cases:
+            groups.setdefault(case.category, []).append(case)
+        return {
+            name: {"cases": len(items), "mrr@5": metrics.mean(c.reciprocal_rank for c in items),
+                   "ndcg@5": metrics.mean(c.ndcg for c in items), "recall@5": metrics.mean(c.recall for c in items)}
+            for name, items in sorted(groups.items())
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "harness": f"docs-mcp {__version__}",
+            "suite": self.suite,
+            "server_command": self.server_command,
+            "build_command": self.build_command,
+            "started_at": self.started_at,
+            "warmup": self.warmup,
+            "aborted": self.aborted,
+            "summary": self.summary(),
+            "by_category": self.by_category(),
+            "cases": [asdict(c) for c in self.cases],
+            "not_run": self.not_run,
+        }
+
+
+def split_command(command: str | list[str]) -> list[str]:
+    parts = shlex.split(command) if isinstance(command, str) else list(command)
+    if not parts:
+        raise DocsMcpError("the server command is empty")
+    return parts
+
+
+def run_build(command: list[str]) -> float:
+    started = time.perf_counter()
+    proc = subprocess.run(command, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        raise DocsMcpError(f"the build command failed with exit code {proc.returncode}:\n" + "\n".join(tail))
+    return time.perf_counter() - started
+
+
+# -- process tree, for peak RSS ---------------------------------------------------------------
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        tree.setdefault(ppid, []).append(int(stat.parent.name))
+    return tree
+
+
+def descendants(pid: int) -> set[int]:
+    tree, found, todo = _children(), set(), [pid]
+    while todo:
+        for child in tree.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def tree_peak_rss_mb(pids: set[int]) -> float | None:
+    """Sum of each process's own peak (VmHWM): an upper bound for the tree's peak."""
+    total, seen = 0, False
+    for pid in pids | {d for p in pids for d in descendants(p)}:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    total += int(line.split()[1])
+                    seen = True
+        except OSError:
+            continue
+    return round(total / 1024, 1) if seen else None
+
+
+# -- running ----------------------------------------------------------------------------------
+def _tool(names: list[str], suffix: str) -> str:
+    for name in sorted(names, key=len):
+        if name == suffix or name.endswith("_" + suffix) or name.endswith(suffix):
+            return name
+    raise DocsMcpError(f"the server has no {suffix} tool (it offers: {', '.join(names) or 'none'})")
+
+
+def _payload(result: Any) -> dict[str, Any]:
+    text = result.content[0].text if result.content else ""
+    if result.is_error:
+        raise ValueError(text or "the tool returned an error")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        raise ValueError(f"search_docs did not return JSON: {text[:120]!r}") from None
+    return data if isinstance(data, dict) else {"hits": data}
+
+
+async def _run_case(client: Any, search: str, get_doc: str, case: Case, result: RunResult) -> CaseResult:
+    out = CaseResult(case.name, case.category, case.query, case.relevant, case.filters)
+    arguments: dict[str, Any] = {"query": case.query, "limit": case.limit, **case.filters}
+    cursor = None
+    for page in range(1, case.max_rounds + 1):
+        started = time.perf_counter()
+        response = await client.call_tool(search, {**arguments, **({"cursor": cursor} if cursor else {})})
+        elapsed = (time.perf_counter() - started) * 1000
+        try:
+            data = _payload(response)
+        except ValueError as exc:
+            out.error = str(exc)
+            return out
+        hits = data.get("hits") or []
+        ids = [h.get("chunk_id") for h in hits]
+        if page == 1:
+            out.search_ms = elapsed
+            result.search_ms.append(elapsed)
+            out.ranked = ids
+            out.rank = metrics.first_rank(ids, case.relevant)
+            out.reciprocal_rank = metrics.reciprocal_rank(ids, case.relevant)
+            out.ndcg = metrics.ndcg(ids, case.relevant)
+            out.recall = metrics.recall(ids, case.relevant)
+            out.facet_precision = metrics.facet_precision(hits, case.filters)
+            if ids:
+                started = time.perf_counter()
+                await client.call_tool(get_doc, {"chunk_id": ids[0]})
+                out.get_doc_ms = (time.perf_counter() - started) * 1000
+                result.get_doc_ms.append(out.get_doc_ms)
+        if any(i in case.relevant for i in ids):
+            out.rounds = page
+            break
+        cursor = data.get("next_cursor")
+        if not cursor:
+            break
+    return out
+
+
+async def run_suite(command: list[str], suite: Suite, *, warmup: int = 3, reporter: Reporter | None = None,
+                    timeout: float = CALL_TIMEOUT) -> RunResult:
+    """Every case, in order; a server that dies or hangs ends the run with a partial result."""
+    with tempfile.TemporaryFile("w+") as server_log:
+        result = await _run(command, suite, warmup, reporter or NullReporter(), timeout, server_log)
+        if result.aborted:
+            server_log.seek(0)
+            tail = [line.rstrip() for line in server_log.read().splitlines() if line.strip()][-5:]
+            if tail:
+                result.aborted += "\nthe server's last words on stderr:\n  " + "\n  ".join(tail)
+    return result
+
+
+async def _run(command: list[str], suite: Suite, warmup: int, reporter: Reporter, timeout: float,
+               server_log: TextIO) -> RunResult:
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    result = RunResult(suite.name, command, dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                       warmup=warmup)
+    before = descendants(os.getpid())
+    server_tree: set[int] = set()
+    pending = list(suite.cases)
+    try:
+        params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+        async with Client(stdio_client(params, errlog=server_log), read_timeout_seconds=timeout) as client:
+            server_tree = descendants(os.getpid()) - before
+            names = [t.name for t in (await client.list_tools()).tools]
+            search, get_doc = _tool(names, "search_docs"), _tool(names, "get_doc")
+            for case in suite.cases[:warmup]:
+                await client.call_tool(search, {"query": case.query, "limit": case.limit, **case.filters})
+            for done, case in enumerate(suite.cases, start=1):
+                try:
+                    result.cases.append(await _run_case(client, search, get_doc, case, result))
+                except Exception as exc:  # noqa: BLE001 - the server stopped answering: keep what we have
+                    result.cases.append(CaseResult(case.name, case.category, case.query, case.relevant, case.filters,
+                                                   error=f"{type(exc).__name__}: {exc}"))
+                    result.aborted = (f"the server stopped answering during case '{case.name}' "
+                                      f"({done} of {len(suite.cases)}): {type(exc).__name__}: {exc}")
+                    pending = suite.cases[done:]
+                    break
+                pending = suite.cases[done:]
+                reporter.progress("eval", done, len(suite.cases))
+            result.peak_rss_mb = tree_peak_rss_mb(server_tree)
+    except Exception as exc:  # noqa: BLE001 - could not start, or the connection broke while closing
+        if result.aborted is None:
+            result.aborted = f"could not run the suite against `{shlex.join(command)}`: {type(exc).__name__}: {exc}"
+    result.not_run = [c.name for c in pending]
+    return result
