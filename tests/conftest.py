@@ -14,6 +14,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 EXAMPLE_DOCS = REPO / "examples" / "parcelly-docs"
 DUB_TS = FIXTURES / "dub-ts"
 H2_MANIFEST = {"version": "1", "strategy": {"chunk_by": "h2"}}
+EXAMPLE_CHUNKS = 94  # chunks of examples/parcelly-docs; count-based assertions derive from it
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ from click.testing import CliRunner
 from docs_mcp_core.audit import audit_path
 from docs_mcp_core.cli import main
 
+from ..conftest import EXAMPLE_CHUNKS
+
 
 def test_audit_after_cli_builds(example_docs: Path, tmp_path: Path) -> None:
     runner = CliRunner()
@@ -21,14 +23,14 @@ def test_audit_after_cli_builds(example_docs: Path, tmp_path: Path) -> None:
     summary = runner.invoke(main, ["audit", "--out", str(out)])
     assert summary.exit_code == 0, summary.output
     lines = dict(line.split(None, 1) for line in summary.output.splitlines() if line.strip() and not line.startswith("chunk events"))
-    assert lines["corpus"] == "out" and lines["chunks"] == "93" and lines["hits"] == "92"
+    assert lines["corpus"] == "out" and lines["chunks"] == str(EXAMPLE_CHUNKS) and lines["hits"] == str(EXAMPLE_CHUNKS - 1)
     assert lines["misses"] == "1" and lines["embedded"] == "1" and lines["pruned"] == "1"
-    assert summary.output.splitlines()[-1].split(None, 2)[-1] == "92 hit, 1 miss, 1 pruned"
+    assert summary.output.splitlines()[-1].split(None, 2)[-1] == f"{EXAMPLE_CHUNKS - 1} hit, 1 miss, 1 pruned"
 
     sql = runner.invoke(main, ["audit", "--out", str(out), "--sql",
                                "SELECT status, count(*) AS n FROM chunk_events GROUP BY status ORDER BY status"])
     assert sql.exit_code == 0
-    assert sql.output.splitlines()[2:] == ["hit     92", "miss    94", "pruned  1 ", "(3 rows)"]
+    assert sql.output.splitlines()[2:] == [f"hit     {EXAMPLE_CHUNKS - 1}", f"miss    {EXAMPLE_CHUNKS + 1}", "pruned  1 ", "(3 rows)"]
     with duckdb.connect(str(audit_path(out)), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM builds").fetchone() == (2,)
 

@@ -13,7 +13,7 @@ from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.index import open_table
 from docs_mcp_core.search import run_search
 
-from ..conftest import write
+from ..conftest import EXAMPLE_CHUNKS, write
 
 
 def snapshot(out: Path) -> dict[str, str]:
@@ -35,8 +35,8 @@ def test_build_writes_the_documented_layout(runner: CliRunner, example_docs: Pat
     out = tmp_path / "out"
     result = cli_build(runner, example_docs, out, "--embedding-provider", "hash", "--description", "Parcelly docs")
     assert result.exit_code == 0, result.output
-    assert "wrote 93 chunks and .lancedb index to" in result.output
-    assert "embedded 93 chunks via hash in" in result.output
+    assert f"wrote {EXAMPLE_CHUNKS} chunks and .lancedb index to" in result.output
+    assert f"embedded {EXAMPLE_CHUNKS} chunks via hash in" in result.output
     chunks = json.loads((out / "chunks.json").read_text())
     assert [(c["filepath"], c["chunk_index"]) for c in chunks] == sorted((c["filepath"], c["chunk_index"]) for c in chunks)
     assert list(chunks[0]) == ["chunk_id", "filepath", "heading", "heading_level", "breadcrumb", "content",
@@ -47,11 +47,11 @@ def test_build_writes_the_documented_layout(runner: CliRunner, example_docs: Pat
     assert meta["taxonomy"]["language"] == {
         "description": "SDK language. Set it to get that SDK's code; global guides are included automatically.",
         "values": ["go", "python", "typescript"], "vector_collapse": True}
-    assert meta["stats"]["total_chunks"] == 93 and meta["stats"]["total_files"] == 18
+    assert meta["stats"]["total_chunks"] == EXAMPLE_CHUNKS and meta["stats"]["total_files"] == 18
     assert meta["mcpServerInstructions"].startswith("Parcelly is a shipping API")
     assert [p["name"] for p in meta["prompts"]] == ["integrate-webhooks"]
     table = open_table(out, meta["index"]["version"])
-    assert table.count_rows() == 93
+    assert table.count_rows() == EXAMPLE_CHUNKS
     assert table.schema.field("vector").type.list_size == 256
     indexed = {tuple(i.columns) for i in table.list_indices()}
     assert {("heading",), ("content_text",), ("chunk_id",), ("filepath",), ("meta_language",)} <= indexed
@@ -134,7 +134,7 @@ def test_old_table_versions_are_pruned_but_the_previous_one_is_kept(example_docs
     versions = [v["version"] for v in open_table(out).list_versions()]
     assert published[-2] in versions and published[-1] in versions
     assert min(versions) >= published[-2]
-    assert open_table(out, published[-2]).count_rows() == 94
+    assert open_table(out, published[-2]).count_rows() == EXAMPLE_CHUNKS + 1
 
 
 def test_search_cli(runner: CliRunner, example_docs: Path, tmp_path: Path) -> None:

@@ -21,10 +21,10 @@ from docs_mcp_core.index import open_table
 from docs_mcp_core.progress import NullReporter
 from docs_mcp_core.search import run_search
 
-from ..conftest import write
+from ..conftest import EXAMPLE_CHUNKS, write
 from ..fakes.openai_server import FakeEmbeddingServer, Fault
 
-N_EXAMPLE = 93
+N_EXAMPLE = EXAMPLE_CHUNKS
 
 
 @pytest.fixture

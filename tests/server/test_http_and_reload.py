@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from ..conftest import EXAMPLE_DOCS, write
+from ..conftest import EXAMPLE_CHUNKS, EXAMPLE_DOCS, write
 from ..fakes.openai_server import FakeEmbeddingServer
 from .conftest import build_index, http_server, stdio_client
 
@@ -71,7 +71,7 @@ async def test_stateless_mode_answers_without_sessions(example_index: Path) -> N
 async def test_healthz_reports_the_index(example_http: str) -> None:
     with urllib.request.urlopen(f"{example_http}/healthz") as response:
         health = json.loads(response.read())
-    assert health["status"] == "ok" and health["chunks"] == 93 and health["vector_search"] == "none"
+    assert health["status"] == "ok" and health["chunks"] == EXAMPLE_CHUNKS and health["vector_search"] == "none"
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
