@@ -210,10 +210,12 @@ def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], te
 @click.option("--allowed-origin", "allowed_origins", multiple=True, metavar="ORIGIN",
               help="Extra Origin header to accept over HTTP; repeatable.")
 @click.option("--tool-prefix", default=None, help="Name tools {prefix}_search_docs and {prefix}_get_doc.")
+@click.option("--preload", is_flag=True,
+              help="Load the query embedding model before serving (default: serve at once, text-only until loaded).")
 @weight_options
 @_fail_cleanly
 def serve(index_dir: Path, transport: str, host: str, port: int, auth_token_env: str | None, stateless: bool,
-          allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], tool_prefix: str | None,
+          allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], tool_prefix: str | None, preload: bool,
           **weights: Any) -> None:
     """Serve an index over MCP: search_docs, get_doc and the corpus's prompts."""
     import anyio
@@ -225,7 +227,7 @@ def serve(index_dir: Path, transport: str, host: str, port: int, auth_token_env:
         token = os.environ.get(auth_token_env, "")
         if not token:
             raise DocsMcpError(f"--auth-token-env {auth_token_env}: that environment variable is empty or unset")
-    docs = create_server(index_dir, tool_prefix=tool_prefix, weights=make_weights(weights))
+    docs = create_server(index_dir, tool_prefix=tool_prefix, weights=make_weights(weights), preload=preload)
     if transport == "stdio":
         anyio.run(serve_stdio, docs)
         return

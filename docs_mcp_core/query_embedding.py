@@ -51,12 +51,13 @@ class QueryEmbedder:
             if provider.dimensions != self.expected.get("dimensions"):
                 raise RuntimeError(f"the provider makes {provider.dimensions}-dimension vectors, the index has "
                                    f"{self.expected.get('dimensions')}")
-            if hasattr(provider, "load"):
-                provider.load()  # slow for local models: this is why it runs in the background
+            slow = hasattr(provider, "load")
+            if slow:
+                provider.load()  # seconds for local models: this is why it runs in the background
             self.provider = provider
             self.status = "ready"
-            if self._warned:
-                self.log("query embeddings are ready: search is hybrid again")
+            if slow or self._warned:
+                self.log(f"query embedding model {provider.model} is ready: search is hybrid")
         except Exception as exc:  # noqa: BLE001 - any failure means: text-only, with the reason
             self.status = "unavailable"
             self.reason = str(exc).splitlines()[0][:300]

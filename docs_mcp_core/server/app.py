@@ -132,11 +132,18 @@ class DocsServer:
         return types.GetPromptResult(description=prompt.get("description"), messages=messages)
 
 
-def create_server(out: Path, *, tool_prefix: str | None = None, weights: Weights | None = None) -> DocsServer:
-    """Everything `docs-mcp serve` runs: reads metadata.json now, opens LanceDB in the background."""
+def create_server(out: Path, *, tool_prefix: str | None = None, weights: Weights | None = None,
+                  preload: bool = False) -> DocsServer:
+    """Everything `docs-mcp serve` runs: reads metadata.json now, opens LanceDB in the background.
+
+    The query embedding model loads in the background too (search is text-only until it is
+    ready), unless `preload` asks to wait for it before serving.
+    """
     threading.Thread(target=lambda: __import__("lancedb"), name="warm-imports", daemon=True).start()
     engine = SearchEngine(Path(out), weights or Weights(), embedder_factory=lambda meta: QueryEmbedder(meta, log=log),
                           log=log)
+    if preload and engine.embedder is not None:
+        engine.embedder.wait()
     return DocsServer(engine, tool_prefix=tool_prefix)
 
 
