@@ -35,9 +35,7 @@ async def ranked_lists(index_dir: Path, cases: list[dict]) -> list[tuple[dict, l
     for case in cases:
         filters = validate_filters(case.get("filters", {}), index.taxonomy)
         vector = await engine._query_vector(index, case["query"])
-        lists = await engine._ranked(index, case["query"], where_clause(filters, index.taxonomy), vector)
-        names = ["text", "phrase", "vector"][: len(lists)] if len(lists) == 3 or vector is None else ["text", "vector"]
-        by_name = dict(zip(names, (ids for _, ids in lists)))
+        by_name = await engine._ranked(index, case["query"], where_clause(filters, index.taxonomy), vector)
         active = [k for k in index.collapse_keys if k not in filters]
         out.append((case, [by_name.get("text", []), by_name.get("phrase", []), by_name.get("vector", [])], active))
     engine.close()

@@ -284,7 +284,8 @@ class SearchEngine:
         return await asyncio.to_thread(self.embedder.embed, query)
 
     async def _ranked(self, index: PublishedIndex, query: str, where: str | None,
-                      vector: np.ndarray | None) -> list[tuple[float, list[str]]]:
+                      vector: np.ndarray | None) -> dict[str, list[str]]:
+        """The ranked candidate lists by signal: "text", and "phrase" and "vector" when they apply."""
         from lancedb.query import MultiMatchQuery, PhraseQuery
 
         table = index.table
@@ -297,17 +298,17 @@ class SearchEngine:
             return [cid for value, cid in sorted(pairs, key=lambda p: ((p[0] if ascending else -p[0]), p[1]))]
 
         text = MultiMatchQuery(query, ["heading", "content_text"], boosts=[HEADING_BOOST, 1.0])
-        jobs = [(self.weights.text, run(await table.search(text, query_type="fts"), "_score", False))]
+        jobs = {"text": run(await table.search(text, query_type="fts"), "_score", False)}
         if len(_WORD.findall(query)) >= 2:
             phrase = PhraseQuery(query, "content_text", slop=0)
-            jobs.append((self.weights.phrase, run(await table.search(phrase, query_type="fts"), "_score", False)))
+            jobs["phrase"] = run(await table.search(phrase, query_type="fts"), "_score", False)
         if vector is not None and index.vectors is not None:
-            jobs.append((self.weights.vector, self._nearest_in_memory(index, vector, where)))
+            jobs["vector"] = self._nearest_in_memory(index, vector, where)
         elif vector is not None:
             nearest = table.vector_search(vector.astype(np.float32)).distance_type("cosine")
-            jobs.append((self.weights.vector, run(nearest, "_distance", True)))
-        ranked = await asyncio.gather(*(job for _, job in jobs))
-        return [(weight, ids) for (weight, _), ids in zip(jobs, ranked)]
+            jobs["vector"] = run(nearest, "_distance", True)
+        ranked = await asyncio.gather(*jobs.values())
+        return dict(zip(jobs, ranked))
 
     async def _nearest_in_memory(self, index: PublishedIndex, vector: np.ndarray, where: str | None) -> list[str]:
         """Cosine ranking over the in-memory matrix; same prefilter, same tie-break as the table path."""
@@ -329,7 +330,9 @@ class SearchEngine:
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key], mode
-        fused = rrf(await self._ranked(index, query, where_clause(filters, index.taxonomy), vector), self.weights.k)
+        lists = await self._ranked(index, query, where_clause(filters, index.taxonomy), vector)
+        weight = {"text": self.weights.text, "phrase": self.weights.phrase, "vector": self.weights.vector}
+        fused = rrf([(weight[name], ids) for name, ids in lists.items()], self.weights.k)
         active = [k for k in index.collapse_keys if k not in filters]
         if active:
             seen: set[str] = set()
