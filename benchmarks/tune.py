@@ -34,8 +34,7 @@ async def ranked_lists(index_dir: Path, cases: list[dict]) -> list[tuple[dict, l
     out = []
     for case in cases:
         filters = validate_filters(case.get("filters", {}), index.taxonomy)
-        vector = await engine._query_vector(index, case["query"])
-        by_name = await engine._ranked(index, case["query"], where_clause(filters, index.taxonomy), vector)
+        by_name = await engine._ranked(index, case["query"], where_clause(filters, index.taxonomy))
         active = [k for k in index.collapse_keys if k not in filters]
         out.append((case, [by_name.get("text", []), by_name.get("phrase", []), by_name.get("vector", [])], active))
     engine.close()

@@ -242,6 +242,7 @@ class SearchEngine:
         self.current = PublishedIndex(self.out)
         self.embedder = self._embedder_for(self.current)
         self._cache: OrderedDict[tuple[Any, ...], list[tuple[str, float]]] = OrderedDict()
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._reload_lock = asyncio.Lock()
         self._refused: tuple[int, int, int] | None = None
 
@@ -270,6 +271,7 @@ class SearchEngine:
                         old = self.current
                         if fresh.embedding != old.embedding:
                             self.embedder = self._embedder_for(fresh)
+                            self._vectors.clear()
                         self.current = fresh
                         self._cache.clear()
                         self._log(f"switched to the newly published index (table version {fresh.version})")
@@ -279,13 +281,24 @@ class SearchEngine:
     async def _query_vector(self, index: PublishedIndex, query: str) -> np.ndarray | None:
         if not index.has_vectors or self.embedder is None:
             return None
+        cached = self._vectors.get(query)
+        if cached is not None:
+            return cached
         if getattr(self.embedder, "inline", False):  # microseconds of work: a thread hop would cost more
-            return self.embedder.embed(query)
-        return await asyncio.to_thread(self.embedder.embed, query)
+            vector = self.embedder.embed(query)
+        else:
+            vector = await asyncio.to_thread(self.embedder.embed, query)
+        if vector is not None:
+            self._vectors[query] = vector
+            if len(self._vectors) > 256:
+                self._vectors.popitem(last=False)
+        return vector
 
-    async def _ranked(self, index: PublishedIndex, query: str, where: str | None,
-                      vector: np.ndarray | None) -> dict[str, list[str]]:
-        """The ranked candidate lists by signal: "text", and "phrase" and "vector" when they apply."""
+    async def _ranked(self, index: PublishedIndex, query: str, where: str | None) -> dict[str, list[str]]:
+        """The ranked candidate lists by signal: "text", and "phrase" and "vector" when they apply.
+
+        The query is embedded while the full-text queries run, not before them.
+        """
         from lancedb.query import MultiMatchQuery, PhraseQuery
 
         table = index.table
@@ -297,18 +310,22 @@ class SearchEngine:
             pairs = zip(rows.column(score).to_pylist(), rows.column("chunk_id").to_pylist())
             return [cid for value, cid in sorted(pairs, key=lambda p: ((p[0] if ascending else -p[0]), p[1]))]
 
+        async def nearest() -> list[str] | None:
+            vector = await self._query_vector(index, query)
+            if vector is None:
+                return None
+            if index.vectors is not None:
+                return await self._nearest_in_memory(index, vector, where)
+            return await run(table.vector_search(vector.astype(np.float32)).distance_type("cosine"), "_distance", True)
+
         text = MultiMatchQuery(query, ["heading", "content_text"], boosts=[HEADING_BOOST, 1.0])
         jobs = {"text": run(await table.search(text, query_type="fts"), "_score", False)}
         if len(_WORD.findall(query)) >= 2:
             phrase = PhraseQuery(query, "content_text", slop=0)
             jobs["phrase"] = run(await table.search(phrase, query_type="fts"), "_score", False)
-        if vector is not None and index.vectors is not None:
-            jobs["vector"] = self._nearest_in_memory(index, vector, where)
-        elif vector is not None:
-            nearest = table.vector_search(vector.astype(np.float32)).distance_type("cosine")
-            jobs["vector"] = run(nearest, "_distance", True)
+        jobs["vector"] = nearest()
         ranked = await asyncio.gather(*jobs.values())
-        return dict(zip(jobs, ranked))
+        return {name: ids for name, ids in zip(jobs, ranked) if ids is not None}
 
     async def _nearest_in_memory(self, index: PublishedIndex, vector: np.ndarray, where: str | None) -> list[str]:
         """Cosine ranking over the in-memory matrix; same prefilter, same tie-break as the table path."""
@@ -324,13 +341,14 @@ class SearchEngine:
         return [index.ids[r] for r in ranked]
 
     async def _fused(self, index: PublishedIndex, query: str, filters: dict[str, str]) -> tuple[list[tuple[str, float]], str]:
-        vector = await self._query_vector(index, query)
-        mode = "hybrid" if vector is not None else "text"
-        key = (index.key, " ".join(query.split()), tuple(sorted(filters.items())), mode)
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            return self._cache[key], mode
-        lists = await self._ranked(index, query, where_clause(filters, index.taxonomy), vector)
+        expected = "hybrid" if index.has_vectors and getattr(self.embedder, "provider", None) is not None else "text"
+        base = (index.key, " ".join(query.split()), tuple(sorted(filters.items())))
+        if base + (expected,) in self._cache:
+            self._cache.move_to_end(base + (expected,))
+            return self._cache[base + (expected,)], expected
+        lists = await self._ranked(index, query, where_clause(filters, index.taxonomy))
+        mode = "hybrid" if "vector" in lists else "text"
+        key = base + (mode,)
         weight = {"text": self.weights.text, "phrase": self.weights.phrase, "vector": self.weights.vector}
         fused = rrf([(weight[name], ids) for name, ids in lists.items()], self.weights.k)
         active = [k for k in index.collapse_keys if k not in filters]
