@@ -144,7 +144,7 @@ def weight_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Weight of the full-text (BM25) ranking in the fusion."),
         click.option("--rrf-phrase-weight", type=float, default=1.25, show_default=True,
                      help="Weight of the exact-phrase ranking."),
-        click.option("--rrf-vector-weight", type=float, default=1.0, show_default=True,
+        click.option("--rrf-vector-weight", type=float, default=2.0, show_default=True,
                      help="Weight of the vector-similarity ranking (indexes with vectors)."),
     ]
     for option in reversed(options):
