@@ -15,7 +15,7 @@ from mcp.shared.exceptions import MCPError
 
 from .. import __version__
 from ..query_embedding import QueryEmbedder
-from ..search import SearchEngine, SearchError, Weights
+from ..search import PublishedIndex, SearchEngine, SearchError, Weights
 from . import tools
 from .mustache import TemplateError, render
 
@@ -55,9 +55,18 @@ class DocsServer:
         )
 
     # tools ----------------------------------------------------------------------------------
-    def _schemas(self) -> dict[str, dict[str, Any]]:
-        """Built from the current index's taxonomy, once per published index."""
-        index = self.engine.current
+    async def _serving(self) -> PublishedIndex:
+        """The index the next request uses, so schemas and filters always match it.
+
+        Before the first search has opened LanceDB, the metadata read at start stands in:
+        `initialize` and `tools/list` must not wait for the table.
+        """
+        if self.engine.current.table is None:
+            return self.engine.current
+        return await self.engine.index()
+
+    def _schemas(self, index: PublishedIndex) -> dict[str, dict[str, Any]]:
+        """Built from the index's taxonomy, once per published index."""
         if getattr(self, "_schemas_for", None) is not index:
             self._schemas_for = index
             self._schema_cache = {self.search_name: tools.search_schema(index.taxonomy),
@@ -65,8 +74,8 @@ class DocsServer:
         return self._schema_cache
 
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        index = self.engine.current
-        schemas = self._schemas()
+        index = await self._serving()
+        schemas = self._schemas(index)
         hybrid = bool(index.embedding)
         annotations = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
         return types.ListToolsResult(tools=[
@@ -77,14 +86,14 @@ class DocsServer:
         ])
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        schema = self._schemas().get(params.name)
-        if schema is None:
+        if params.name not in (self.search_name, self.get_doc_name):
             return _text(f"Unknown tool '{params.name}'. Available: {self.search_name}, {self.get_doc_name}.", error=True)
-        arguments = dict(params.arguments or {})
-        problem = tools.check_arguments(params.name, schema, arguments)
-        if problem:
-            return _text(problem, error=True)
         try:
+            schema = self._schemas(await self.engine.index())[params.name]
+            arguments = dict(params.arguments or {})
+            problem = tools.check_arguments(params.name, schema, arguments)
+            if problem:
+                return _text(problem, error=True)
             if params.name == self.search_name:
                 query = arguments.pop("query")
                 limit = arguments.pop("limit", 10)
@@ -101,8 +110,9 @@ class DocsServer:
                          "it if it persists.", error=True)
 
     # prompts --------------------------------------------------------------------------------
-    def _prompts(self) -> dict[str, dict[str, Any]]:
-        return {p["name"]: p for p in self.engine.current.metadata.get("prompts") or []}
+    async def _prompts(self) -> dict[str, dict[str, Any]]:
+        index = await self._serving()
+        return {p["name"]: p for p in index.metadata.get("prompts") or []}
 
     async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=[
@@ -111,14 +121,15 @@ class DocsServer:
                 arguments=[types.PromptArgument(name=a["name"], description=a.get("description"),
                                                 required=bool(a.get("required"))) for a in p.get("arguments", [])],
             )
-            for p in self._prompts().values()
+            for p in (await self._prompts()).values()
         ])
 
     async def get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        prompt = self._prompts().get(params.name)
+        prompts = await self._prompts()
+        prompt = prompts.get(params.name)
         if prompt is None:
             raise MCPError(types.INVALID_PARAMS, f"Prompt '{params.name}' not found. Available: "
-                                                 f"{', '.join(self._prompts()) or 'none'}.")
+                                                 f"{', '.join(prompts) or 'none'}.")
         values = dict(params.arguments or {})
         for argument in prompt.get("arguments", []):
             if argument.get("required") and not str(values.get(argument["name"], "")).strip():

@@ -112,6 +112,30 @@ async def test_rebuild_published_while_a_client_keeps_searching(tmp_path: Path, 
                 await scenario(session)
 
 
+async def test_tools_and_prompts_follow_a_republished_taxonomy(tmp_path: Path) -> None:
+    """Regression: arguments were checked against the schema of the index loaded at start, so a
+    filter value that only a newer publish has was refused, and tools/list never showed it."""
+    docs = tmp_path / "docs"
+    shutil.copytree(EXAMPLE_DOCS, docs)
+    index = build_index(docs, tmp_path / "index")
+    async with stdio_client(index) as session:
+        search_text(await session.call_tool("search_docs", {"query": "retries"}))
+        refused = await session.call_tool("search_docs", {"query": "retries", "language": "rust"})
+        assert refused.is_error and "Allowed values: go, python, typescript" in refused.content[0].text
+        write(docs, "sdks/rust/.docs-mcp.json",
+              '{"version": "1", "metadata": {"language": "rust", "scope": "sdk-specific"}}')
+        write(docs, "sdks/rust/retries.md", "# Retries in Rust\n\nThe crate retries 429 responses with backoff.\n")
+        write(docs, "prompts/port-to-rust.template.md", "---\ndescription: Port an integration to Rust\n---\n"
+              "Port this integration to Rust.\n")
+        await anyio.to_thread.run_sync(lambda: build_index(docs, index))
+        found = search_text(await session.call_tool("search_docs", {"query": "retries", "language": "rust"}))
+        assert "sdks/rust/retries.md#_preamble" in [h["chunk_id"] for h in found["hits"]]
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert "rust" in tools["search_docs"].input_schema["properties"]["language"]["enum"]
+        prompts = [p.name for p in (await session.list_prompts()).prompts]
+        assert "port-to-rust" in prompts
+
+
 async def test_an_index_that_cannot_be_opened_is_refused(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     shutil.copytree(EXAMPLE_DOCS, docs)
