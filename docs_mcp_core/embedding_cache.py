@@ -289,11 +289,10 @@ class EmbeddingCache:
                 reason = str(failure)
             else:
                 reason = f"{type(failure).__name__}: {failure}"
-            raise DocsMcpError(
-                f"{reason}\nembedded {stats.embedded} of {len(items)} missing chunks before the failure; they are kept "
-                f"in {self.pending} and the next build will not pay for them again. The published index and "
-                "the embedding cache are unchanged."
-            )
+            kept = (f"embedded {stats.embedded} of {len(items)} missing chunks before the failure; they are kept in "
+                    f"{self.pending} and the next build will not pay for them again." if stats.embedded else
+                    f"none of the {len(items)} missing chunks were embedded.")
+            raise DocsMcpError(f"{reason}\n{kept} The published index and the embedding cache are unchanged.")
 
     # 6. prune and write -------------------------------------------------------------------
     def write(self, fingerprints: list[str], chunk_ids: dict[str, str], sources: list[Path]) -> int:

@@ -362,6 +362,7 @@ def test_missing_api_key_for_openai_itself(example_docs: Path, tmp_path: Path, m
     result = CliRunner().invoke(main, ["build", "--docs-dir", str(example_docs), "--out", str(tmp_path / "o"),
                                        "--embedding-provider", "openai"])
     assert result.exit_code == 1 and "set OPENAI_API_KEY to use the openai embedding provider" in result.output
+    assert f"none of the {N_EXAMPLE} missing chunks were embedded" in result.output
     assert not (tmp_path / "o" / "metadata.json").exists()
 
 
