@@ -155,7 +155,7 @@ def tree_peak_rss_mb(pids: set[int]) -> float | None:
 # -- running ----------------------------------------------------------------------------------
 def _tool(names: list[str], suffix: str) -> str:
     for name in sorted(names, key=len):
-        if name == suffix or name.endswith("_" + suffix) or name.endswith(suffix):
+        if name.endswith(suffix):  # search_docs, or a prefixed name such as acme_search_docs
             return name
     raise DocsMcpError(f"the server has no {suffix} tool (it offers: {', '.join(names) or 'none'})")
 
@@ -241,6 +241,7 @@ async def _run(command: list[str], suite: Suite, warmup: int, reporter: Reporter
             for case in suite.cases[:warmup]:
                 await client.call_tool(search, {"query": case.query, "limit": case.limit, **case.filters})
             for done, case in enumerate(suite.cases, start=1):
+                pending = suite.cases[done:]
                 try:
                     result.cases.append(await _run_case(client, search, get_doc, case, result))
                 except Exception as exc:  # noqa: BLE001 - the server stopped answering: keep what we have
@@ -248,9 +249,7 @@ async def _run(command: list[str], suite: Suite, warmup: int, reporter: Reporter
                                                    error=f"{type(exc).__name__}: {exc}"))
                     result.aborted = (f"the server stopped answering during case '{case.name}' "
                                       f"({done} of {len(suite.cases)}): {type(exc).__name__}: {exc}")
-                    pending = suite.cases[done:]
                     break
-                pending = suite.cases[done:]
                 reporter.progress("eval", done, len(suite.cases))
             result.peak_rss_mb = tree_peak_rss_mb(server_tree)
     except Exception as exc:  # noqa: BLE001 - could not start, or the connection broke while closing

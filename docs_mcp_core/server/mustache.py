@@ -19,10 +19,7 @@ def _truthy(value: object) -> bool:
 
 
 def render(template: str, values: dict[str, object]) -> str:
-    out, rest = _render(template, values, 0, None)
-    if rest != len(template):  # pragma: no cover - _render consumes everything at top level
-        raise TemplateError("unbalanced template")
-    return out
+    return _render(template, values, 0, None)[0]
 
 
 def _render(template: str, values: dict[str, object], pos: int, section: str | None) -> tuple[str, int]:
