@@ -9,6 +9,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from jsonschema import Draft202012Validator
 from mcp import types
 from mcp.server import Server
 from mcp.shared.exceptions import MCPError
@@ -43,6 +44,8 @@ class DocsServer:
 
                 raise DocsMcpError(f"tool name '{name}' is not a valid MCP tool name; use a shorter --tool-prefix "
                                    "made of letters, digits, '_' and '-'")
+        self._schemas_for: PublishedIndex | None = None
+        self._schema_cache: dict[str, Draft202012Validator] = {}
         metadata = engine.current.metadata
         self.server = Server(
             f"{tool_prefix}-docs" if tool_prefix else "docs-mcp",
@@ -65,12 +68,12 @@ class DocsServer:
             return self.engine.current
         return await self.engine.index()
 
-    def _schemas(self, index: PublishedIndex) -> dict[str, dict[str, Any]]:
-        """Built from the index's taxonomy, once per published index."""
-        if getattr(self, "_schemas_for", None) is not index:
+    def _schemas(self, index: PublishedIndex) -> dict[str, Draft202012Validator]:
+        """Tool name -> validator (its schema in `.schema`), built once per published index."""
+        if self._schemas_for is not index:
             self._schemas_for = index
-            self._schema_cache = {self.search_name: tools.search_schema(index.taxonomy),
-                                  self.get_doc_name: tools.get_doc_schema()}
+            self._schema_cache = {self.search_name: Draft202012Validator(tools.search_schema(index.taxonomy)),
+                                  self.get_doc_name: Draft202012Validator(tools.get_doc_schema())}
         return self._schema_cache
 
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
@@ -80,18 +83,18 @@ class DocsServer:
         annotations = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
         return types.ListToolsResult(tools=[
             types.Tool(name=self.search_name, description=tools.search_description(index.metadata, hybrid),
-                       input_schema=schemas[self.search_name], annotations=annotations),
+                       input_schema=schemas[self.search_name].schema, annotations=annotations),
             types.Tool(name=self.get_doc_name, description=tools.GET_DOC_DESCRIPTION,
-                       input_schema=schemas[self.get_doc_name], annotations=annotations),
+                       input_schema=schemas[self.get_doc_name].schema, annotations=annotations),
         ])
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name not in (self.search_name, self.get_doc_name):
             return _text(f"Unknown tool '{params.name}'. Available: {self.search_name}, {self.get_doc_name}.", error=True)
         try:
-            schema = self._schemas(await self.engine.index())[params.name]
+            validator = self._schemas(await self.engine.index())[params.name]
             arguments = dict(params.arguments or {})
-            problem = tools.check_arguments(params.name, schema, arguments)
+            problem = tools.check_arguments(params.name, validator, arguments)
             if problem:
                 return _text(problem, error=True)
             if params.name == self.search_name:

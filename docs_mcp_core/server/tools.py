@@ -65,21 +65,11 @@ GET_DOC_DESCRIPTION = ("Read a documentation chunk in full by its chunk_id (from
                        "neighbouring sections you need.")
 
 
-_validators: dict[int, tuple[dict[str, Any], Draft202012Validator]] = {}
-
-
-def _validator(schema: dict[str, Any]) -> Draft202012Validator:
-    cached = _validators.get(id(schema))
-    if cached is None or cached[0] is not schema:
-        cached = (schema, Draft202012Validator(schema))
-        _validators[id(schema)] = cached
-    return cached[1]
-
-
-def check_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, Any] | None) -> str | None:
-    """None if the arguments fit the schema, else one sentence saying what to change."""
+def check_arguments(tool: str, validator: Draft202012Validator, arguments: dict[str, Any] | None) -> str | None:
+    """None if the arguments fit the validator's schema, else one sentence saying what to change."""
+    schema = validator.schema
     arguments = arguments or {}
-    errors = sorted(_validator(schema).iter_errors(arguments), key=lambda e: list(e.path))
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
     if not errors:
         return None
     error = errors[0]
