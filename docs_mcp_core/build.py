@@ -5,6 +5,7 @@ chunk_corpus → fingerprint_chunks → embed_chunks → write_index → publish
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -18,15 +19,17 @@ from .diagnostics import Diagnostic, error, has_errors
 from .embedding import EmbeddingProvider, compute_fingerprint, to_embedding_input
 from .embedding_cache import CACHE_DIR, EmbedResult, embed_with_cache
 from .errors import DocsMcpError, ValidationFailed
-from .fsutil import build_lock, write_atomic, write_json_atomic
-from .metadata import DEFAULT_DESCRIPTION, build_metadata, read_metadata, write_metadata
+from .fsutil import build_lock, remove_temp_files, write_atomic, write_json_atomic
+from .metadata import DEFAULT_DESCRIPTION, METADATA_FILE, build_metadata, read_metadata, write_metadata
 from .models import Chunk, IndexInfo
 from .progress import NullReporter, Reporter, Timer
 from .prompts import load_prompts
-from .reuse import PreviousChunks, file_key, load_previous, write_state
+from .reuse import (CHUNKS_FILE, STATE_FILE, PreviousChunks, discard_pending, file_key, load_previous, pending_dir,
+                    publish_pending, write_pending)
+from .tablefiles import manifests, version_problem
+from .testhook import pause
 from .taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
 
-CHUNKS_FILE = "chunks.json"
 INDEX_SCHEMA_VERSION = "1"
 _WRITING = "index-writing"  # marker: a table write started and did not finish
 
@@ -191,34 +194,81 @@ def written_path(out: Path) -> Path:
     return Path(out) / ".docs-mcp" / "written.json"
 
 
-def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: Reporter | None = None) -> IndexInfo:
-    """Write chunks.json and a new, fully indexed table version (not yet published).
+def _published_index(out: Path, reporter: Reporter) -> dict[str, Any] | None:
+    """metadata.json's `index`, or None when nothing (usable) is published: a damaged file is a warning."""
+    try:
+        return (read_metadata(out) or {}).get("index") or {}
+    except DocsMcpError as exc:
+        reporter.warn(f"ignoring the published index and rebuilding: {exc}")
+        return None
 
-    If nothing the table is made of changed, the published version is reused as is.
+
+def _clean_leftovers(out: Path, published: dict[str, Any] | None) -> None:
+    """What a build killed earlier left behind: temp files, and chunks.json/state it wrote aside.
+
+    If it was stopped after publishing metadata.json, its chunks.json is moved in now;
+    never-published table versions go when this build prunes (see publish_metadata).
+    """
+    state = out / ".docs-mcp"
+    remove_temp_files(out, [CHUNKS_FILE, METADATA_FILE])
+    remove_temp_files(state, [STATE_FILE, written_path(out).name, _WRITING])
+    remove_temp_files(pending_dir(out), [CHUNKS_FILE, STATE_FILE])
+    sha = (published or {}).get("chunks_sha256")
+    if isinstance(sha, str) and sha:
+        publish_pending(out, sha)
+    else:
+        discard_pending(out)
+
+
+def _reuse_problem(out: Path, published: dict[str, Any]) -> str | None:
+    """Why the published table version cannot simply be republished (cheap: a few stat calls)."""
+    problem = version_problem(out, published)
+    if problem:
+        return problem
+    if max(manifests(out, published["table"])) != published["version"]:
+        return "an interrupted build left table versions that were never published"
+    return None
+
+
+def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: Reporter | None = None, *,
+                force: bool = False) -> IndexInfo:
+    """Write a new, fully indexed table version, and chunks.json aside (nothing is published yet).
+
+    If nothing the table is made of changed and the published version is intact, it is
+    reused as is; `force` rewrites it anyway. A damaged published version is rewritten.
     """
     reporter = reporter or NullReporter()
     out = Path(out)
     data = chunks_json(chunkset.chunks)
+    chunks_sha = hashlib.sha256(data).hexdigest()
     keys = chunkset.taxonomy_keys
     digest = index_content_hash(data, embedded, keys)
     marker = out / ".docs-mcp" / _WRITING
     with build_lock(out):
-        published = (read_metadata(out) or {}).get("index") or {}
-        if published.get("content_hash") == digest and not marker.exists() and not embedded.forced:
-            info = IndexInfo(published["table"], published["version"], published["rows"], digest, embedded.dimensions)
+        published = _published_index(out, reporter)
+        _clean_leftovers(out, published)
+        unchanged = bool(published) and published.get("content_hash") == digest
+        reuse = unchanged and not marker.exists() and not embedded.forced and not force
+        problem = _reuse_problem(out, published) if reuse and published else None
+        if problem:
+            reporter.warn(f"the published index cannot be reused ({problem}); rewriting the table")
+        if reuse and published and not problem:
+            info = IndexInfo(published["table"], published["version"], published["rows"], digest, embedded.dimensions,
+                             files=dict(published.get("files") or {}), chunks_sha256=chunks_sha)
             reporter.info("index unchanged: reusing the published table version")
         else:
             from .index import write_table  # LanceDB is imported only when a table is written
 
             write_atomic(marker, b"")
             vectors = embedded.load_vectors()
-            info = write_table(out, chunkset.chunks, vectors, keys, digest)
+            written = write_table(out, chunkset.chunks, vectors, keys, digest)
+            info = dataclasses.replace(written, chunks_sha256=chunks_sha)
             marker.unlink()
-        write_atomic(out / CHUNKS_FILE, data)
-        write_state(out, data, chunkset.files)
+        write_pending(out, data, chunkset.files)
         write_json_atomic(written_path(out), info.to_json())
     if info.rows != len(chunkset.chunks):
         raise DocsMcpError(f"index has {info.rows} rows but the build has {len(chunkset.chunks)} chunks; rebuild")
+    pause("written")
     return info
 
 
@@ -231,10 +281,21 @@ def publish_metadata(
     description: str | None = None,
     source_commit: str | None = None,
 ) -> dict[str, Any]:
-    """Write metadata.json last: from this moment servers switch to the new table version."""
+    """Write metadata.json: from this moment servers switch to the new table version.
+
+    Then chunks.json and the reuse state are moved in, and table versions other than this
+    one and the one published before it are pruned.
+    """
     out = Path(out)
+    reporter = NullReporter()
     with build_lock(out):
-        previous = ((read_metadata(out) or {}).get("index") or {}).get("version")
+        old = _published_index(out, reporter)
+        previous = (old or {}).get("version") if (old or {}).get("table") == index.table else None
+        if previous == index.version:  # republished as is: the version before it stays the one to keep
+            previous = (old or {}).get("previous_version")
+        entry = index.to_json()
+        if isinstance(previous, int) and previous != index.version:
+            entry["previous_version"] = previous
         metadata = build_metadata(
             description=description or DEFAULT_DESCRIPTION,
             taxonomy=chunkset.taxonomy,
@@ -244,14 +305,19 @@ def publish_metadata(
             embedding=provider.describe(),
             prompts=chunkset.prompts,
             instructions=chunkset.instructions,
-            index=index.to_json(),
+            index=entry,
             chunker_version=CHUNKER_VERSION,
         )
         write_metadata(out, metadata)
-        if previous != index.version:
+        pause("publish")
+        if index.chunks_sha256:
+            publish_pending(out, index.chunks_sha256)
+        keep = {index.version} | ({previous} if isinstance(previous, int) else set())
+        # An unreadable metadata.json hid which version a running server may still hold: keep them all this time.
+        if old is not None and set(manifests(out, index.table)) - keep - {max(manifests(out, index.table), default=0)}:
             from .index import prune_versions
 
-            prune_versions(out, previous)
+            prune_versions(out, index.table, keep)
     return metadata
 
 
@@ -276,18 +342,22 @@ def build(
     source_commit: str | None = None,
     cache_dir: Path | None = None,
     rebuild_cache: bool = False,
+    force: bool = False,
     corpus: str | None = None,
     reporter: Reporter | None = None,
 ) -> BuildSummary:
-    """Every step in order; validation errors stop it before anything is written."""
+    """Every step in order; validation errors stop it before anything is written.
+
+    `force` re-parses every file, re-embeds every chunk and rewrites the table.
+    """
     reporter = reporter or NullReporter()
     timer = Timer()
     out = Path(out)
-    chunkset = chunk_corpus(docs_dir, reporter, reuse_from=out)
+    chunkset = chunk_corpus(docs_dir, reporter, reuse_from=None if force else out)
     fingerprints = fingerprint_chunks(chunkset.chunks, provider)
     embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir or default_cache_dir(out),
-                            rebuild_cache=rebuild_cache, reporter=reporter)
-    info = write_index(out, chunkset, embedded, reporter)
+                            rebuild_cache=rebuild_cache or force, reporter=reporter)
+    info = write_index(out, chunkset, embedded, reporter, force=force)
     metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit)
     reporter.info(f"wrote {len(chunkset.chunks)} chunks and .lancedb index to {out}")
     try:

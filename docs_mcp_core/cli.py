@@ -116,10 +116,11 @@ def provider_settings(kwargs: dict[str, Any]) -> Any:
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Embedding cache folder (default OUT/.embedding-cache); keep one per corpus.")
 @click.option("--rebuild-cache", is_flag=True, help="Re-embed every chunk and write a fresh embedding cache.")
+@click.option("--force", is_flag=True, help="Rewrite everything: re-parse, re-embed, write a new table version.")
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors on stderr.")
 @_fail_cleanly
 def build(docs_dir: Path, out: Path, description: str | None, source_commit: str | None, cache_dir: Path | None,
-          rebuild_cache: bool, quiet: bool, **embedding: Any) -> None:
+          rebuild_cache: bool, force: bool, quiet: bool, **embedding: Any) -> None:
     """Build the index. Nothing is written if validation fails; publishing is atomic."""
     from .build import build as run_build
     from .embedding import make_provider
@@ -129,7 +130,7 @@ def build(docs_dir: Path, out: Path, description: str | None, source_commit: str
     provider = make_provider(provider_settings(embedding))
     try:
         summary = run_build(docs_dir, out, provider, description=description, source_commit=source_commit,
-                            cache_dir=cache_dir, rebuild_cache=rebuild_cache, reporter=reporter)
+                            cache_dir=cache_dir, rebuild_cache=rebuild_cache, force=force, reporter=reporter)
     finally:
         provider.close()
     reporter.info(f"done: {summary.files} files ({summary.reused_files} unchanged), {summary.chunks} chunks, "

@@ -29,6 +29,19 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+def remove_temp_files(folder: Path, names: list[str]) -> int:
+    """Delete write_atomic's temp files for `names` in `folder`, left by a process killed mid-write.
+
+    Only files a build writes under its lock are named, so no other writer's temp file goes.
+    """
+    removed = 0
+    for name in names:
+        for tmp in Path(folder).glob(f".{name}.*.tmp"):
+            tmp.unlink(missing_ok=True)
+            removed += 1
+    return removed
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

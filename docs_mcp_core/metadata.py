@@ -53,20 +53,50 @@ def write_metadata(out: Path, metadata: dict[str, Any]) -> Path:
     return path
 
 
+# Fields readers rely on, and the JSON type each must have when present.
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "taxonomy": (dict,), "stats": (dict,), "embedding": (dict, type(None)), "prompts": (list,),
+    "index": (dict,), "corpus_description": (str,), "mcpServerInstructions": (str, type(None)),
+}
+_INDEX_TYPES: dict[str, tuple[type, ...]] = {"table": (str,), "version": (int,), "rows": (int,), "content_hash": (str,)}
+_JSON_NAMES = {dict: "an object", list: "an array", str: "a string", int: "an integer", type(None): "null"}
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    return next((name for kind, name in _JSON_NAMES.items() if isinstance(value, kind)), type(value).__name__)
+
+
 def read_metadata(out: Path) -> dict[str, Any] | None:
-    """The published metadata, or None if nothing was published; a broken file is an error."""
+    """The published metadata, or None if nothing was published; a broken file is a one-line error."""
     path = Path(out) / METADATA_FILE
     try:
         data = read_json(path)
     except ValueError as exc:
         raise DocsMcpError(f"{path} is not valid JSON ({exc}); rebuild the index") from None
+    except OSError as exc:
+        raise DocsMcpError(f"cannot read {path} ({exc.strerror or exc}); rebuild the index") from None
     if data is None:
         return None
+    if not isinstance(data, dict):
+        raise DocsMcpError(f"{path} holds {_json_type(data)}, not a JSON object; rebuild the index")
     version = str(data.get("metadata_version", ""))
     if not version.split(".")[0].isdigit() or int(version.split(".")[0]) != SUPPORTED_MAJOR:
         raise DocsMcpError(
             f"{path} has metadata_version {version!r}; this docs-mcp reads {SUPPORTED_MAJOR}.x.x — rebuild the index"
         )
+    problems = [(name, value, kinds) for name, kinds in _FIELD_TYPES.items()
+                if name in data and not isinstance(value := data[name], kinds)]
+    index = data.get("index")
+    if isinstance(index, dict):
+        problems += [(f"index.{name}", index.get(name), kinds) for name, kinds in _INDEX_TYPES.items()
+                     if not isinstance(index.get(name), kinds) or isinstance(index.get(name), bool)]
+    if problems:
+        name, value, kinds = problems[0]
+        want = " or ".join(_JSON_NAMES.get(k, k.__name__) for k in kinds)
+        got = "missing" if value is None and type(None) not in kinds else _json_type(value)
+        raise DocsMcpError(f"{path}: field '{name}' must be {want} (got {got}); rebuild the index")
     return data
 
 

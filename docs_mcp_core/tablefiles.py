@@ -1,0 +1,73 @@
+"""The files of a LanceDB table version, read from the filesystem without importing LanceDB.
+
+The build's no-op path uses this to check, in a few stat calls, that the version it is about
+to republish still exists and that every data and index file it was written with is intact;
+pruning uses it to find the versions that no published build names.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+LANCEDB_DIR = ".lancedb"
+_U64 = 2**64 - 1
+_FILE_DIRS = ("data", "_indices", "_deletions")
+
+
+def table_dir(out: Path, table: str) -> Path:
+    return Path(out) / LANCEDB_DIR / f"{table}.lance"
+
+
+def manifests(out: Path, table: str) -> dict[int, Path]:
+    """Version number -> manifest file (Lance names them u64::MAX - version, or plainly in old tables)."""
+    folder = table_dir(out, table) / "_versions"
+    try:
+        names = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    found: dict[int, Path] = {}
+    for name in names:
+        stem, dot, ext = name.partition(".")
+        if ext != "manifest" or not stem.isdigit():
+            continue
+        number = int(stem)
+        found[_U64 - number if len(stem) == 20 and number > 2**63 else number] = folder / name
+    return found
+
+
+def files_of(out: Path, table: str) -> dict[str, int]:
+    """Every data, index and deletion file of the table (relative path -> size)."""
+    root = table_dir(out, table)
+    sizes: dict[str, int] = {}
+    for sub in _FILE_DIRS:
+        for dirpath, _, names in os.walk(root / sub):
+            for name in names:
+                path = Path(dirpath) / name
+                try:
+                    sizes[path.relative_to(root).as_posix()] = path.stat().st_size
+                except FileNotFoundError:
+                    continue
+    return sizes
+
+
+def version_problem(out: Path, index: dict) -> str | None:
+    """Why the table version `index` (metadata.json `index`) cannot be served as is, or None.
+
+    Checks that its manifest exists and, when the build recorded them, that each of its
+    data and index files is present with the size it was written with.
+    """
+    table, version = index.get("table"), index.get("version")
+    if not isinstance(table, str) or not isinstance(version, int):
+        return "metadata.json names no table version"
+    root = table_dir(out, table)
+    if version not in manifests(out, table):
+        return f"table version {version} is missing from {root}"
+    for rel, size in sorted((index.get("files") or {}).items()):
+        try:
+            actual = (root / rel).stat().st_size
+        except FileNotFoundError:
+            return f"{root / rel} is missing"
+        if actual != size:
+            return f"{root / rel} has {actual} bytes, not the {size} it was written with"
+    return None
