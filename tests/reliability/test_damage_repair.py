@@ -1,0 +1,100 @@
+"""A damaged output is repaired by the next build, never trusted: each case through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from tests.reliability.clitools import build_args, docs_mcp, published, search_ids
+
+QUERY = "idempotency key"
+
+
+def drop_lancedb(out: Path) -> None:
+    shutil.rmtree(out / ".lancedb")
+
+
+def drop_data_file(out: Path) -> None:
+    next((out / ".lancedb" / "chunks.lance" / "data").glob("*.lance")).unlink()
+
+
+def drop_index_file(out: Path) -> None:
+    sorted((out / ".lancedb" / "chunks.lance" / "_indices").glob("*/*"))[0].unlink()
+
+
+def name_missing_version(out: Path) -> None:
+    meta = json.loads((out / "metadata.json").read_text())
+    meta["index"]["version"] = 9999
+    (out / "metadata.json").write_text(json.dumps(meta))
+
+
+def wrong_type(text: str) -> Callable[[Path], None]:
+    def damage(out: Path) -> None:
+        (out / "metadata.json").write_text(text)
+    return damage
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str]]:
+    """One good build (provider none) that each case copies and damages, and what it finds."""
+    root = tmp_path_factory.mktemp("damage")
+    docs = root / "docs"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "parcelly-docs", docs)
+    out = root / "good"
+    result = docs_mcp(*build_args(docs, out))
+    assert result.returncode == 0, result.stderr
+    return docs, out, search_ids(out, QUERY)
+
+
+@pytest.mark.parametrize("damage", [drop_lancedb, drop_data_file, drop_index_file, name_missing_version,
+                                    wrong_type("[1]"), wrong_type('{"metadata_version": "1.0.0", "index": 5}')],
+                         ids=["no-lancedb", "data-file", "index-file", "missing-version", "array", "index-int"])
+def test_the_next_build_repairs_a_damaged_output(built: tuple[Path, Path, list[str]], tmp_path: Path,
+                                                 damage: Callable[[Path], None]) -> None:
+    docs, good, expected = built
+    out = tmp_path / "out"
+    shutil.copytree(good, out)
+    damage(out)
+
+    result = docs_mcp(*build_args(docs, out))
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "index unchanged" not in result.stderr
+    assert "warn:" in result.stderr and ("rewriting the table" in result.stderr or "rebuilding" in result.stderr)
+    assert search_ids(out, QUERY) == expected
+
+
+@pytest.mark.parametrize("text", ['"x"', '{"metadata_version": "1.0.0", "index": {"table": "chunks"}}'])
+def test_reading_commands_give_one_line_for_metadata_of_the_wrong_type(built: tuple[Path, Path, list[str]],
+                                                                       tmp_path: Path, text: str) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(built[1], out)
+    (out / "metadata.json").write_text(text)
+    for args in (["search", "--index", out, QUERY], ["serve", "--index", out]):
+        result = docs_mcp(*args, timeout=60)
+        assert result.returncode == 1, (args, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ") and "metadata.json" in lines[0], (args, lines)
+    audit = docs_mcp("audit", "--out", out)  # reads the audit database, not metadata.json
+    assert audit.returncode == 0 and "Traceback" not in audit.stderr
+
+
+def test_force_rewrites_the_table_even_when_nothing_changed(built: tuple[Path, Path, list[str]],
+                                                           tmp_path: Path) -> None:
+    docs, good, expected = built
+    out = tmp_path / "out"
+    shutil.copytree(good, out)
+    before = published(out)
+    result = docs_mcp(*build_args(docs, out), "--force")
+    assert result.returncode == 0, result.stderr
+    assert "index unchanged" not in result.stderr and "re-parsing" not in result.stderr
+    after = published(out)
+    assert after["version"] > before["version"] and after["content_hash"] == before["content_hash"]
+    assert search_ids(out, QUERY) == expected
+    # Without --force the same build is a no-op.
+    plain = docs_mcp(*build_args(docs, out))
+    assert "index unchanged" in plain.stderr and published(out)["version"] == after["version"]
