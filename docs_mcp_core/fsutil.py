@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .errors import DocsMcpError
+from .testhook import pause
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -23,6 +24,7 @@ def write_atomic(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        pause(f"replace-{path.name}")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
