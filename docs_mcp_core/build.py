@@ -26,7 +26,7 @@ from .progress import NullReporter, Reporter, Timer
 from .prompts import load_prompts
 from .reuse import (CHUNKS_FILE, STATE_FILE, PreviousChunks, discard_pending, file_key, load_previous, pending_dir,
                     publish_pending, write_pending)
-from .tablefiles import manifests, version_problem
+from .tablefiles import manifests, record_files, record_path, recorded_files, version_problem
 from .testhook import pause
 from .taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
 
@@ -211,7 +211,7 @@ def _clean_leftovers(out: Path, published: dict[str, Any] | None) -> None:
     """
     state = out / ".docs-mcp"
     remove_temp_files(out, [CHUNKS_FILE, METADATA_FILE])
-    remove_temp_files(state, [STATE_FILE, written_path(out).name, _WRITING])
+    remove_temp_files(state, [STATE_FILE, written_path(out).name, _WRITING, record_path(out).name])
     remove_temp_files(pending_dir(out), [CHUNKS_FILE, STATE_FILE])
     sha = (published or {}).get("chunks_sha256")
     if isinstance(sha, str) and sha:
@@ -254,7 +254,7 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             reporter.warn(f"the published index cannot be reused ({problem}); rewriting the table")
         if reuse and published and not problem:
             info = IndexInfo(published["table"], published["version"], published["rows"], digest, embedded.dimensions,
-                             files=dict(published.get("files") or {}), chunks_sha256=chunks_sha)
+                             chunks_sha256=chunks_sha)
             reporter.info("index unchanged: reusing the published table version")
         else:
             from .index import write_table  # LanceDB is imported only when a table is written
@@ -263,6 +263,7 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             vectors = embedded.load_vectors()
             written = write_table(out, chunkset.chunks, vectors, keys, digest)
             info = dataclasses.replace(written, chunks_sha256=chunks_sha)
+            record_files(out, info.table, info.version, info.files)
             marker.unlink()
         write_pending(out, data, chunkset.files)
         write_json_atomic(written_path(out), info.to_json())
@@ -318,6 +319,9 @@ def publish_metadata(
             from .index import prune_versions
 
             prune_versions(out, index.table, keep)
+            files = recorded_files(out, index.table, index.version)
+            if files is not None:
+                record_files(out, index.table, index.version, files, keep=keep)
     return metadata
 
 

@@ -59,6 +59,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "index": (dict,), "corpus_description": (str,), "mcpServerInstructions": (str, type(None)),
 }
 _INDEX_TYPES: dict[str, tuple[type, ...]] = {"table": (str,), "version": (int,), "rows": (int,), "content_hash": (str,)}
+_INDEX_OPTIONAL: dict[str, tuple[type, ...]] = {"chunks_sha256": (str,), "previous_version": (int,)}
 _JSON_NAMES = {dict: "an object", list: "an array", str: "a string", int: "an integer", type(None): "null"}
 
 
@@ -66,6 +67,16 @@ def _json_type(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
     return next((name for kind, name in _JSON_NAMES.items() if isinstance(value, kind)), type(value).__name__)
+
+
+def _is(value: Any, kinds: tuple[type, ...]) -> bool:
+    return isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+
+
+def _type_problem(name: str, value: Any, kinds: tuple[type, ...]) -> str:
+    want = " or ".join(_JSON_NAMES.get(k, k.__name__) for k in kinds)
+    got = "missing" if value is None and type(None) not in kinds else _json_type(value)
+    return f"field '{name}' must be {want} (got {got})"
 
 
 def read_metadata(out: Path) -> dict[str, Any] | None:
@@ -86,17 +97,16 @@ def read_metadata(out: Path) -> dict[str, Any] | None:
         raise DocsMcpError(
             f"{path} has metadata_version {version!r}; this docs-mcp reads {SUPPORTED_MAJOR}.x.x — rebuild the index"
         )
-    problems = [(name, value, kinds) for name, kinds in _FIELD_TYPES.items()
-                if name in data and not isinstance(value := data[name], kinds)]
+    problems = [_type_problem(name, data[name], kinds) for name, kinds in _FIELD_TYPES.items()
+                if name in data and not _is(data[name], kinds)]
     index = data.get("index")
     if isinstance(index, dict):
-        problems += [(f"index.{name}", index.get(name), kinds) for name, kinds in _INDEX_TYPES.items()
-                     if not isinstance(index.get(name), kinds) or isinstance(index.get(name), bool)]
+        problems += [_type_problem(f"index.{name}", index.get(name), kinds) for name, kinds in _INDEX_TYPES.items()
+                     if not _is(index.get(name), kinds)]
+        problems += [_type_problem(f"index.{name}", index[name], kinds) for name, kinds in _INDEX_OPTIONAL.items()
+                     if name in index and not _is(index[name], kinds)]
     if problems:
-        name, value, kinds = problems[0]
-        want = " or ".join(_JSON_NAMES.get(k, k.__name__) for k in kinds)
-        got = "missing" if value is None and type(None) not in kinds else _json_type(value)
-        raise DocsMcpError(f"{path}: field '{name}' must be {want} (got {got}); rebuild the index")
+        raise DocsMcpError(f"{path}: {problems[0]}; rebuild the index")
     return data
 
 

@@ -57,7 +57,7 @@ class IndexInfo:
     rows: int
     content_hash: str
     vector_dimensions: int
-    files: dict[str, int] = field(default_factory=dict, compare=False)  # data/index files -> size, as written
+    files: dict[str, int] = field(default_factory=dict, compare=False)  # data/index files -> size (tablefiles.py)
     chunks_sha256: str = ""  # the chunks.json this version was built with
 
     def to_json(self) -> dict[str, Any]:
@@ -65,6 +65,4 @@ class IndexInfo:
                                 "content_hash": self.content_hash}
         if self.chunks_sha256:
             data["chunks_sha256"] = self.chunks_sha256
-        if self.files:
-            data["files"] = dict(sorted(self.files.items()))
         return data

@@ -98,10 +98,9 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
     except DocsMcpError:
         return None, f"{METADATA_FILE} is damaged"
     chunks_file, state_file = out / CHUNKS_FILE, state_path(out)
-    if published:
-        chunks_file, state_file = published_files(out, published)
-        if chunks_file is None or state_file is None:
-            return None, f"{CHUNKS_FILE} or {STATE_FILE} does not match the published index"
+    if published:  # the published chunks.json and state: in place, or aside if a publish was stopped
+        found_chunks, found_state = published_files(out, published)
+        chunks_file, state_file = found_chunks or chunks_file, found_state or state_file
     try:
         state = read_json(state_file)
     except (ValueError, OSError):
@@ -118,6 +117,8 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
         return None, "chunks.json is missing"
     if hashlib.sha256(raw).hexdigest() != state.get("chunks_sha256"):
         return None, "chunks.json does not match the recorded build state"
+    if published and state.get("chunks_sha256") != published:
+        return None, "chunks.json does not match the published index"
     by_file: dict[str, list[Chunk]] = {}
     for item in json.loads(raw):
         by_file.setdefault(item["filepath"], []).append(Chunk.from_dict(item))

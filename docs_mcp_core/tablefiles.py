@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
+
+from .fsutil import read_json, write_json_atomic
 
 LANCEDB_DIR = ".lancedb"
 _U64 = 2**64 - 1
@@ -51,11 +54,38 @@ def files_of(out: Path, table: str) -> dict[str, int]:
     return sizes
 
 
-def version_problem(out: Path, index: dict) -> str | None:
+def record_path(out: Path) -> Path:
+    """The files each kept table version was written with (Lance names them randomly, so they
+    live here rather than in metadata.json, which stays the same for the same corpus)."""
+    return Path(out) / ".docs-mcp" / "table-files.json"
+
+
+def _records(out: Path) -> dict[str, Any]:
+    try:
+        data = read_json(record_path(out))
+    except (ValueError, OSError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def record_files(out: Path, table: str, version: int, files: dict[str, int], keep: set[int] | None = None) -> None:
+    """Remember `files` for `table` at `version`; with `keep`, forget every other version not in it."""
+    records = {key: value for key, value in _records(out).items()
+               if keep is None or key.rpartition(":")[0] == table and key.rpartition(":")[2] in {str(v) for v in keep}}
+    records[f"{table}:{version}"] = dict(sorted(files.items()))
+    write_json_atomic(record_path(out), dict(sorted(records.items())))
+
+
+def recorded_files(out: Path, table: str, version: int) -> dict[str, int] | None:
+    files = _records(out).get(f"{table}:{version}")
+    return files if isinstance(files, dict) else None
+
+
+def version_problem(out: Path, index: dict[str, Any]) -> str | None:
     """Why the table version `index` (metadata.json `index`) cannot be served as is, or None.
 
-    Checks that its manifest exists and, when the build recorded them, that each of its
-    data and index files is present with the size it was written with.
+    Checks that its manifest exists and, when they were recorded, that each of its data and
+    index files is present with the size it was written with.
     """
     table, version = index.get("table"), index.get("version")
     if not isinstance(table, str) or not isinstance(version, int):
@@ -63,10 +93,10 @@ def version_problem(out: Path, index: dict) -> str | None:
     root = table_dir(out, table)
     if version not in manifests(out, table):
         return f"table version {version} is missing from {root}"
-    for rel, size in sorted((index.get("files") or {}).items()):
+    for rel, size in sorted((recorded_files(out, table, version) or {}).items()):
         try:
             actual = (root / rel).stat().st_size
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return f"{root / rel} is missing"
         if actual != size:
             return f"{root / rel} has {actual} bytes, not the {size} it was written with"
