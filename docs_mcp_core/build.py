@@ -220,13 +220,16 @@ def _clean_leftovers(out: Path, published: dict[str, Any] | None) -> None:
         discard_pending(out)
 
 
-def _reuse_problem(out: Path, published: dict[str, Any]) -> str | None:
-    """Why the published table version cannot simply be republished (cheap: a few stat calls)."""
+def _reuse_problem(out: Path, published: dict[str, Any]) -> tuple[str, bool] | None:
+    """Why the published table version cannot simply be republished, and whether it is damage.
+
+    Cheap: a directory listing and a stat per recorded file, no LanceDB.
+    """
     problem = version_problem(out, published)
     if problem:
-        return problem
+        return problem, True
     if max(manifests(out, published["table"])) != published["version"]:
-        return "an interrupted build left table versions that were never published"
+        return "an interrupted build left table versions that were never published", False
     return None
 
 
@@ -250,8 +253,10 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
         unchanged = bool(published) and published.get("content_hash") == digest
         reuse = unchanged and not marker.exists() and not embedded.forced and not force
         problem = _reuse_problem(out, published) if reuse and published else None
-        if problem:
-            reporter.warn(f"the published index cannot be reused ({problem}); rewriting the table")
+        if problem and problem[1]:
+            reporter.warn(f"the published index is damaged ({problem[0]}); rewriting the table")
+        elif problem:
+            reporter.info(f"{problem[0]}; writing a new version so they can be removed")
         if reuse and published and not problem:
             info = IndexInfo(published["table"], published["version"], published["rows"], digest, embedded.dimensions,
                              chunks_sha256=chunks_sha)
