@@ -266,7 +266,8 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
 
             write_atomic(marker, b"")
             vectors = embedded.load_vectors()
-            written = write_table(out, chunkset.chunks, vectors, keys, digest)
+            intact = bool(published) and version_problem(out, published) is None
+            written = write_table(out, chunkset.chunks, vectors, keys, digest, discard_damaged=not intact)
             info = dataclasses.replace(written, chunks_sha256=chunks_sha)
             record_files(out, info.table, info.version, info.files)
             marker.unlink()

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS, BTree, Bitmap
 
+from .errors import DocsMcpError
 from .models import Chunk, IndexInfo
 from .tablefiles import LANCEDB_DIR, files_of, manifests, table_dir
 from .testhook import pause
@@ -61,18 +62,23 @@ def connect(out: Path) -> lancedb.DBConnection:
     return lancedb.connect(str(Path(out) / LANCEDB_DIR))
 
 
-def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str], digest: str) -> IndexInfo:
+def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str], digest: str, *,
+                discard_damaged: bool = False) -> IndexInfo:
     """Write a new table version with all its indexes; the caller publishes it.
 
-    The files this write adds are recorded (IndexInfo.files) so a later build can check,
-    without LanceDB, that the version is still intact before it republishes it.
+    The files this write adds are returned (IndexInfo.files) so a later build can check,
+    without LanceDB, that the version is still intact before it republishes it. A table too
+    damaged to take a new version (a corrupt manifest) is deleted and written afresh, but only
+    with `discard_damaged`: when nothing intact is published there.
     """
     data = _arrow_table(chunks, vectors, keys)
     before = files_of(out, TABLE)
-    db = connect(out)
     try:
-        table = db.create_table(TABLE, data=data, mode="overwrite")
-    except Exception:  # noqa: BLE001 - a damaged table (deleted manifests or files) cannot be overwritten in place
+        table = connect(out).create_table(TABLE, data=data, mode="overwrite")
+    except Exception as exc:  # noqa: BLE001 - LanceDB raises plain errors for a corrupt table
+        if not discard_damaged:
+            raise DocsMcpError(f"cannot write a new version of {table_dir(out, TABLE)} "
+                               f"({str(exc).splitlines()[0][:200]}); the published index is unchanged") from None
         shutil.rmtree(table_dir(out, TABLE), ignore_errors=True)
         before = {}
         table = connect(out).create_table(TABLE, data=data, mode="overwrite")

@@ -16,6 +16,7 @@ from .fsutil import read_json, write_json_atomic
 LANCEDB_DIR = ".lancedb"
 _U64 = 2**64 - 1
 _FILE_DIRS = ("data", "_indices", "_deletions")
+_MAGIC = b"LANC"
 
 
 def table_dir(out: Path, table: str) -> Path:
@@ -52,6 +53,16 @@ def files_of(out: Path, table: str) -> dict[str, int]:
                 except FileNotFoundError:
                     continue
     return sizes
+
+
+def _ends_with_magic(path: Path) -> bool:
+    """Lance files (manifests, data, indexes) end with the magic bytes LANC."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(-len(_MAGIC), os.SEEK_END)
+            return fh.read() == _MAGIC
+    except OSError:
+        return False
 
 
 def record_path(out: Path) -> Path:
@@ -91,8 +102,11 @@ def version_problem(out: Path, index: dict[str, Any]) -> str | None:
     if not isinstance(table, str) or not isinstance(version, int):
         return "metadata.json names no table version"
     root = table_dir(out, table)
-    if version not in manifests(out, table):
+    manifest = manifests(out, table).get(version)
+    if manifest is None:
         return f"table version {version} is missing from {root}"
+    if not _ends_with_magic(manifest):
+        return f"{manifest} is not a Lance manifest"
     for rel, size in sorted((recorded_files(out, table, version) or {}).items()):
         try:
             actual = (root / rel).stat().st_size

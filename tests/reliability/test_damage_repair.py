@@ -10,6 +10,7 @@ from typing import Callable
 import pytest
 
 from docs_mcp_core.search import run_search
+from docs_mcp_core.tablefiles import manifests
 from tests.reliability.clitools import build_args, docs_mcp, published, search_ids
 
 QUERY = "idempotency key"
@@ -25,6 +26,11 @@ def drop_data_file(out: Path) -> None:
 
 def drop_index_file(out: Path) -> None:
     sorted((out / ".lancedb" / "chunks.lance" / "_indices").glob("*/*"))[0].unlink()
+
+
+def corrupt_manifest(out: Path) -> None:
+    published = json.loads((out / "metadata.json").read_text())["index"]["version"]
+    manifests(out, "chunks")[published].write_bytes(b"junk")
 
 
 def name_missing_version(out: Path) -> None:
@@ -51,9 +57,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[st
     return docs, out, search_ids(out, QUERY)
 
 
-@pytest.mark.parametrize("damage", [drop_lancedb, drop_data_file, drop_index_file, name_missing_version,
-                                    wrong_type("[1]"), wrong_type('{"metadata_version": "1.0.0", "index": 5}')],
-                         ids=["no-lancedb", "data-file", "index-file", "missing-version", "array", "index-int"])
+@pytest.mark.parametrize("damage", [drop_lancedb, drop_data_file, drop_index_file, corrupt_manifest,
+                                    name_missing_version, wrong_type("[1]"),
+                                    wrong_type('{"metadata_version": "1.0.0", "index": 5}')],
+                         ids=["no-lancedb", "data-file", "index-file", "manifest", "missing-version", "array",
+                              "index-int"])
 def test_the_next_build_repairs_a_damaged_output(built: tuple[Path, Path, list[str]], tmp_path: Path,
                                                  damage: Callable[[Path], None]) -> None:
     docs, good, expected = built
