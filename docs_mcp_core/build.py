@@ -26,7 +26,8 @@ from .progress import NullReporter, Reporter, Timer
 from .prompts import load_prompts
 from .reuse import (CHUNKS_FILE, STATE_FILE, PreviousChunks, discard_pending, file_key, load_previous, pending_dir,
                     publish_pending, write_pending)
-from .tablefiles import manifests, record_files, record_path, recorded_files, version_problem
+from .tablefiles import (forget_records, manifests, record_files, record_path, remove_files, unrecorded_files,
+                         version_problem)
 from .testhook import pause
 from .taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
 
@@ -321,14 +322,23 @@ def publish_metadata(
             publish_pending(out, index.chunks_sha256)
         keep = {index.version} | ({previous} if isinstance(previous, int) else set())
         # An unreadable metadata.json hid which version a running server may still hold: keep them all this time.
-        if old is not None and set(manifests(out, index.table)) - keep - {max(manifests(out, index.table), default=0)}:
-            from .index import prune_versions
-
-            prune_versions(out, index.table, keep)
-            files = recorded_files(out, index.table, index.version)
-            if files is not None:
-                record_files(out, index.table, index.version, files, keep=keep)
+        if old is not None:
+            _prune(out, index.table, keep)
     return metadata
+
+
+def _prune(out: Path, table: str, keep: set[int]) -> None:
+    """Remove table versions not in `keep` and the files only they used (also those of an
+    interrupted prune, which a no-op build finds without importing LanceDB)."""
+    found = manifests(out, table)
+    keep = {v for v in keep if v in found} | ({max(found)} if found else set())
+    if set(found) - keep:
+        from .index import prune_versions
+
+        prune_versions(out, table, keep)
+    else:
+        remove_files(out, table, unrecorded_files(out, table, keep) or [])
+    forget_records(out, table, keep)
 
 
 @dataclass

@@ -21,7 +21,7 @@ from lancedb.index import FTS, BTree, Bitmap
 
 from .errors import DocsMcpError
 from .models import Chunk, IndexInfo
-from .tablefiles import LANCEDB_DIR, files_of, manifests, table_dir
+from .tablefiles import LANCEDB_DIR, files_of, manifests, remove_files, table_dir, unrecorded_files
 from .testhook import pause
 
 TABLE = "chunks"
@@ -107,18 +107,23 @@ def prune_versions(out: Path, table: str, keep: set[int]) -> int:
     Versions are chosen by number: the published version and the one published before it
     stay, so a reader still answering from the previous one finishes its requests. Lance's
     cleanup only selects by age, so the unwanted manifests are removed first (they belong to
-    superseded or never-published versions, which no reader holds); the cleanup then deletes
-    the files no remaining manifest references. Call with the build lock held: no other
-    writer may be adding files. Returns the number of versions removed.
+    superseded or never-published versions, which no reader holds). Then every data and
+    index file that is not one of the kept versions' recorded files is deleted, and Lance's
+    own cleanup sweeps the rest (all of it when a kept version's files were not recorded).
+    Call with the build lock held: no other writer may be adding files. Returns the number
+    of versions removed.
     """
     found = manifests(out, table)
     if not found:
         return 0
     latest = max(found)
-    doomed = [v for v in found if v not in keep and v != latest]
+    kept = {v for v in found if v in keep or v == latest}
+    doomed = [v for v in found if v not in kept]
     for version in doomed:
         found[version].unlink(missing_ok=True)
     pause("prune")
-    handle = connect(out).open_table(table)
-    handle.optimize(cleanup_older_than=_NEVER_BY_AGE, delete_unverified=True)
+    unused = unrecorded_files(out, table, kept)
+    if unused is not None:
+        remove_files(out, table, unused)
+    connect(out).open_table(table).optimize(cleanup_older_than=_NEVER_BY_AGE, delete_unverified=True)
     return len(doomed)

@@ -79,12 +79,19 @@ def _records(out: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def record_files(out: Path, table: str, version: int, files: dict[str, int], keep: set[int] | None = None) -> None:
-    """Remember `files` for `table` at `version`; with `keep`, forget every other version not in it."""
-    records = {key: value for key, value in _records(out).items()
-               if keep is None or key.rpartition(":")[0] == table and key.rpartition(":")[2] in {str(v) for v in keep}}
+def record_files(out: Path, table: str, version: int, files: dict[str, int]) -> None:
+    """Remember the files `table` was written with at `version`."""
+    records = _records(out)
     records[f"{table}:{version}"] = dict(sorted(files.items()))
     write_json_atomic(record_path(out), dict(sorted(records.items())))
+
+
+def forget_records(out: Path, table: str, keep: set[int]) -> None:
+    """Drop the records of every version but `keep` (they were pruned)."""
+    records = _records(out)
+    wanted = {f"{table}:{v}" for v in keep}
+    if set(records) - wanted:
+        write_json_atomic(record_path(out), {k: v for k, v in sorted(records.items()) if k in wanted})
 
 
 def recorded_files(out: Path, table: str, version: int) -> dict[str, int] | None:
@@ -115,3 +122,25 @@ def version_problem(out: Path, index: dict[str, Any]) -> str | None:
         if actual != size:
             return f"{root / rel} has {actual} bytes, not the {size} it was written with"
     return None
+
+
+def unrecorded_files(out: Path, table: str, versions: set[int]) -> list[str] | None:
+    """Data and index files no version in `versions` was written with (left by superseded,
+    never-published or interrupted writes); None when a version's files were not recorded."""
+    records = [recorded_files(out, table, v) for v in sorted(versions)]
+    if any(record is None for record in records):
+        return None
+    needed = {rel for record in records for rel in record or {}}
+    return sorted(rel for rel in files_of(out, table) if rel not in needed)
+
+
+def remove_files(out: Path, table: str, relpaths: list[str]) -> None:
+    """Delete table files (and index folders left empty). Only with the build lock held."""
+    root = table_dir(out, table)
+    for rel in relpaths:
+        (root / rel).unlink(missing_ok=True)
+    for folder in {(root / rel).parent for rel in relpaths if rel.startswith("_indices/")}:
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
