@@ -42,7 +42,7 @@ async def ranked_lists(index_dir: Path, cases: list[dict]) -> list[tuple[dict, l
 
 
 def score(prepared, index, phrase: float, vector: float, k: int, depth: int) -> dict[str, float]:
-    from docs_mcp_core.eval import metrics
+    from docs_mcp_eval import metrics
     from docs_mcp_core.search import collapse_key, rrf
 
     per_case = []

@@ -1,4 +1,4 @@
-"""`docs-mcp` command line: validate, build and search (serve, eval and audit join later)."""
+"""`docs-mcp` command line: validate, build, search, serve and audit; `eval` joins from docs_mcp_eval."""
 
 from __future__ import annotations
 
@@ -35,7 +35,27 @@ def _fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DOCS_MCP"})
+class _PluginGroup(click.Group):
+    """Commands of other installed packages (`docs-mcp eval`) join through the `docs_mcp.commands`
+    entry points, loaded only when named, so this package never imports them."""
+
+    def _plugins(self) -> dict[str, Any]:
+        from importlib.metadata import entry_points
+
+        return {ep.name: ep for ep in entry_points(group="docs_mcp.commands")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self._plugins()))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in (plugins := self._plugins()):
+            command = plugins[cmd_name].load()
+        return command
+
+
+@click.group(cls=_PluginGroup,
+             context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DOCS_MCP"})
 @click.version_option(__version__, prog_name="docs-mcp")
 def main() -> None:
     """Index Markdown docs for AI coding agents and serve them over MCP.
@@ -260,102 +280,6 @@ def audit(out: Path, sql: str | None) -> None:
     _, counts = query(out, f"SELECT status, count(*) FROM chunk_events WHERE build_id = '{rows[0][0]}' "
                            "GROUP BY status ORDER BY status")
     click.echo("chunk events".ljust(width) + "  " + (", ".join(f"{n} {status}" for status, n in counts) or "none"))
-
-
-@main.group("eval")
-def eval_group() -> None:
-    """Measure retrieval quality and speed of an MCP docs server against a suite of cases."""
-
-
-def _write_outputs(result: dict[str, Any], out_json: Path | None, report: Path | None, markdown_text: str) -> None:
-    if out_json:
-        out_json.parent.mkdir(parents=True, exist_ok=True)
-        out_json.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
-    if report:
-        report.parent.mkdir(parents=True, exist_ok=True)
-        report.write_text(markdown_text)
-
-
-@eval_group.command("run")
-@click.option("--cases", "cases_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Suite JSON: {\"cases\": [{name, category, query, expectedChunkId, ...}]}.")
-@click.option("--server-command", required=True,
-              help="Command that starts an MCP docs server on stdio (split like a shell would).")
-@click.option("--build-command", default=None, help="Command to run (and time) before starting the server.")
-@click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True, help="Searches before measuring.")
-@click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="A previous result JSON: the report adds a delta table.")
-@click.option("--out", "out_json", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the result JSON here.")
-@click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the markdown report here (default: print it).")
-@_fail_cleanly
-def eval_run(cases_file: Path, server_command: str, build_command: str | None, warmup: int, baseline: Path | None,
-             out_json: Path | None, report: Path | None) -> None:
-    """Run a suite against any server with search_docs and get_doc; exit 1 if the run aborted."""
-    import anyio
-
-    from .eval.cases import load_suite
-    from .eval.report import load_result, markdown
-    from .eval.runner import run_build, run_suite, split_command
-    from .progress import StderrReporter
-
-    suite = load_suite(cases_file)
-    previous = load_result(baseline) if baseline else None
-    command = split_command(server_command)
-    build_seconds = None
-    if build_command:
-        click.echo(f"building: {build_command}", err=True)
-        build_seconds = run_build(split_command(build_command))
-    reporter = StderrReporter(bar_only_on_tty=True)
-    result = anyio.run(lambda: run_suite(command, suite, warmup=warmup, reporter=reporter))
-    result.build_command = split_command(build_command) if build_command else None
-    result.build_seconds = build_seconds
-    data = result.to_json()
-    text = markdown(data, previous)
-    _write_outputs(data, out_json, report, text)
-    if not report:
-        click.echo(text)
-    if result.aborted:
-        click.echo(f"error: {result.aborted}", err=True)
-        sys.exit(1)
-
-
-@eval_group.command("benchmark")
-@click.option("--cases", "cases_file", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Suite JSON.")
-@click.option("--docs-dir", required=True, type=DOCS_DIR, help="The corpus the suite is about.")
-@click.option("--embeddings", default="none,hash", show_default=True,
-              help="Comma-separated providers: none, hash, local[/MODEL], openai[/MODEL].")
-@click.option("--embedding-base-url", default=None, help="Base URL for openai specs (any OpenAI-compatible server).")
-@click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".docs-mcp-bench"),
-              show_default=True, help="Where the per-provider indexes are built (rebuilt cold each run).")
-@click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True)
-@click.option("--out", "out_json", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write all results as JSON here.")
-@click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the comparison report here (default: print it).")
-@_fail_cleanly
-def eval_benchmark(cases_file: Path, docs_dir: Path, embeddings: str, embedding_base_url: str | None, work_dir: Path,
-                   warmup: int, out_json: Path | None, report: Path | None) -> None:
-    """Build one index per provider and compare them on one suite."""
-    import anyio
-
-    from .eval.benchmark import benchmark
-    from .eval.cases import load_suite
-    from .eval.report import comparison
-    from .progress import StderrReporter
-
-    suite = load_suite(cases_file)
-    specs = [s.strip() for s in embeddings.split(",") if s.strip()]
-    reporter = StderrReporter(bar_only_on_tty=True)
-    rows = anyio.run(lambda: benchmark(suite, docs_dir, specs, work_dir, warmup=warmup, base_url=embedding_base_url,
-                                       reporter=reporter))
-    text = comparison(rows)
-    _write_outputs({"suite": suite.name, "runs": rows}, out_json, report, text)
-    if not report:
-        click.echo(text)
-    if any(row["result"]["aborted"] for row in rows):
-        sys.exit(1)
 
 
 if __name__ == "__main__":

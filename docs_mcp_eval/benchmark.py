@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..build import build
-from ..embedding import ProviderSettings, make_provider
-from ..errors import DocsMcpError
-from ..fsutil import dir_size
-from ..progress import Reporter
+from docs_mcp_core.build import build
+from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_core.fsutil import dir_size
+from docs_mcp_core.progress import Reporter
 from .cases import Suite
 from .runner import run_suite
 
