@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.manifest import format_loc
 
-CATEGORIES = ("lexical", "paraphrased", "intent", "error-handling", "api-discovery", "config", "distractor")
 
 
 class Case(BaseModel):
