@@ -57,8 +57,9 @@ def main() -> None:
 def validate(docs_dir: Path, fmt: str) -> None:
     """Check manifests, frontmatter, hints and taxonomy; exit 1 if there is any error."""
     from .build import analyze_corpus
+    from .paths import check_docs_dir
 
-    chunkset = analyze_corpus(docs_dir)
+    chunkset = analyze_corpus(check_docs_dir(docs_dir, "--docs-dir"))
     files = len(chunkset.files) + sum(d.message.startswith("not valid UTF-8") for d in chunkset.diagnostics)
     render = format_json if fmt == "json" else format_text
     click.echo(render(chunkset.diagnostics, files))
@@ -131,7 +132,7 @@ def build(docs_dir: Path, out: Path, description: str | None, source_commit: str
     from .paths import check_docs_dir, check_writable_dir
     from .progress import StderrReporter
 
-    check_docs_dir(docs_dir)
+    check_docs_dir(docs_dir, "--docs-dir")
     check_writable_dir(out, "--out")
     if cache_dir:
         check_writable_dir(cache_dir, "--cache-dir")

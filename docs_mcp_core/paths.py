@@ -11,7 +11,7 @@ from pathlib import Path
 from .errors import DocsMcpError
 
 
-def check_docs_dir(path: Path, option: str = "--docs-dir") -> Path:
+def check_docs_dir(path: Path, option: str = "docs directory") -> Path:
     """The docs folder must exist and be a folder (a file or a missing path is a usage error)."""
     path = Path(path)
     if not path.exists():
