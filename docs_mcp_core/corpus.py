@@ -13,7 +13,6 @@ from pathlib import Path
 from markdown_it.token import Token
 
 from .diagnostics import Diagnostic, error, warning
-from .paths import check_docs_dir, file_type, read_bytes
 from .hints import FileHints, read_directives, read_frontmatter
 from .manifest import (
     MANIFEST_NAME,
@@ -25,6 +24,7 @@ from .manifest import (
     resolve_manifest_rules,
 )
 from .markdown import normalize_newlines, parser, split_frontmatter
+from .paths import check_docs_dir, file_type, read_bytes
 
 TEMPLATE_SUFFIXES = (".template.md", ".template.yaml", ".template.yml")
 
@@ -139,7 +139,8 @@ def list_tree(root: Path) -> Tree:
         try:
             entries = sorted(os.scandir(path), key=lambda e: e.name)
         except OSError as exc:
-            tree.diagnostics.append(warning(show_path(rel_dir or "."), 1, f"folder skipped: cannot read it ({exc.strerror})"))
+            why = f"folder skipped: cannot read it ({exc.strerror})"
+            tree.diagnostics.append(warning(show_path(rel_dir or "."), 1, why))
             continue
         subfolders = []
         for entry in entries:
@@ -227,7 +228,8 @@ def read_text(path: Path, relpath: str) -> tuple[str | None, str, Diagnostic | N
         return normalize_newlines(data.decode("utf-8")), digest, None
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return None, digest, error(show_path(relpath), line, f"not valid UTF-8 (byte offset {exc.start}); re-save the file as UTF-8")
+        return None, digest, error(show_path(relpath), line,
+                                   f"not valid UTF-8 (byte offset {exc.start}); re-save the file as UTF-8")
 
 
 def load_manifests(root: Path, relpaths: list[str], diagnostics: list[Diagnostic]) -> dict[str, LoadedManifest]:
