@@ -11,7 +11,7 @@ from pathlib import Path
 from .corpus import list_tree, show_path
 from .errors import DocsMcpError
 from .fsutil import read_json, write_json_atomic
-from .paths import read_bytes
+from .paths import check_docs_dir, read_bytes
 
 LISTING = "staged-files.json"
 
@@ -41,7 +41,7 @@ def stage_local(source: Path, dest: Path, *, source_commit: str | None = None) -
     special files are skipped, with the same warnings; staged files are always regular files.
     """
     source, dest = Path(source), Path(dest)
-    tree = list_tree(source)
+    tree = list_tree(check_docs_dir(source, "source folder"))
     errors = [d.format() for d in tree.diagnostics if d.severity == "error"]
     if errors:
         raise DocsMcpError(f"cannot stage {source}:\n" + "\n".join(errors))

@@ -296,6 +296,8 @@ def test_local_staging_skips_the_same_entries(tmp_path: Path, docs: Path, outsid
     write(docs, "a#b.md", PAGE)
     with pytest.raises(DocsMcpError, match=r"a#b.md:1: error: the path contains '#'"):
         stage_local(docs, tmp_path / "stage" / "docs")
+    with pytest.raises(DocsMcpError, match=r"source folder .*guide.md is a file, not a folder"):
+        stage_local(docs / "guide.md", tmp_path / "stage" / "docs")
 
 
 def git(repo: Path, *args: str) -> None:
