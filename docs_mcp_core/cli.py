@@ -11,7 +11,7 @@ from typing import Any, Callable
 import click
 
 from . import __version__
-from .diagnostics import format_json, format_text, has_errors
+from .diagnostics import format_json, format_text, has_errors, warning
 from .errors import DocsMcpError
 
 DOCS_DIR = click.Path(path_type=Path)  # checked by paths.check_docs_dir: `error: …` and exit 1, not click's exit 2
@@ -61,6 +61,9 @@ def validate(docs_dir: Path, fmt: str) -> None:
 
     chunkset = analyze_corpus(check_docs_dir(docs_dir, "--docs-dir"))
     files = len(chunkset.files) + sum(d.message.startswith("not valid UTF-8") for d in chunkset.diagnostics)
+    if not chunkset.chunks and not has_errors(chunkset.diagnostics):
+        chunkset.diagnostics.append(warning(".", 1, "nothing to index: no Markdown file with content; "
+                                                    "`docs-mcp build` refuses this unless --allow-empty"))
     render = format_json if fmt == "json" else format_text
     click.echo(render(chunkset.diagnostics, files))
     sys.exit(1 if has_errors(chunkset.diagnostics) else 0)

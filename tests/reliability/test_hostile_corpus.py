@@ -221,6 +221,8 @@ def test_empty_corpus_is_refused_unless_allowed(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     write(empty, ".drafts/hidden.md", PAGE)  # dot-folders are skipped: still nothing to index
     write(empty, "node_modules/pkg/readme.md", PAGE)
+    check = docs_mcp("validate", "--docs-dir", str(empty))
+    assert check.returncode == 0 and ".:1: warning: nothing to index" in check.stdout
     out = tmp_path / "out"
     line = one_error_line(build(empty, out))
     assert line.startswith(f"error: nothing to index in {empty}: it has no Markdown files")
