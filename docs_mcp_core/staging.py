@@ -11,7 +11,7 @@ from pathlib import Path
 from .corpus import list_tree, show_path
 from .errors import DocsMcpError
 from .fsutil import read_json, write_json_atomic
-from .paths import check_docs_dir, read_bytes
+from .paths import check_docs_dir, check_writable_dir, read_bytes
 
 LISTING = "staged-files.json"
 
@@ -42,6 +42,7 @@ def stage_local(source: Path, dest: Path, *, source_commit: str | None = None) -
     """
     source, dest = Path(source), Path(dest)
     tree = list_tree(check_docs_dir(source, "source folder"))
+    check_writable_dir(dest, "staging folder (under the corpus's out)")
     errors = [d.format() for d in tree.diagnostics if d.severity == "error"]
     if errors:
         raise DocsMcpError(f"cannot stage {source}:\n" + "\n".join(errors))

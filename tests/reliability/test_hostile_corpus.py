@@ -300,6 +300,8 @@ def test_local_staging_skips_the_same_entries(tmp_path: Path, docs: Path, outsid
         stage_local(docs, tmp_path / "stage" / "docs")
     with pytest.raises(DocsMcpError, match=r"source folder .*guide.md is a file, not a folder"):
         stage_local(docs / "guide.md", tmp_path / "stage" / "docs")
+    with pytest.raises(DocsMcpError, match=r"/dev/null/x/docs: cannot write there"):
+        stage_local(tmp_path / "outside", Path("/dev/null/x/docs"))
 
 
 def git(repo: Path, *args: str) -> None:
