@@ -82,21 +82,18 @@ def test_symlink_to_a_file_outside_is_skipped_and_never_served(tmp_path: Path, d
     proc = build(docs, out)
     assert proc.returncode == 0, proc.stderr
     assert "leak.md:1: warning: skipped" in proc.stderr and "passwd.md:1: warning: skipped" in proc.stderr
-    files = {c["filepath"] for c in json.loads((out / "chunks.json").read_text())}
-    assert files == {"guide.md"}
+    chunks = json.loads((out / "chunks.json").read_text())
+    assert {c["filepath"] for c in chunks} == {"guide.md"} and "root:" not in json.dumps(chunks)
     assert searched(out, "wombatsecret").startswith("no results")
-    assert searched(out, "root").startswith("no results")
 
 
 def test_symlinked_folder_outside_is_not_followed(tmp_path: Path, docs: Path, outside: Path) -> None:
     (docs / "external").symlink_to(outside / "pages", target_is_directory=True)
-    check = docs_mcp("validate", "--docs-dir", str(docs))
-    assert check.returncode == 0
-    assert "external:1: warning: skipped: symlink to the folder" in check.stdout
-    assert "outside the docs folder; not followed" in check.stdout
     out = tmp_path / "out"
     proc = build(docs, out)
-    assert proc.returncode == 0 and "external:1: warning: skipped" in proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    assert f"external:1: warning: skipped: symlink to the folder {outside.resolve() / 'pages'}, outside the docs " \
+           "folder; not followed" in proc.stderr
     assert searched(out, "quokkafolder").startswith("no results")
 
 
@@ -114,18 +111,16 @@ def test_loops_and_dangling_symlinks_are_warnings(tmp_path: Path, docs: Path) ->
     assert "gone.md:1: warning: skipped: dangling symlink (its target 'deleted.md' does not exist)" in check.stdout
     assert "sub/up:1: warning: skipped: symlink to the folder . is not followed" in check.stdout
     assert "validated 1 markdown file(s): 0 error(s)" in check.stdout
-    proc = build(docs, tmp_path / "out")
-    assert proc.returncode == 0 and "gone.md:1: warning" in proc.stderr and "loop.md:1: warning" in proc.stderr
 
 
 def test_a_symlink_inside_the_docs_folder_is_indexed_once(tmp_path: Path, docs: Path) -> None:
     (docs / "alias.md").symlink_to("guide.md")  # guide.md is indexed under its own path
     write(docs, ".shared/faq.txt", "# FAQ\n\n## Why\n\nBecause of the platypusreason.\n")
     (docs / "faq.md").symlink_to(".shared/faq.txt")  # its target is not indexed itself: the link is
-    check = docs_mcp("validate", "--docs-dir", str(docs))
-    assert "alias.md:1: warning: skipped: symlink to guide.md, which is indexed under its own path" in check.stdout
     out = tmp_path / "out"
-    assert build(docs, out).returncode == 0
+    proc = build(docs, out)
+    assert proc.returncode == 0, proc.stderr
+    assert "alias.md:1: warning: skipped: symlink to guide.md, which is indexed under its own path" in proc.stderr
     files = sorted({c["filepath"] for c in json.loads((out / "chunks.json").read_text())})
     assert files == ["faq.md", "guide.md"]
     assert "faq.md#faq/why" in searched(out, "platypusreason")
@@ -154,22 +149,20 @@ def test_deep_nesting_is_one_error_line(tmp_path: Path, docs: Path) -> None:
     write(docs, "hint.md", f"<!-- mcp_chunking_hint: {deep_json} -->\n\n# Deep\n\nText.\n")
     write(docs, "meta.md", f"<!-- mcp_metadata: {deep_json} -->\n\n# Deep\n\nText.\n")
     write(docs, "front.md", "---\nmetadata: " + "[" * DEEP + "]" * DEEP + "\n---\n# Deep\n\nText.\n")
-    check = docs_mcp("validate", "--docs-dir", str(docs))
-    assert check.returncode == 1
+    proc = build(docs, tmp_path / "out")  # validate's own output is the same diagnostics (see the tests above)
+    assert proc.returncode == 1 and "validation failed with 4 error(s)" in proc.stderr
     for line in ("manifest/.docs-mcp.json:1: error: manifest is nested too deeply",
                  "hint.md:1: error: mcp_chunking_hint is nested too deeply",
                  "meta.md:1: error: mcp_metadata is nested too deeply",
                  "front.md:2: error: frontmatter is nested too deeply"):
-        assert line in check.stdout
-    proc = build(docs, tmp_path / "out")
-    assert proc.returncode == 1 and "validation failed with 4 error(s)" in proc.stderr
-    assert "nested too deeply" in proc.stderr and not (tmp_path / "out").exists()
+        assert line in proc.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_other_hostile_files_give_diagnostics_not_tracebacks(tmp_path: Path, docs: Path) -> None:
     (docs / "binary.md").write_bytes(bytes(range(256)) * 64)
     (docs / "nul.md").write_bytes(b"# Nul\n\n## Bytes\n\nbefore\x00after nulbytesword\n")
-    write(docs, "long.md", "# Long\n\n" + "longlineword " * 200_000 + "\n")
+    write(docs, "long.md", "# Long\n\n" + "longlineword " * 50_000 + "\n")
     write(docs, "arr/.docs-mcp.json", "[1, 2]")
     write(docs, "arr/page.md", PAGE)
     laughs = "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
