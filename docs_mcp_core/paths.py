@@ -23,28 +23,25 @@ def check_docs_dir(path: Path, option: str = "docs directory") -> Path:
 
 
 def check_writable_dir(path: Path, option: str = "--out") -> Path:
-    """The folder can be created and written to; the probe leaves nothing behind."""
+    """The folder exists and takes new files, or can be created: checked without creating anything.
+
+    The probe is a temporary file in the folder itself, or in its nearest existing parent
+    (where the first mkdir would happen), so concurrent builds never see each other's probes
+    as a problem and a failed build leaves nothing behind.
+    """
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise DocsMcpError(f"{option} {path} is a file, not a folder; choose a folder (it is created if missing)")
-    created: list[Path] = []
+    nearest = next(p for p in [path, *path.parents] if p.exists() or p.is_symlink())
     try:
-        missing = [p for p in [path, *path.parents] if not p.exists()]
-        for folder in reversed(missing):
-            folder.mkdir()
-            created.append(folder)
-        fd, probe = tempfile.mkstemp(prefix=".docs-mcp-probe-", dir=path)
+        if not nearest.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, f"{nearest} is not a folder")
+        fd, probe = tempfile.mkstemp(prefix=".docs-mcp-probe-", dir=nearest)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
         raise DocsMcpError(f"{option} {path}: cannot write there ({exc.strerror}); choose a folder you can write to") \
             from None
-    finally:
-        for folder in reversed(created):
-            try:
-                folder.rmdir()
-            except OSError:
-                pass
     return path
 
 
