@@ -145,23 +145,23 @@ def list_tree(root: Path) -> Tree:
         subfolders = []
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            try:
-                mode = entry.stat(follow_symlinks=False).st_mode
-            except OSError:
-                continue  # vanished while walking
-            if stat.S_ISLNK(mode):
+            if entry.is_symlink():
                 links.append((rel, entry.name))
-            elif stat.S_ISDIR(mode):
+            elif entry.is_dir(follow_symlinks=False):
                 if not _skipped_folder(entry.name):
                     subfolders.append((rel, entry.path))
             elif (kind := _kind(entry.name)) is None:
                 continue
-            elif not stat.S_ISREG(mode):
-                tree.diagnostics.append(warning(show_path(rel), 1, f"skipped: {file_type(mode)}, not a regular file"))
+            elif not entry.is_file(follow_symlinks=False):
+                try:
+                    what = file_type(entry.stat(follow_symlinks=False).st_mode)
+                except OSError:
+                    continue  # vanished while walking
+                tree.diagnostics.append(warning(show_path(rel), 1, f"skipped: {what}, not a regular file"))
             else:
                 tree.add(kind, rel)
-                if kind == "markdown":
-                    listed[os.path.realpath(entry.path)] = rel
+                if kind == "markdown":  # no folder on the way is a symlink, so this is its real path
+                    listed[os.path.join(real_root, *rel.split("/"))] = rel
         folders.extend(reversed(subfolders))
     for rel, name in sorted(links):
         _follow_link(root, real_root, rel, name, tree, listed)
