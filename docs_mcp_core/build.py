@@ -117,8 +117,13 @@ def _duplicate_ids(chunks: list[Chunk]) -> list[Diagnostic]:
     return diags
 
 
-def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from: Path | None = None) -> ChunkSet:
-    """The chunk step: validation errors stop the build; unchanged files reuse `reuse_from`'s chunks."""
+def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from: Path | None = None,
+                 allow_empty: bool = False) -> ChunkSet:
+    """The chunk step: validation errors stop the build; unchanged files reuse `reuse_from`'s chunks.
+
+    A corpus with no chunks is refused unless `allow_empty`: an empty index is almost always a
+    wrong --docs-dir, and publishing it would silently replace a good one.
+    """
     reporter = reporter or NullReporter()
     previous, why_not = load_previous(reuse_from)
     if why_not:
@@ -126,6 +131,11 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from
     chunkset = analyze_corpus(docs_dir, reporter, previous)
     if has_errors(chunkset.diagnostics):
         raise ValidationFailed(chunkset.diagnostics)
+    if not chunkset.chunks and not allow_empty:
+        found = (f"its {len(chunkset.files)} Markdown file(s) have no content" if chunkset.files
+                 else "it has no Markdown files (**/*.md, outside dot-folders and node_modules)")
+        raise DocsMcpError(f"nothing to index in {docs_dir}: {found}; check the docs folder, or pass --allow-empty "
+                           "(allow_empty: true in docs-mcp.yaml) to publish an empty index")
     for d in chunkset.warnings:
         if "no explicit chunking strategy" not in d.message:
             reporter.warn(d.format())
@@ -278,12 +288,13 @@ def build(
     rebuild_cache: bool = False,
     corpus: str | None = None,
     reporter: Reporter | None = None,
+    allow_empty: bool = False,
 ) -> BuildSummary:
     """Every step in order; validation errors stop it before anything is written."""
     reporter = reporter or NullReporter()
     timer = Timer()
     out = Path(out)
-    chunkset = chunk_corpus(docs_dir, reporter, reuse_from=out)
+    chunkset = chunk_corpus(docs_dir, reporter, reuse_from=out, allow_empty=allow_empty)
     fingerprints = fingerprint_chunks(chunkset.chunks, provider)
     embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir or default_cache_dir(out),
                             rebuild_cache=rebuild_cache, reporter=reporter)

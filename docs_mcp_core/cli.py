@@ -11,10 +11,10 @@ from typing import Any, Callable
 import click
 
 from . import __version__
-from .diagnostics import format_json, format_text, has_errors
+from .diagnostics import format_json, format_text, has_errors, warning
 from .errors import DocsMcpError
 
-DOCS_DIR = click.Path(file_okay=False, path_type=Path)
+DOCS_DIR = click.Path(path_type=Path)  # checked by paths.check_docs_dir: `error: …` and exit 1, not click's exit 2
 
 
 def _fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -25,6 +25,10 @@ def _fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         except DocsMcpError as exc:
             click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+        except OSError as exc:  # the environment refused a read or write: still one line, not a traceback
+            where = f"{exc.filename}: " if exc.filename else ""
+            click.echo(f"error: {where}{exc.strerror or exc}", err=True)
             sys.exit(1)
         except KeyboardInterrupt:
             click.echo("interrupted; the previously published index is untouched", err=True)
@@ -73,9 +77,13 @@ def main() -> None:
 def validate(docs_dir: Path, fmt: str) -> None:
     """Check manifests, frontmatter, hints and taxonomy; exit 1 if there is any error."""
     from .build import analyze_corpus
+    from .paths import check_docs_dir
 
-    chunkset = analyze_corpus(docs_dir)
+    chunkset = analyze_corpus(check_docs_dir(docs_dir, "--docs-dir"))
     files = len(chunkset.files) + sum(d.message.startswith("not valid UTF-8") for d in chunkset.diagnostics)
+    if not chunkset.chunks and not has_errors(chunkset.diagnostics):
+        chunkset.diagnostics.append(warning(".", 1, "nothing to index: no Markdown file with content; "
+                                                    "`docs-mcp build` refuses this unless --allow-empty"))
     render = format_json if fmt == "json" else format_text
     click.echo(render(chunkset.diagnostics, files))
     sys.exit(1 if has_errors(chunkset.diagnostics) else 0)
@@ -128,28 +136,36 @@ def provider_settings(kwargs: dict[str, Any]) -> Any:
 
 @main.command()
 @click.option("--docs-dir", required=True, type=DOCS_DIR, help="Folder of Markdown files to index.")
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", required=True, type=click.Path(path_type=Path),
               help="Output folder: .lancedb/, chunks.json, metadata.json.")
 @click.option("--description", default=None, help="Corpus description shown to agents in the search_docs tool.")
 @click.option("--source-commit", default=None, help="Commit the docs came from, recorded in metadata.json.")
 @embedding_options
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--cache-dir", type=click.Path(path_type=Path), default=None,
               help="Embedding cache folder (default OUT/.embedding-cache); keep one per corpus.")
 @click.option("--rebuild-cache", is_flag=True, help="Re-embed every chunk and write a fresh embedding cache.")
+@click.option("--allow-empty", is_flag=True, help="Publish an index even if the docs folder has nothing to index.")
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors on stderr.")
 @_fail_cleanly
 def build(docs_dir: Path, out: Path, description: str | None, source_commit: str | None, cache_dir: Path | None,
-          rebuild_cache: bool, quiet: bool, **embedding: Any) -> None:
+          rebuild_cache: bool, allow_empty: bool, quiet: bool, **embedding: Any) -> None:
     """Build the index. Nothing is written if validation fails; publishing is atomic."""
     from .build import build as run_build
     from .embedding import make_provider
+    from .paths import check_docs_dir, check_writable_dir
     from .progress import StderrReporter
+
+    check_docs_dir(docs_dir, "--docs-dir")
+    check_writable_dir(out, "--out")
+    if cache_dir:
+        check_writable_dir(cache_dir, "--cache-dir")
 
     reporter = StderrReporter(quiet=quiet)
     provider = make_provider(provider_settings(embedding))
     try:
         summary = run_build(docs_dir, out, provider, description=description, source_commit=source_commit,
-                            cache_dir=cache_dir, rebuild_cache=rebuild_cache, reporter=reporter)
+                            cache_dir=cache_dir, rebuild_cache=rebuild_cache, reporter=reporter,
+                            allow_empty=allow_empty)
     finally:
         provider.close()
     reporter.info(f"done: {summary.files} files ({summary.reused_files} unchanged), {summary.chunks} chunks, "

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Annotated
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError, field_validator, model_validator
 
 from .embedding import PROVIDERS, ProviderSettings
 from .errors import DocsMcpError
 from .manifest import format_loc
+from .paths import read_bytes
 
 CONFIG_FILE = "docs-mcp.yaml"
 CONFIG_ENV = "DOCS_MCP_CONFIG"
@@ -65,6 +66,7 @@ class CorpusConfig(BaseModel):
     source: SourceConfig
     out: StrictStr | None = None
     cache_dir: StrictStr | None = None
+    allow_empty: StrictBool = False  # publish even if the source has nothing to index (build --allow-empty)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
 
     @field_validator("name")
@@ -154,17 +156,23 @@ def load_config(path: str | Path | None = None) -> Corpora:
     """Load and check the config; every problem is one clear DocsMcpError naming file and field."""
     path = find_config(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(read_bytes(path).decode("utf-8"))
+        config = PipelineConfig.model_validate(raw if raw is not None else {})
     except FileNotFoundError:
         raise DocsMcpError(
             f"corpora config {path} not found; create it, or point {CONFIG_ENV} at your docs-mcp.yaml"
         ) from None
+    except OSError as exc:
+        raise DocsMcpError(f"corpora config {path} cannot be read ({exc.strerror}); point {CONFIG_ENV} at a "
+                           "readable docs-mcp.yaml") from None
+    except UnicodeDecodeError as exc:
+        raise DocsMcpError(f"{path}: not valid UTF-8 (byte offset {exc.start}); re-save it as UTF-8") from None
+    except RecursionError:
+        raise DocsMcpError(f"{path}: nested too deeply (hundreds of levels); flatten it") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark else ""
         raise DocsMcpError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
-    try:
-        config = PipelineConfig.model_validate(raw if raw is not None else {})
     except ValidationError as exc:
         problems = [
             f"{path}: {format_loc(tuple(e['loc'])) or '(top level)'}: {e['msg'].removeprefix('Value error, ')}"

@@ -12,7 +12,7 @@ from markdown_it.token import Token
 from pydantic import ValidationError
 
 from .diagnostics import Diagnostic, error, warning
-from .manifest import Strategy, check_metadata_key, check_metadata_value, format_loc
+from .manifest import TOO_DEEP, Strategy, check_metadata_key, check_metadata_value, format_loc
 
 FRONTMATTER_KEYS = ("mcp_chunking_hint", "metadata", "title", "description")
 DIRECTIVES = ("mcp_chunking_hint", "mcp_metadata")
@@ -69,6 +69,9 @@ def read_frontmatter(yaml_text: str, path: str, hints: FileHints) -> None:
     """Frontmatter wins over every other rule; unknown keys are reported, not fatal."""
     try:
         data = yaml.safe_load(yaml_text)
+    except RecursionError:
+        hints.diagnostics.append(error(path, 2, f"frontmatter is {TOO_DEEP}"))
+        return
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
@@ -167,6 +170,9 @@ def read_directives(tokens: list[Token], path: str, line_offset: int, hints: Fil
                 hints.diagnostics.append(
                     error(path, line, f"malformed {name}: expected a JSON object after the colon ({exc.msg})")
                 )
+                continue
+            except RecursionError:
+                hints.diagnostics.append(error(path, line, f"{name} is {TOO_DEEP}"))
                 continue
             if name == "mcp_metadata":
                 for key, val in _metadata(value, path, line, "mcp_metadata", hints).items():

@@ -21,6 +21,7 @@ MAX_TAXONOMY_VALUES = 512
 MAX_VALUE_CHARS = 128
 MAX_KEY_CHARS = 64
 RESERVED_KEYS = frozenset({"query", "limit", "cursor", "chunk_id", "context"})
+TOO_DEEP = "nested too deeply (arrays or objects hundreds of levels inside each other); flatten it"
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
@@ -161,13 +162,14 @@ def parse_manifest(text: str, relpath: str) -> tuple[LoadedManifest | None, list
     """Parse manifest text; on failure return precise diagnostics (file, line, field)."""
     try:
         raw = json.loads(text)
+        if not isinstance(raw, dict):
+            return None, [error(relpath, 1, "a manifest must be a JSON object")]
+        lines = json_line_map(text)
+        manifest = Manifest.model_validate(raw)
     except json.JSONDecodeError as exc:
         return None, [error(relpath, exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})")]
-    lines = json_line_map(text)
-    if not isinstance(raw, dict):
-        return None, [error(relpath, 1, "a manifest must be a JSON object")]
-    try:
-        manifest = Manifest.model_validate(raw)
+    except RecursionError:
+        return None, [error(relpath, 1, f"manifest is {TOO_DEEP}")]
     except ValidationError as exc:
         diags = []
         for err in exc.errors():

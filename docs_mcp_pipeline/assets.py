@@ -51,6 +51,8 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 staged = stage_local(corpora.source_path(corpus), dest)
         except DocsMcpError as exc:
             raise _fail(exc) from exc
+        for line in staged.warnings:  # skipped symlinks and special files, as validate and build report them
+            context.log.warning(line)
         return dg.Output(
             staged,
             data_version=dg.DataVersion(staged.data_version),
@@ -61,6 +63,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "added": len(staged.added),
                 "changed": len(staged.changed),
                 "removed": len(staged.removed),
+                "skipped": len(staged.warnings),
                 "changed_files": dg.MetadataValue.json(
                     {"added": staged.added[:50], "changed": staged.changed[:50], "removed": staged.removed[:50]}),
                 "path": dg.MetadataValue.path(staged.path),
@@ -72,7 +75,8 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         """Every staged file parsed and chunked (unchanged files reused); validation errors fail the run."""
         try:
             chunkset = chunk_corpus(Path(staged_docs.path), DagsterReporter(context),
-                                    reuse_from=docs_mcp.out_dir(context.partition_key))
+                                    reuse_from=docs_mcp.out_dir(context.partition_key),
+                                    allow_empty=docs_mcp.corpora().get(context.partition_key).allow_empty)
         except DocsMcpError as exc:
             raise _fail(exc) from exc
         return dg.Output(
