@@ -260,7 +260,7 @@ class EmbeddingCache:
             meta = read_json(folder / META_FILE)
         except ValueError:
             return f"{META_FILE} is corrupt (not valid JSON)"
-        if meta is None:
+        if meta is None and not (folder / META_FILE).is_file():
             return f"{META_FILE} is missing"
         if not isinstance(meta, dict):
             return f"{META_FILE} is corrupt (not an object)"
