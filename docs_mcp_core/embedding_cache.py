@@ -287,8 +287,8 @@ class EmbeddingCache:
             return None
         try:  # the pending store is appended to as batches arrive: opened, and each row checked when read
             table = _open(folder)
-            if table.schema.field("vector").type.list_size != self.provider.dimensions:
-                return "the vectors table has vectors of the wrong dimension"
+            if table.schema != _schema(self.provider.dimensions):  # new batches are appended to it
+                return "the vectors table has another layout (wrong dimension, or written by an older docs-mcp)"
             table.search().select(["fingerprint", "vector"]).limit(1).to_arrow()
         except Exception as exc:  # noqa: BLE001 - any failure to read means: unusable
             return f"the vectors table is unreadable ({_reason(exc)})"
@@ -476,33 +476,28 @@ def embed_with_cache(
 
     if meta is not None and not pending and meta.get("entries_digest") == entries_digest(unique):
         # The cache holds exactly this build's vectors: nothing to embed, nothing to rewrite. Its files
-        # matched their checksums; a cache written before checksums existed has its vectors read instead.
-        rejected: set[str] = set()
+        # matched their checksums; a cache written before checksums existed has its vectors read instead
+        # (if any is unsound, the lookup below says so and only those are embedded again).
         found = len(unique)
         if not all(isinstance(f, dict) for f in meta.get("files", {}).values()):
             try:
-                found = sum(1 for _ in _lookup(_open(cache.path), unique, dims, rejected))
-            except Exception as exc:  # noqa: BLE001 - damage the size check could not see
+                found = sum(1 for _ in _lookup(_open(cache.path), unique, dims))
+            except Exception:  # noqa: BLE001 - the lookup below reports and handles it
                 found = -1
-                cache.drop(cache.path, f"the vectors table is unreadable ({_reason(exc)})")
-                meta = None
         if found == len(unique):
             stats.hits = len(fingerprints)
             events = {fp: "hit" for fp in unique}
             _report_lookup(reporter, stats)
             return result([cache.path], False, [])
-        if rejected:
-            reporter.warn(f"embedding cache: {len(rejected)} damaged vector(s) ignored (wrong dimension, NaN/inf or "
-                          "checksum mismatch); they are embedded again")
 
     have: set[str] = set()
     sources: list[Path] = []
     pruned: list[tuple[str, str]] = []
     if meta is not None:
-        rejected = set()
+        bad_cached: set[str] = set()
         try:
             table = _open(cache.path)
-            have.update(fp for fp, _ in _lookup(table, unique, dims, rejected))
+            have.update(fp for fp, _ in _lookup(table, unique, dims, bad_cached))
             current = set(unique)
             pruned = [(fp, cid) for fp, cid in _entries(table) if fp not in current]
         except Exception as exc:  # noqa: BLE001 - damage the file check could not see
@@ -510,20 +505,20 @@ def embed_with_cache(
             have, pruned, meta = set(), [], None
         else:
             sources.append(cache.path)
-            if rejected:
-                reporter.warn(f"embedding cache: {len(rejected)} damaged vector(s) ignored (wrong dimension, NaN/inf or "
+            if bad_cached:
+                reporter.warn(f"embedding cache: {len(bad_cached)} damaged vector(s) ignored (wrong dimension, NaN/inf or "
                               "checksum mismatch); they are embedded again")
     stats.pruned = len(pruned)
     if pending:
-        rejected = set()
+        bad_pending: set[str] = set()
         try:
             kept = {fp for fp, _ in _lookup(_open(cache.pending), [fp for fp in unique if fp not in have], dims,
-                                            rejected)}
+                                            bad_pending)}
         except Exception as exc:  # noqa: BLE001 - a damaged pending store only costs what it held
             cache.drop(cache.pending, f"the vectors table is unreadable ({_reason(exc)})")
             kept = set()
-        if rejected:
-            reporter.warn(f"embedding cache: {len(rejected)} damaged vector(s) kept by an unfinished build ignored "
+        if bad_pending:
+            reporter.warn(f"embedding cache: {len(bad_pending)} damaged vector(s) kept by an unfinished build ignored "
                           "(wrong dimension, NaN/inf or checksum mismatch); they are embedded again")
         stats.reused_pending = len(kept)
         have |= kept

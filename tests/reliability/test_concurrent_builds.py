@@ -62,7 +62,8 @@ def test_second_build_fails_at_once_and_pays_nothing(example_docs: Path, tmp_pat
         fake.latency = 0.0
         a_err = a.communicate(timeout=120)[1]
     finally:
-        a.kill() if a.poll() is None else None
+        if a.poll() is None:
+            a.kill()
     assert b.returncode == 1, b.stderr
     assert b.stderr.splitlines() == [f"error: {LOCKED} {out}; wait for it to finish or build into another --out"]
     assert a.returncode == 0, a_err
