@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -78,19 +79,48 @@ class DocsMcpConfig(dg.ConfigurableResource):
 
 
 def _take_lease(context: dg.AssetExecutionContext, lock: BuildLock) -> None:
-    """Refuse an output whose lease names another run that has not finished; else name this run."""
+    """Refuse an output whose lease names another run that is still going; else name this run.
+
+    A run counts as going while the Dagster instance says it has not finished and its run
+    worker process (recorded in the lease) is alive, so a worker killed before Dagster
+    noticed does not keep the output locked.
+    """
     lease = lock.out / ".docs-mcp" / LEASE_FILE
     try:
-        holder = (read_json(lease) or {}).get("run_id")
-    except (ValueError, AttributeError):
-        holder = None
+        held = read_json(lease)
+    except ValueError:
+        held = None
+    held = held if isinstance(held, dict) else {}
+    holder = held.get("run_id")
     if isinstance(holder, str) and holder != context.run_id:
         run = context.instance.get_run_by_id(holder)
         if run is not None and not run.is_finished:
-            raise DocsMcpError(f"another docs-mcp build is writing to {lock.out} (Dagster run {holder}); wait for it "
-                               "to finish or build into another --out")
+            if _worker_alive(held):
+                raise DocsMcpError(f"another docs-mcp build is writing to {lock.out} (Dagster run {holder}); wait "
+                                   "for it to finish or build into another --out")
+            context.log.warning(f"Dagster run {holder} left {lock.out} locked but its process is gone; taking over")
     if holder != context.run_id:
-        write_json_atomic(lease, {"run_id": context.run_id})
+        write_json_atomic(lease, {"run_id": context.run_id, "host": socket.gethostname(), "pid": _run_worker_pid(context)})
+
+
+def _run_worker_pid(context: dg.AssetExecutionContext) -> int:
+    """The process executing this run (each step's own process under a multiprocess executor)."""
+    records = context.instance.get_records_for_run(context.run_id, of_type=dg.DagsterEventType.RUN_START, limit=1)
+    event = records.records[0].event_log_entry.dagster_event if records.records else None
+    return event.pid if event is not None and event.pid else os.getpid()
+
+
+def _worker_alive(lease: dict[str, object]) -> bool:
+    pid = lease.get("pid")
+    if lease.get("host") != socket.gethostname() or not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return True  # cannot tell from here: trust the Dagster instance
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class DagsterReporter:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -171,3 +172,24 @@ def test_cli_build_fails_while_a_dagster_run_holds_the_output(example_config: Pa
                             resources=defs.resources)
     assert result.success
     assert seen == [f"1 error: {LOCKED} {out}; wait for it to finish or build into another --out"]
+
+
+def test_a_run_lease_keeps_other_runs_out_until_its_run_is_over(example_config: Path, tmp_path: Path) -> None:
+    """Under an executor with one process per step the flock lasts a step; the lease covers the gaps."""
+    from dagster._core.test_utils import create_run_for_test
+
+    defs = build_definitions(str(example_config))
+    out = tmp_path / "indexes" / "example"
+    instance = dg.DagsterInstance.ephemeral()
+    assert materialize(defs, instance).success
+    other = create_run_for_test(instance, job_name="docs_index_job", status=dg.DagsterRunStatus.STARTED)
+    lease = out / ".docs-mcp" / "build-run.json"
+    lease.write_text(json.dumps({"run_id": other.run_id, "host": socket.gethostname(), "pid": os.getpid()}))
+    refused = materialize(defs, instance)
+    failure = next(e for e in refused.all_events if e.event_type_value == "STEP_FAILURE")
+    assert f"{LOCKED} {out} (Dagster run {other.run_id})" in failure.step_failure_data.user_failure_data.description
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a run worker killed before Dagster marked its run failed
+    lease.write_text(json.dumps({"run_id": other.run_id, "host": socket.gethostname(), "pid": gone.pid}))
+    assert materialize(defs, instance).success
+    assert json.loads(lease.read_text())["run_id"] != other.run_id
