@@ -27,8 +27,8 @@ class DocsMcpConfig(dg.ConfigurableResource):
     first asset that asks for it (`build_lock`) until the resource is torn down. With the
     in-process executor that is one lock for the whole run, like `docs-mcp build`. With an
     executor that runs each step in its own process the flock lasts one step, so a lease
-    (`.docs-mcp/build-run.json`, naming the run) keeps other runs out until this run has
-    finished in the Dagster instance.
+    (`.docs-mcp/build-run.json`: run ID, host, run worker pid) keeps other runs out until
+    this run has finished in the Dagster instance or its worker process is gone.
     """
 
     config_path: str = ""
