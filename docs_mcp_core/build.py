@@ -16,7 +16,7 @@ from .chunking import CHUNKER_VERSION, chunk_markdown
 from .corpus import manifest_rules, read_text, resolve_file, scan_corpus
 from .diagnostics import Diagnostic, error, has_errors
 from .embedding import EmbeddingProvider, compute_fingerprint, to_embedding_input
-from .embedding_cache import CACHE_DIR, EmbedResult, embed_with_cache
+from .embedding_cache import CACHE_DIR, EmbedResult, commit_cache, embed_with_cache
 from .errors import DocsMcpError, ValidationFailed
 from .fsutil import build_lock, write_atomic, write_json_atomic
 from .metadata import DEFAULT_DESCRIPTION, build_metadata, read_metadata, write_metadata
@@ -240,8 +240,14 @@ def publish_metadata(
     *,
     description: str | None = None,
     source_commit: str | None = None,
+    embedded: EmbedResult | None = None,
+    reporter: Reporter | None = None,
 ) -> dict[str, Any]:
-    """Write metadata.json last: from this moment servers switch to the new table version."""
+    """Write metadata.json last: from this moment servers switch to the new table version.
+
+    Only then is the embedding cache pruned to `embedded`'s vectors (commit_cache), so a build
+    that never publishes never takes a vector away from the published index.
+    """
     out = Path(out)
     with build_lock(out):
         previous = ((read_metadata(out) or {}).get("index") or {}).get("version")
@@ -262,6 +268,8 @@ def publish_metadata(
             from .index import prune_versions
 
             prune_versions(out, previous)
+        if embedded is not None:
+            commit_cache(embedded, provider, reporter)
     return metadata
 
 
@@ -290,22 +298,28 @@ def build(
     reporter: Reporter | None = None,
     allow_empty: bool = False,
 ) -> BuildSummary:
-    """Every step in order; validation errors stop it before anything is written."""
+    """Every step in order, all under the output's build lock; validation errors stop it before anything is written.
+
+    The lock is taken before anything is parsed or paid for, so a second build of the same
+    output fails at once instead of embedding everything again.
+    """
     reporter = reporter or NullReporter()
     timer = Timer()
     out = Path(out)
-    chunkset = chunk_corpus(docs_dir, reporter, reuse_from=out, allow_empty=allow_empty)
-    fingerprints = fingerprint_chunks(chunkset.chunks, provider)
-    embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir or default_cache_dir(out),
-                            rebuild_cache=rebuild_cache, reporter=reporter)
-    info = write_index(out, chunkset, embedded, reporter)
-    metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit)
-    reporter.info(f"wrote {len(chunkset.chunks)} chunks and .lancedb index to {out}")
-    try:
-        record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,
-                     chunkset=chunkset, fingerprints=fingerprints, embedded=embedded, provider=provider,
-                     table_version=info.version, seconds=timer.seconds)
-    except Exception as exc:  # noqa: BLE001 - the index is published; a locked audit file must not undo that
-        reporter.warn(f"could not record this build in the audit database: {exc}")
-    return BuildSummary(str(out), len(chunkset.files), len(chunkset.chunks), chunkset.reused, embedded,
-                        timer.seconds, info, metadata)
+    with build_lock(out):
+        chunkset = chunk_corpus(docs_dir, reporter, reuse_from=out, allow_empty=allow_empty)
+        fingerprints = fingerprint_chunks(chunkset.chunks, provider)
+        embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir or default_cache_dir(out),
+                                rebuild_cache=rebuild_cache, reporter=reporter)
+        info = write_index(out, chunkset, embedded, reporter)
+        metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit,
+                                    embedded=embedded, reporter=reporter)
+        reporter.info(f"wrote {len(chunkset.chunks)} chunks and .lancedb index to {out}")
+        try:
+            record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,
+                         chunkset=chunkset, fingerprints=fingerprints, embedded=embedded, provider=provider,
+                         table_version=info.version, seconds=timer.seconds)
+        except Exception as exc:  # noqa: BLE001 - the index is published; a locked audit file must not undo that
+            reporter.warn(f"could not record this build in the audit database: {exc}")
+        return BuildSummary(str(out), len(chunkset.files), len(chunkset.chunks), chunkset.reused, embedded,
+                            timer.seconds, info, metadata)
