@@ -50,24 +50,40 @@ def load_secret(out: Path, *, log: Callable[[str], None] | None = None) -> bytes
     if not (out / METADATA_FILE).is_file():
         raise DocsMcpError(f"no index at {out} ({METADATA_FILE} is missing): no cursor secret is created there")
     path = out / ".docs-mcp" / SECRET_FILE
-    if not path.exists():
+    if not path.is_file():
         try:
-            path.parent.mkdir(exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(_new_secret())
-        except FileExistsError:
-            pass  # another server process created it first
+            _create_secret_file(path)
         except OSError as exc:
-            if log:
-                log(f"warning: cannot write the cursor secret {path} ({exc.strerror or exc}); using one for this "
-                    f"process only, so cursors will not survive a restart. Set {SECRET_ENV} to share one.")
-            return _new_secret().encode()
-    secret = path.read_text().strip()
+            if not path.is_file():  # not a race lost to another server: this folder cannot hold a secret
+                if log:
+                    log(f"warning: cannot write the cursor secret {path} ({exc.strerror or exc}); using one for "
+                        f"this process only, so cursors will not survive a restart. Set {SECRET_ENV} to share one.")
+                return _new_secret().encode()
+    try:
+        secret = path.read_text().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DocsMcpError(f"cannot read the cursor secret {path} ({exc}); fix it or delete it, "
+                           f"or set {SECRET_ENV}") from None
     if len(secret) < MIN_SECRET_CHARS:
         raise DocsMcpError(f"{path} holds no usable cursor secret (under {MIN_SECRET_CHARS} characters); "
                            "delete it and start again")
     return secret.encode()
+
+
+def _create_secret_file(path: Path) -> None:
+    """Write a new secret, mode 0600, appearing complete or not at all (link fails if one exists)."""
+    path.parent.mkdir(exist_ok=True)
+    tmp = path.with_name(f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(_new_secret())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another server process created it first: use theirs
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def request_key(query: str, filters: dict[str, str]) -> str:

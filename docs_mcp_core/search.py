@@ -281,6 +281,10 @@ class SearchEngine:
                         self._log(f"switched to the newly published index (table version {fresh.version})")
         return await self.current.open()
 
+    def publish_refused(self) -> bool:
+        """True when the publish now in metadata.json could not be opened and an older index serves."""
+        return self._refused is not None and self._refused == metadata_signature(self.out)
+
     # -- search -----------------------------------------------------------------------------
     async def _query_vector(self, index: PublishedIndex, query: str) -> np.ndarray | None:
         if not index.has_vectors or self.embedder is None:
