@@ -15,6 +15,9 @@ from .diagnostics import format_json, format_text, has_errors, warning
 from .errors import DocsMcpError
 
 DOCS_DIR = click.Path(path_type=Path)  # checked by paths.check_docs_dir: `error: …` and exit 1, not click's exit 2
+# Reading commands check the folder themselves: a path that is no index gets an `error:` line with
+# the complete build command (not click's usage error), and nothing is created.
+INDEX_DIR = click.Path(path_type=Path)
 
 
 def _fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -196,7 +199,7 @@ def make_weights(kwargs: dict[str, Any]) -> Any:
 
 
 @main.command()
-@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+@click.option("--index", "index_dir", required=True, type=INDEX_DIR,
               help="Output folder of a build.")
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="Number of hits.")
@@ -231,7 +234,7 @@ def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], te
 
 
 @main.command()
-@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+@click.option("--index", "index_dir", required=True, type=INDEX_DIR,
               help="Output folder of a build (the server follows new builds published there).")
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
               help="stdio for a local MCP client; http for streamable HTTP on /mcp.")
@@ -256,26 +259,31 @@ def serve(index_dir: Path, transport: str, host: str, port: int, auth_token_env:
     """Serve an index over MCP: search_docs, get_doc and the corpus's prompts."""
     import anyio
 
-    from .server import create_server, serve_stdio
+    from .server import create_server, serve_stdio, serve_then_exit
 
     token = None
     if auth_token_env:
         token = os.environ.get(auth_token_env, "")
         if not token:
             raise DocsMcpError(f"--auth-token-env {auth_token_env}: that environment variable is empty or unset")
-    docs = create_server(index_dir, tool_prefix=tool_prefix, weights=make_weights(weights), preload=preload)
-    if transport == "stdio":
-        anyio.run(serve_stdio, docs)
-        return
-    from .server.http import serve_http
+    docs = create_server(index_dir, tool_prefix=tool_prefix, weights=make_weights(weights))
 
-    serve_http(docs, host=host, port=port, token=token, stateless=stateless, allowed_hosts=list(allowed_hosts),
-               allowed_origins=list(allowed_origins))
+    def run() -> None:
+        if preload and docs.engine.embedder is not None:
+            docs.engine.embedder.wait()
+        if transport == "stdio":
+            anyio.run(serve_stdio, docs)
+            return
+        from .server.http import serve_http
+
+        serve_http(docs, host=host, port=port, token=token, stateless=stateless, allowed_hosts=list(allowed_hosts),
+                   allowed_origins=list(allowed_origins))
+
+    serve_then_exit(run)  # background threads are running from here: see serve_then_exit for why
 
 
 @main.command()
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Output folder of a build.")
+@click.option("--out", required=True, type=INDEX_DIR, help="Output folder of a build.")
 @click.option("--sql", default=None,
               help="Read-only SQL over the tables `builds` and `chunk_events` (default: the last build's summary).")
 @_fail_cleanly
