@@ -94,13 +94,14 @@ def validate(docs_dir: Path, fmt: str) -> None:
 
 def embedding_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Provider options shared by commands that embed; each also reads DOCS_MCP_<CMD>_<OPTION>."""
-    from .embedding import PROVIDERS
+    from .embedding import BACKENDS, PROVIDERS
 
     options = [
         click.option("--embedding-provider", type=click.Choice(list(PROVIDERS)), default="none", show_default=True,
                      help="none: full-text only; hash: deterministic offline vectors for tests; "
                           "openai: OpenAI or any OpenAI-compatible endpoint (key from OPENAI_API_KEY); "
-                          "local (alias sentence-transformers): an offline model, needs docs-mcp[local]."),
+                          "local: an offline model, needs docs-mcp[semantic] (or docs-mcp[local] for torch; "
+                          "the alias sentence-transformers picks the torch backend)."),
         click.option("--embedding-model", default=None,
                      help="Model name or folder (openai default: text-embedding-3-small; "
                           "local default: sentence-transformers/all-MiniLM-L6-v2)."),
@@ -116,6 +117,10 @@ def embedding_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Retries per request on 429, 5xx and connection errors (openai default 5)."),
         click.option("--embedding-device", default=None,
                      help="Torch device for the local provider: cpu (default), cuda, cuda:1, mps."),
+        click.option("--embedding-backend", type=click.Choice(list(BACKENDS)), default=None,
+                     help="How the local provider runs its model: onnx (ONNX Runtime, no torch; the default when "
+                          "docs-mcp[semantic] is installed and the model has an ONNX file) or torch "
+                          "(sentence-transformers: any model, GPUs). Each gives its own vectors."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -134,6 +139,7 @@ def provider_settings(kwargs: dict[str, Any]) -> Any:
         concurrency=kwargs.pop("embedding_concurrency"),
         max_retries=kwargs.pop("embedding_max_retries"),
         device=kwargs.pop("embedding_device"),
+        backend=kwargs.pop("embedding_backend"),
     )
 
 

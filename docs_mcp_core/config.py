@@ -10,7 +10,7 @@ from typing import Annotated
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError, field_validator, model_validator
 
-from .embedding import PROVIDERS, ProviderSettings
+from .embedding import BACKENDS, PROVIDERS, ProviderSettings
 from .errors import DocsMcpError
 from .manifest import format_loc
 from .paths import read_bytes
@@ -47,16 +47,19 @@ class EmbeddingConfig(BaseModel):
     concurrency: Annotated[int, Field(ge=1)] | None = None
     max_retries: Annotated[int, Field(ge=0)] | None = None
     device: StrictStr | None = None
+    backend: StrictStr | None = None
 
     @model_validator(mode="after")
     def _known(self) -> "EmbeddingConfig":
         if self.provider not in PROVIDERS:
             raise ValueError(f"unknown provider {self.provider!r}; choose one of: {', '.join(PROVIDERS)}")
+        if self.backend is not None and self.backend not in BACKENDS:
+            raise ValueError(f"unknown backend {self.backend!r}; choose one of: {', '.join(BACKENDS)}")
         return self
 
     def settings(self) -> ProviderSettings:
         return ProviderSettings(self.provider, self.model, self.dimensions, self.base_url, self.batch_size,
-                                self.concurrency, self.max_retries, self.device)
+                                self.concurrency, self.max_retries, self.device, self.backend)
 
 
 class CorpusConfig(BaseModel):

@@ -75,7 +75,7 @@ def eval_run(cases_file: Path, server_command: str, build_command: str | None, w
 @click.option("--cases", "cases_file", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Suite JSON.")
 @click.option("--docs-dir", required=True, type=DOCS_DIR, help="The corpus the suite is about.")
 @click.option("--embeddings", default="none,hash", show_default=True,
-              help="Comma-separated providers: none, hash, local[/MODEL], openai[/MODEL].")
+              help="Comma-separated providers: none, hash, local[:onnx|:torch][/MODEL], openai[/MODEL].")
 @click.option("--embedding-base-url", default=None, help="Base URL for openai specs (any OpenAI-compatible server).")
 @click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".docs-mcp-bench"),
               show_default=True, help="Where the per-provider indexes are built (rebuilt cold each run).")
