@@ -80,10 +80,10 @@ def validate(docs_dir: Path, fmt: str) -> None:
     from .paths import check_docs_dir
 
     chunkset = analyze_corpus(check_docs_dir(docs_dir, "--docs-dir"))
-    files = len(chunkset.files) + sum(d.message.startswith("not valid UTF-8") for d in chunkset.diagnostics)
+    files = len(chunkset.files) + sum(d.code == "not-utf8" for d in chunkset.diagnostics)
     if not chunkset.chunks and not has_errors(chunkset.diagnostics):
         chunkset.diagnostics.append(warning(".", 1, "nothing to index: no Markdown file with content; "
-                                                    "`docs-mcp build` refuses this unless --allow-empty"))
+                                                    "`docs-mcp build` refuses this unless --allow-empty", "nothing-to-index"))
     render = format_json if fmt == "json" else format_text
     click.echo(render(chunkset.diagnostics, files))
     sys.exit(1 if has_errors(chunkset.diagnostics) else 0)

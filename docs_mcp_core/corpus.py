@@ -114,7 +114,7 @@ class Tree:
         problem = bad_name(relpath)
         if problem:
             self.diagnostics.append(error(show_path(relpath), 1, f"the path {problem}; rename the file or folder "
-                                          "(chunk IDs are built from paths and must work in get_doc)"))
+                                          "(chunk IDs are built from paths and must work in get_doc)", "bad-path"))
             return
         {"markdown": self.markdown, "manifest": self.manifests, "template": self.templates}[kind].append(relpath)
 
@@ -140,7 +140,7 @@ def list_tree(root: Path) -> Tree:
             entries = sorted(os.scandir(path), key=lambda e: e.name)
         except OSError as exc:
             why = f"folder skipped: cannot read it ({exc.strerror})"
-            tree.diagnostics.append(warning(show_path(rel_dir or "."), 1, why))
+            tree.diagnostics.append(warning(show_path(rel_dir or "."), 1, why, "folder-unreadable"))
             continue
         subfolders = []
         for entry in entries:
@@ -157,7 +157,7 @@ def list_tree(root: Path) -> Tree:
                     what = file_type(entry.stat(follow_symlinks=False).st_mode)
                 except OSError:
                     continue  # vanished while walking
-                tree.diagnostics.append(warning(show_path(rel), 1, f"skipped: {what}, not a regular file"))
+                tree.diagnostics.append(warning(show_path(rel), 1, f"skipped: {what}, not a regular file", "not-regular-file"))
             else:
                 tree.add(kind, rel)
                 if kind == "markdown":  # no folder on the way is a symlink, so this is its real path
@@ -187,7 +187,7 @@ def _follow_link(root: Path, real_root: str, rel: str, name: str, tree: Tree, li
             why = f"dangling symlink (its target {os.readlink(path)!r} does not exist)"
         else:
             why = f"symlink cannot be followed ({exc.strerror})"
-        tree.diagnostics.append(warning(shown, 1, f"skipped: {why}"))
+        tree.diagnostics.append(warning(shown, 1, f"skipped: {why}", "symlink-broken"))
         return
     target = os.path.realpath(path)
     inside = _inside(target, real_root)
@@ -199,18 +199,19 @@ def _follow_link(root: Path, real_root: str, rel: str, name: str, tree: Tree, li
             why = f"symlink to the folder {where} is not followed (files are indexed under their real paths only)"
         else:
             why = f"symlink to the folder {where}, outside the docs folder; not followed"
-        tree.diagnostics.append(warning(shown, 1, f"skipped: {why}"))
+        tree.diagnostics.append(warning(shown, 1, f"skipped: {why}", "symlink-folder"))
         return
     if kind is None:
         return
     if not inside:
         tree.diagnostics.append(warning(shown, 1, f"skipped: symlink to {where}, outside the docs folder; "
-                                                  "copy the file into the docs folder if it belongs there"))
+                                                  "copy the file into the docs folder if it belongs there", "symlink-outside"))
     elif not stat.S_ISREG(mode):
-        tree.diagnostics.append(warning(shown, 1, f"skipped: symlink to {file_type(mode)}, not a regular file"))
+        tree.diagnostics.append(warning(shown, 1, f"skipped: symlink to {file_type(mode)}, not a regular file",
+                                         "not-regular-file"))
     elif kind == "markdown" and target in listed:
         tree.diagnostics.append(warning(shown, 1, f"skipped: symlink to {show_path(listed[target])}, which is "
-                                                  "indexed under its own path (each file is indexed once)"))
+                                                  "indexed under its own path (each file is indexed once)", "symlink-duplicate"))
     else:
         tree.add(kind, rel)
         if kind == "markdown":
@@ -222,14 +223,15 @@ def read_text(path: Path, relpath: str) -> tuple[str | None, str, Diagnostic | N
     try:
         data = read_bytes(path)
     except OSError as exc:
-        return None, "", error(show_path(relpath), 1, f"cannot read this file ({exc.strerror}); fix or remove it")
+        return None, "", error(show_path(relpath), 1, f"cannot read this file ({exc.strerror}); fix or remove it",
+                                   "file-unreadable")
     digest = hashlib.sha256(data).hexdigest()
     try:
         return normalize_newlines(data.decode("utf-8")), digest, None
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         return None, digest, error(show_path(relpath), line,
-                                   f"not valid UTF-8 (byte offset {exc.start}); re-save the file as UTF-8")
+                                   f"not valid UTF-8 (byte offset {exc.start}); re-save the file as UTF-8", "not-utf8")
 
 
 def load_manifests(root: Path, relpaths: list[str], diagnostics: list[Diagnostic]) -> dict[str, LoadedManifest]:
@@ -268,10 +270,11 @@ def resolve_file(relpath: str, text: str, sha256: str, manifests: dict[str, Load
     if source == "default":
         where = f"its manifest {loaded.relpath} sets no strategy" if loaded else f"no {MANIFEST_NAME} governs it"
         diags.append(
-            warning(relpath, 1, f"no explicit chunking strategy ({where}); the default chunk_by: h2 applies")
+            warning(relpath, 1, f"no explicit chunking strategy ({where}); the default chunk_by: h2 applies", "no-strategy")
         )
     if not doc.body.strip():
-        diags.append(warning(relpath, 1, "file has no content after frontmatter; nothing from it is indexed"))
+        diags.append(warning(relpath, 1, "file has no content after frontmatter; nothing from it is indexed",
+                             "empty-file"))
     source_file = SourceFile(
         relpath, sha256, doc.body, doc.body_line, strategy, source, metadata, hints.title, rules.manifest, tokens
     )

@@ -99,7 +99,7 @@ def stage_git(source: str, ref: str, subdir: str | None, dest: Path, *, commit: 
                     tar.extract(member, tmp, filter="data")
                 except tarfile.FilterError as exc:  # a link the data filter finds unsafe: skip it, say so
                     shown = show_path(member.name[len(prefix) + 1:] if prefix else member.name)
-                    skipped.append(warning(shown, 1, f"skipped: {exc}").format())
+                    skipped.append(warning(shown, 1, f"skipped: {exc}", "unsafe-link").format())
         root = Path(tmp) / prefix if prefix else Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
         staged = stage_local(root, dest, source_commit=resolved)
@@ -123,7 +123,7 @@ def _members(members: list[tarfile.TarInfo], prefix: str) -> tuple[list[tarfile.
             if by_name[name].linkname.startswith("/") or not _inside(target, prefix):
                 shown = show_path(link.name[len(prefix) + 1:] if prefix else link.name)
                 skipped.append(warning(shown, 1, f"skipped: symlink to {show_path(by_name[name].linkname)}, "
-                                                 "outside the docs folder").format())
+                                                 "outside the docs folder", "symlink-outside").format())
                 break
             keep.add(name)
             name, hops = target, hops + 1

@@ -163,18 +163,18 @@ def parse_manifest(text: str, relpath: str) -> tuple[LoadedManifest | None, list
     try:
         raw = json.loads(text)
         if not isinstance(raw, dict):
-            return None, [error(relpath, 1, "a manifest must be a JSON object")]
+            return None, [error(relpath, 1, "a manifest must be a JSON object", "manifest-invalid")]
         lines = json_line_map(text)
         manifest = Manifest.model_validate(raw)
     except json.JSONDecodeError as exc:
-        return None, [error(relpath, exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})")]
+        return None, [error(relpath, exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})", "manifest-invalid")]
     except RecursionError:
-        return None, [error(relpath, 1, f"manifest is {TOO_DEEP}")]
+        return None, [error(relpath, 1, f"manifest is {TOO_DEEP}", "manifest-invalid")]
     except ValidationError as exc:
         diags = []
         for err in exc.errors():
             path = _clean_loc(err["loc"])
-            diags.append(error(relpath, line_of(lines, path), _friendly(err)))
+            diags.append(error(relpath, line_of(lines, path), _friendly(err), "manifest-invalid"))
         return None, diags
     folder = relpath.rsplit("/", 1)[0] if "/" in relpath else ""
     return LoadedManifest(relpath, folder, manifest, lines), []
