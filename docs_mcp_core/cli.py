@@ -72,9 +72,12 @@ def main() -> None:
 @main.command()
 @click.option("--docs-dir", required=True, type=DOCS_DIR, help="Folder of Markdown files to check.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="Output as `path:line: severity: message` lines, or one JSON document.")
+              help="Output as `path:line: severity: message` lines (repeated warnings grouped), or one JSON "
+                   "document with every finding and its code.")
+@click.option("--list-files", is_flag=True,
+              help="Also list what would be indexed, and each skipped file or folder with the reason.")
 @_fail_cleanly
-def validate(docs_dir: Path, fmt: str) -> None:
+def validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
     """Check manifests, frontmatter, hints and taxonomy; exit 1 if there is any error."""
     from .build import analyze_corpus
     from .paths import check_docs_dir
@@ -83,10 +86,34 @@ def validate(docs_dir: Path, fmt: str) -> None:
     files = len(chunkset.files) + sum(d.code == "not-utf8" for d in chunkset.diagnostics)
     if not chunkset.chunks and not has_errors(chunkset.diagnostics):
         chunkset.diagnostics.append(warning(".", 1, "nothing to index: no Markdown file with content; "
-                                                    "`docs-mcp build` refuses this unless --allow-empty", "nothing-to-index"))
-    render = format_json if fmt == "json" else format_text
-    click.echo(render(chunkset.diagnostics, files))
+                                                    "`docs-mcp build` refuses this unless --allow-empty",
+                                            "nothing-to-index"))
+    listing = _listing(docs_dir) if list_files else None
+    if fmt == "json":
+        doc = json.loads(format_json(chunkset.diagnostics, files))
+        if listing is not None:
+            doc["listing"] = listing
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        for entry in listing or []:
+            why = f"  ({entry['reason']})" if entry.get("reason") else ""
+            click.echo(f"{entry['status']:<9}{entry['path']}{why}")
+        click.echo(format_text(chunkset.diagnostics, files))
     sys.exit(1 if has_errors(chunkset.diagnostics) else 0)
+
+
+def _listing(docs_dir: Path) -> list[dict[str, str]]:
+    """Every file the walk considered: indexed (Markdown), manifest, template, or skipped and why."""
+    from .corpus import list_tree
+
+    tree = list_tree(docs_dir)
+    entries = [{"path": p, "status": "indexed"} for p in tree.markdown]
+    entries += [{"path": p, "status": "manifest"} for p in tree.manifests]
+    entries += [{"path": p, "status": "template"} for p in tree.templates]
+    entries += [{"path": p, "status": "skipped", "code": code, "reason": why} for p, code, why in tree.skipped]
+    entries += [{"path": d.path, "status": "skipped", "code": d.code, "reason": d.message.removeprefix("skipped: ")}
+                for d in tree.diagnostics if d.severity == "warning"]
+    return sorted(entries, key=lambda e: (e["path"], e["status"]))
 
 
 def embedding_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from markdown_it.token import Token
 
 from .diagnostics import Diagnostic, error, warning
+from .exclude import GITIGNORE, Rules
 from .hints import FileHints, read_directives, read_frontmatter
 from .manifest import (
     MANIFEST_NAME,
@@ -54,6 +55,7 @@ class CorpusScan:
     manifests: dict[str, LoadedManifest] = field(default_factory=dict)  # folder -> manifest
     templates: list[str] = field(default_factory=list)  # relpaths of prompt templates
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)  # see Tree.skipped
 
 
 def _kind(name: str) -> str | None:
@@ -69,6 +71,10 @@ def _kind(name: str) -> str | None:
 
 def _skipped_folder(name: str) -> bool:
     return name.startswith(".") or name == "node_modules"
+
+
+def _folder_skip_reason(name: str) -> str:
+    return "node_modules folder" if name == "node_modules" else "dot-folder"
 
 
 def show_path(relpath: str) -> str:
@@ -109,6 +115,8 @@ class Tree:
     manifests: list[str] = field(default_factory=list)
     templates: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # what the walk left out on purpose: (relpath, code, why); folders end with "/"
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)
 
     def add(self, kind: str, relpath: str) -> None:
         problem = bad_name(relpath)
@@ -119,11 +127,13 @@ class Tree:
         {"markdown": self.markdown, "manifest": self.manifests, "template": self.templates}[kind].append(relpath)
 
 
-def list_tree(root: Path) -> Tree:
+def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Tree:
     """Every `**/*.md` file, manifest and template, sorted; the walk never leaves `root`.
 
-    Dot-folders and node_modules are skipped. Only regular files are read: FIFOs, sockets
-    and devices are skipped with a warning (reading a FIFO would block forever). Symlinks:
+    Dot-folders and node_modules are skipped, and so is what `exclude` (globs relative to
+    `root`, from docs-mcp.yaml), a manifest's `exclude` or a `.gitignore` leaves out
+    (docs_mcp_core/exclude.py); each is recorded in `Tree.skipped` with the rule.
+    Only regular files are read: FIFOs, sockets and devices are skipped with a warning (reading a FIFO would block forever). Symlinks:
     folder symlinks are never followed; a file symlink is followed only if its target is a
     regular file inside the docs folder, and a Markdown file is indexed once, under its own
     path (a link to a file the walk lists anyway is skipped). Loops, dangling links and
@@ -131,6 +141,7 @@ def list_tree(root: Path) -> Tree:
     """
     real_root = os.path.realpath(root)
     tree = Tree()
+    rules = Rules(config=list(exclude))
     links: list[tuple[str, str]] = []  # (relpath, name) of symlinks, resolved after the walk
     listed: dict[str, str] = {}  # real path -> relpath of every Markdown file listed
     folders = [("", str(root))]
@@ -142,16 +153,23 @@ def list_tree(root: Path) -> Tree:
             why = f"folder skipped: cannot read it ({exc.strerror})"
             tree.diagnostics.append(warning(show_path(rel_dir or "."), 1, why, "folder-unreadable"))
             continue
+        _read_rules(rules, rel_dir, entries)
         subfolders = []
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             if entry.is_symlink():
                 links.append((rel, entry.name))
             elif entry.is_dir(follow_symlinks=False):
-                if not _skipped_folder(entry.name):
+                if _skipped_folder(entry.name):
+                    tree.skipped.append((rel + "/", "skipped-folder", _folder_skip_reason(entry.name)))
+                elif why := rules.why_excluded(rel, is_dir=True):
+                    tree.skipped.append((rel + "/", "excluded", why))
+                else:
                     subfolders.append((rel, entry.path))
             elif (kind := _kind(entry.name)) is None:
                 continue
+            elif kind != "manifest" and (why := rules.why_excluded(rel, is_dir=False)):
+                tree.skipped.append((rel, "excluded", why))
             elif not entry.is_file(follow_symlinks=False):
                 try:
                     what = file_type(entry.stat(follow_symlinks=False).st_mode)
@@ -164,12 +182,32 @@ def list_tree(root: Path) -> Tree:
                     listed[os.path.join(real_root, *rel.split("/"))] = rel
         folders.extend(reversed(subfolders))
     for rel, name in sorted(links):
+        if _kind(name) not in (None, "manifest") and (why := rules.why_excluded(rel, is_dir=False)):
+            tree.skipped.append((rel, "excluded", why))
+            continue
         _follow_link(root, real_root, rel, name, tree, listed)
     tree.markdown.sort()
+    tree.skipped.sort()
     tree.manifests.sort()
     tree.templates.sort()
     tree.diagnostics.sort()
     return tree
+
+
+def _read_rules(rules: Rules, rel_dir: str, entries: list[os.DirEntry[str]]) -> None:
+    """A folder's manifest `exclude` and `.gitignore`, read before anything in the folder is listed."""
+    for entry in entries:
+        if entry.name not in (MANIFEST_NAME, GITIGNORE) or not entry.is_file(follow_symlinks=False):
+            continue
+        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+        try:
+            text = read_bytes(Path(entry.path)).decode("utf-8", errors="replace")
+        except OSError:
+            continue  # an unreadable manifest is reported by load_manifests; an unreadable .gitignore ignores nothing
+        if entry.name == MANIFEST_NAME:
+            rules.add_manifest(rel_dir, rel, text)
+        else:
+            rules.add_gitignore(rel_dir, rel, text)
 
 
 def _follow_link(root: Path, real_root: str, rel: str, name: str, tree: Tree, listed: dict[str, str]) -> None:
@@ -281,11 +319,12 @@ def resolve_file(relpath: str, text: str, sha256: str, manifests: dict[str, Load
     return source_file, diags
 
 
-def scan_corpus(root: Path) -> CorpusScan:
+def scan_corpus(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> CorpusScan:
     root = Path(root)
     check_docs_dir(root)
-    tree = list_tree(root)
-    scan = CorpusScan(root=root, markdown=tree.markdown, templates=tree.templates, diagnostics=list(tree.diagnostics))
+    tree = list_tree(root, exclude)
+    scan = CorpusScan(root=root, markdown=tree.markdown, templates=tree.templates, diagnostics=list(tree.diagnostics),
+                      skipped=tree.skipped)
     scan.manifests = load_manifests(root, tree.manifests, scan.diagnostics)
     return scan
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from .corpus import TEMPLATE_SUFFIXES, show_path
 from .diagnostics import warning
 from .errors import DocsMcpError
+from .exclude import GITIGNORE
 from .manifest import MANIFEST_NAME
 from .staging import StagedDocs, stage_local
 
@@ -77,11 +78,11 @@ def sync_mirror(source: str, mirror: Path) -> Path:
 
 def _wanted(name: str) -> bool:
     base = name.rsplit("/", 1)[-1]
-    return base == MANIFEST_NAME or base.endswith(".md") or base.endswith(TEMPLATE_SUFFIXES)
+    return base in (MANIFEST_NAME, GITIGNORE) or base.endswith(".md") or base.endswith(TEMPLATE_SUFFIXES)
 
 
 def stage_git(source: str, ref: str, subdir: str | None, dest: Path, *, commit: str | None = None,
-              mirror: Path | None = None) -> StagedDocs:
+              mirror: Path | None = None, exclude: list[str] | tuple[str, ...] = ()) -> StagedDocs:
     """Stage the docs of one exact commit (the ref's, or `commit` if given) into `dest`."""
     mirror = sync_mirror(source, mirror or dest.parent / "mirror.git")
     resolved = commit or str(git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=mirror)).strip()
@@ -102,7 +103,7 @@ def stage_git(source: str, ref: str, subdir: str | None, dest: Path, *, commit: 
                     skipped.append(warning(shown, 1, f"skipped: {exc}", "unsafe-link").format())
         root = Path(tmp) / prefix if prefix else Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
-        staged = stage_local(root, dest, source_commit=resolved)
+        staged = stage_local(root, dest, source_commit=resolved, exclude=exclude)
     staged.warnings = sorted(skipped + staged.warnings)
     return staged
 

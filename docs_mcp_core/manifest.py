@@ -114,8 +114,19 @@ class Manifest(BaseModel):
     taxonomy: dict[StrictStr, TaxonomyFieldConfig] = Field(default_factory=dict)
     mcpServerInstructions: StrictStr | None = None
     overrides: list[Override] = Field(default_factory=list)
+    exclude: list[StrictStr] = Field(default_factory=list)  # globs relative to this folder; files left out
 
     _meta = field_validator("metadata")(classmethod(lambda cls, v: _check_metadata(v)))
+
+    @field_validator("exclude")
+    @classmethod
+    def _valid_globs(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                compile_glob(pattern)
+            except GlobError as exc:
+                raise ValueError(f"{pattern!r}: {exc}") from None
+        return value
 
     @field_validator("taxonomy")
     @classmethod

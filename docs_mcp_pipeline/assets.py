@@ -46,9 +46,10 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
             repo = corpora.git_source(corpus)
             if repo:
                 source = corpora.get(corpus).source
-                staged = stage_git(repo, source.ref, source.subdir, dest, commit=context.run.tags.get(COMMIT_TAG))
+                staged = stage_git(repo, source.ref, source.subdir, dest, commit=context.run.tags.get(COMMIT_TAG),
+                                   exclude=corpora.get(corpus).exclude)
             else:
-                staged = stage_local(corpora.source_path(corpus), dest)
+                staged = stage_local(corpora.source_path(corpus), dest, exclude=corpora.get(corpus).exclude)
         except DocsMcpError as exc:
             raise _fail(exc) from exc
         for line in staged.warnings:  # skipped symlinks and special files, as validate and build report them
