@@ -102,6 +102,50 @@ def validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
     sys.exit(1 if has_errors(chunkset.diagnostics) else 0)
 
 
+@main.command()
+@click.option("--docs-dir", required=True, type=DOCS_DIR, help="Folder of Markdown files to analyse.")
+@click.option("--write", is_flag=True, help="Write the proposed manifests (default: only show them).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="A unified diff per manifest with the reasons, or one JSON document.")
+@click.option("--llm", is_flag=True,
+              help="Ask an OpenAI-compatible chat model for taxonomy descriptions and mcpServerInstructions "
+                   "(key from OPENAI_API_KEY); only a bounded summary of the corpus is sent.")
+@click.option("--llm-base-url", default=None, help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1.")
+@click.option("--llm-model", default="gpt-4o-mini", show_default=True, help="Chat model name.")
+@_fail_cleanly
+def fix(docs_dir: Path, write: bool, fmt: str, llm: bool, llm_base_url: str | None, llm_model: str) -> None:
+    """Propose .docs-mcp.json manifests: chunking level, max_chunk_size, taxonomy; repairs oversized files.
+
+    Running it again after --write proposes nothing.
+    """
+    from .fix import propose, write_proposals
+    from .paths import check_docs_dir
+
+    report, _ = propose(check_docs_dir(docs_dir, "--docs-dir"))
+    if llm:
+        from .fix_llm import improve_with_llm
+
+        improve_with_llm(report, base_url=llm_base_url, model=llm_model)
+    written = write_proposals(docs_dir, report) if write else []
+    if fmt == "json":
+        doc = report.to_json()
+        doc["written"] = written
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        return
+    for proposal in report.proposals:
+        for reason in proposal.reasons:
+            click.echo(f"# {proposal.path}: {reason}")
+        click.echo(proposal.diff(), nl=False)
+    for note in report.notes:
+        click.echo(f"note: {note}")
+    if not report.proposals:
+        click.echo("nothing to propose: every file has a strategy that fits its sections")
+    elif written:
+        click.echo(f"wrote {', '.join(written)}; check them with `docs-mcp validate --docs-dir {docs_dir}`")
+    else:
+        click.echo(f"{len(report.proposals)} manifest(s) proposed; run again with --write to write them")
+
+
 def _listing(docs_dir: Path) -> list[dict[str, str]]:
     """Every file the walk considered: indexed (Markdown), manifest, template, or skipped and why."""
     from .corpus import list_tree
