@@ -30,7 +30,8 @@ from .manifest import DEFAULT_MAX_CHUNK_SIZE, MANIFEST_NAME, LoadedManifest, Str
 from .markdown import parser, split_frontmatter
 
 LEVELS = ("h1", "h2", "h3")
-TARGET_SIZE = 2_500  # characters per chunk that search ranks well: one method, one concept, one how-to step
+TARGET_SIZE = 4_000  # characters per chunk that search ranks well: one method, one concept, one how-to step
+MIN_USEFUL = 200  # a chunk smaller than this says little on its own
 UNBOUNDED = 10**9
 MIN_GROUP = 3  # a folder needs this many files before it gets a level of its own
 LEVEL_MARGIN = 0.5  # ... and its level must beat the inherited one by this much (or the inherited one cuts examples)
@@ -122,13 +123,21 @@ def file_stats(relpath: str, text: str, hinted: bool) -> FileStats:
     for level in LEVELS:
         chunks = chunk_markdown(relpath, doc.body, Strategy(chunk_by=level, max_chunk_size=UNBOUNDED), tokens=tokens)
         sizes[level] = [len(c.content) for c in chunks]
-        headed = [c for c in chunks if c.heading_level >= 2]  # sections cut off from the one above them
-        example = sum(1 for c in headed if _EXAMPLE_HEADING.search(c.heading) or _mostly_code(c.content))
+        # Sections cut off from a section (h2 and deeper) above them; an H1 is a page title, and cutting
+        # a page below its title is the ordinary h2 chunking, not cutting an example from its method.
+        headed = [(prev, c) for prev, c in zip(chunks, chunks[1:]) if c.heading_level >= 3 and prev.heading_level >= 2]
+        example = sum(1 for prev, c in headed
+                      if (_EXAMPLE_HEADING.search(c.heading) or _mostly_code(c.content)) and _has_text(prev.content))
         examples[level] = (example, len(headed))
     headings = [tok_next.content for tok, tok_next in zip(tokens, tokens[1:])
                 if tok.type == "heading_open" and tok.tag in ("h1", "h2")][:8]
     first = next((t.content for t, prev in zip(tokens[1:], tokens) if prev.type == "paragraph_open"), "")
     return FileStats(relpath, len(doc.body), sizes, examples, _fences(tokens), headings, first[:300], hinted)
+
+
+def _has_text(content: str) -> bool:
+    """Whether a chunk says something besides its heading: the description an example would be cut from."""
+    return any(line.strip() and not line.lstrip().startswith("#") for line in content.split("\n"))
 
 
 def _mostly_code(content: str) -> bool:
@@ -145,12 +154,25 @@ def _mostly_code(content: str) -> bool:
     return body > 0 and code / body >= 0.6
 
 
+def size_cost(size: int) -> float:
+    """0 for a chunk between MIN_USEFUL and TARGET_SIZE characters; log2 of how far outside it is otherwise.
+
+    Small focused chunks rank well, so only chunks too big to be one topic (or too small to
+    say anything) cost something.
+    """
+    if size > TARGET_SIZE:
+        return math.log2(size / TARGET_SIZE)
+    if size < MIN_USEFUL:
+        return math.log2(MIN_USEFUL / max(size, 1))
+    return 0.0
+
+
 def level_cost(stats: list[FileStats], level: str) -> float:
-    """How far chunks at this level are from TARGET_SIZE: mean |log2(size/target)|, weighted by size."""
+    """Mean size_cost of the chunks at this level, weighted by their size."""
     total = weight = 0.0
     for s in stats:
         for size in s.sizes[level]:
-            total += size * abs(math.log2(max(size, 1) / TARGET_SIZE))
+            total += size * size_cost(size)
             weight += size
     return total / weight if weight else 0.0
 
@@ -165,22 +187,38 @@ def choose_level(stats: list[FileStats]) -> tuple[str, str]:
     """The level whose chunks come closest to TARGET_SIZE without cutting examples off; h2 on a tie."""
     costs = {level: level_cost(stats, level) for level in LEVELS}
     allowed = [lv for lv in LEVELS if not cuts_examples(stats, lv)] or ["h1"]
-    best = min(allowed, key=lambda lv: (round(costs[lv], 2), lv != "h2"))
+    best = min(allowed, key=lambda lv: (costs[lv], lv != "h2"))
+    if "h2" in allowed and costs["h2"] - costs[best] < LEVEL_MARGIN:
+        best = "h2"  # the default, and the level most docs are written around: changed only on clear evidence
     shown = ", ".join(f"{lv} {costs[lv]:.2f}" for lv in LEVELS)
     cut = [lv for lv in LEVELS if lv not in allowed]
-    why = f"chunk_by {best}: distance from a {TARGET_SIZE}-character chunk {shown}"
+    why = f"chunk_by {best}: size cost (0 = every chunk {MIN_USEFUL}-{TARGET_SIZE} characters) {shown}"
     if cut:
         why += f"; {', '.join(cut)} would split code examples from the section they illustrate"
     return best, why
 
 
-def choose_max_size(stats: list[FileStats], level: str) -> int:
-    """A bound that leaves the level's ordinary sections whole and cuts only outliers (p95, rounded up)."""
+def choose_max_size(stats: list[FileStats], level: str) -> tuple[int, str]:
+    """A bound that cuts only sections a deeper heading level could not split anyway.
+
+    1.5 x the 95th percentile section at the level, raised to the biggest section that has
+    sub-headings (so what the authors structured stays whole today; one outgrowing the bound
+    later gets a deeper-level override from the repair pass), within [4000, 20000].
+    """
     sizes = sorted(size for s in stats for size in s.sizes[level])
     if not sizes:
-        return DEFAULT_MAX_CHUNK_SIZE
+        return DEFAULT_MAX_CHUNK_SIZE, "the default"
     p95 = sizes[min(len(sizes) - 1, int(len(sizes) * 0.95))]
-    return max(4_000, min(DEFAULT_MAX_CHUNK_SIZE, math.ceil(p95 * 1.5 / 1000) * 1000))
+    bound = math.ceil(p95 * 1.5 / 1000) * 1000
+    why = f"1.5 x the 95th percentile section ({p95} characters)"
+    deeper = [lv for lv in LEVELS if lv > level] if level != "file" else list(LEVELS)
+    structured = max((max(s.sizes[level]) for s in stats if s.sizes[level]
+                      and any(max(s.sizes[lv] or [0]) < max(s.sizes[level]) for lv in deeper)), default=0)
+    if structured > bound:
+        bound = math.ceil(structured / 1000) * 1000
+        why = f"the biggest section with sub-headings ({structured} characters)"
+    bound = max(4_000, min(DEFAULT_MAX_CHUNK_SIZE, bound))
+    return bound, why + "; only longer sections without sub-headings are cut between blocks"
 
 
 def language_folders(files: list[str]) -> dict[str, str]:
@@ -250,9 +288,9 @@ def _bootstrap(folder: str, raw: dict[str, Any], stats: list[FileStats], reasons
     local = {_local(s.relpath, folder): s for s in stats}
     direct = [s for rel, s in local.items() if "/" not in rel]
     level, why = choose_level(direct if len(direct) >= MIN_GROUP else stats)
-    max_size = choose_max_size(stats, level)
+    max_size, max_why = choose_max_size(stats, level)
     out["strategy"] = {"chunk_by": level, "max_chunk_size": max_size}
-    reasons.append(f"{why}; max_chunk_size {max_size} (1.5 x the 95th percentile section, so only outliers are cut)")
+    reasons.append(f"{why}; max_chunk_size {max_size}: {max_why}")
     overrides = list(out.get("overrides") or [])
     overrides.extend(_folder_levels(local, "", level, reasons))
     folders = language_folders(list(local))
@@ -296,8 +334,9 @@ def _folder_levels(local: dict[str, FileStats], prefix: str, level: str, reasons
         if best != level and not cuts_examples(stats, level) and \
                 level_cost(stats, level) - level_cost(stats, best) < LEVEL_MARGIN:
             best = level  # not different enough to be worth an override
+        why = why if best != level else ""
         if best != level:
-            max_size = choose_max_size(stats, best)
+            max_size, _ = choose_max_size(stats, best)
             overrides.append({"pattern": f"{child}/**", "strategy": {"chunk_by": best, "max_chunk_size": max_size}})
             reasons.append(f"{child}/ ({len(stats)} files): {why}")
         overrides.extend(_folder_levels(local, child + "/", best, reasons))
