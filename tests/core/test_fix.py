@@ -17,10 +17,11 @@ FENCE = {"python": "python", "typescript": "typescript", "go": "go"}
 
 def method(lang: str, name: str) -> str:
     """An SDK method: a description, then an h3 example that is a code fence, then parameters."""
-    code = "\n".join(f"client.{name}(arg{i})  # step {i}" for i in range(12))
+    code = "\n".join(f"result = client.{name}(arg{i})  # step {i}" for i in range(90))
+    rows = "\n".join(f"| field_{i} | string | what field {i} means |" for i in range(110))
     return (f"## {name}\n\nThe {name} method does {name} things for your account and returns a result.\n\n"
             f"### Example Usage\n\n```{FENCE[lang]}\n{code}\n```\n\n"
-            f"### Parameters\n\n| name | type |\n|---|---|\n| id | string |\n\n")
+            f"### Parameters\n\n| name | type | meaning |\n|---|---|---|\n{rows}\n\n")
 
 
 def sdk_corpus(root: Path) -> Path:
