@@ -41,7 +41,10 @@ class PreviousChunks:
         entry = self.files.get(relpath)
         if entry is None or entry.get("key") != key:
             return None
-        diags = [Diagnostic(relpath, *fields) for fields in entry.get("diagnostics", [])]  # line, severity, message, code
+        stored = entry.get("diagnostics", [])
+        if any(len(fields) != 4 for fields in stored):
+            return None  # saved before diagnostics had codes: re-parse so every finding has one
+        diags = [Diagnostic(relpath, *fields) for fields in stored]  # line, severity, message, code
         return self.chunks.get(relpath, []), diags, dict(entry.get("metadata", {}))
 
 
