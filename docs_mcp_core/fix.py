@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from .chunking import chunk_markdown
-from .corpus import CorpusScan, read_text, scan_corpus, show_path
+from .corpus import CorpusScan, read_text, resolve_file, scan_corpus, show_path
 from .diagnostics import has_errors
 from .errors import DocsMcpError
 from .globs import glob_match
-from .manifest import DEFAULT_MAX_CHUNK_SIZE, MANIFEST_NAME, LoadedManifest, Strategy, nearest_manifest
-from .markdown import parser, split_frontmatter
+from .manifest import (DEFAULT_MAX_CHUNK_SIZE, MANIFEST_NAME, LoadedManifest, Manifest, Strategy, nearest_manifest,
+                       resolve_manifest_rules)
 
 LEVELS = ("h1", "h2", "h3")
 TARGET_SIZE = 4_000  # characters per chunk that search ranks well: one method, one concept, one how-to step
@@ -115,13 +115,12 @@ def _fences(tokens: list[Any]) -> Counter[str]:
     return langs
 
 
-def file_stats(relpath: str, text: str, hinted: bool) -> FileStats:
-    doc = split_frontmatter(text)
-    tokens = parser().parse(doc.body)
+def file_stats(relpath: str, body: str, tokens: list[Any], hinted: bool) -> FileStats:
+    """Chunk sizes at every level, from the real chunker with no size bound."""
     sizes: dict[str, list[int]] = {}
     examples: dict[str, tuple[int, int]] = {}
     for level in LEVELS:
-        chunks = chunk_markdown(relpath, doc.body, Strategy(chunk_by=level, max_chunk_size=UNBOUNDED), tokens=tokens)
+        chunks = chunk_markdown(relpath, body, Strategy(chunk_by=level, max_chunk_size=UNBOUNDED), tokens=tokens)
         sizes[level] = [len(c.content) for c in chunks]
         # Sections cut off from a section (h2 and deeper) above them; an H1 is a page title, and cutting
         # a page below its title is the ordinary h2 chunking, not cutting an example from its method.
@@ -132,7 +131,7 @@ def file_stats(relpath: str, text: str, hinted: bool) -> FileStats:
     headings = [tok_next.content for tok, tok_next in zip(tokens, tokens[1:])
                 if tok.type == "heading_open" and tok.tag in ("h1", "h2")][:8]
     first = next((t.content for t, prev in zip(tokens[1:], tokens) if prev.type == "paragraph_open"), "")
-    return FileStats(relpath, len(doc.body), sizes, examples, _fences(tokens), headings, first[:300], hinted)
+    return FileStats(relpath, len(body), sizes, examples, _fences(tokens), headings, first[:300], hinted)
 
 
 def _has_text(content: str) -> bool:
@@ -269,12 +268,12 @@ def analyze(docs_dir: Path) -> tuple[CorpusScan, dict[str, FileStats]]:
                            "error); fix proposes manifests only for a corpus whose manifests load")
     stats: dict[str, FileStats] = {}
     for rel in scan.markdown:
-        text, _, problem = read_text(scan.root / rel, rel)
+        text, digest, problem = read_text(scan.root / rel, rel)
         if problem or text is None:
             continue
-        doc = split_frontmatter(text)
-        hinted = "mcp_chunking_hint" in (doc.frontmatter or "") or "mcp_chunking_hint" in doc.body
-        stats[rel] = file_stats(rel, text, hinted)
+        source, _ = resolve_file(rel, text, digest, scan.manifests)
+        hinted = source.strategy_source.endswith(("frontmatter", "inline hint"))
+        stats[rel] = file_stats(rel, source.body, source.tokens, hinted)
     return scan, stats
 
 
@@ -346,10 +345,7 @@ def _folder_levels(local: dict[str, FileStats], prefix: str, level: str, reasons
 def _repairs(folder: str, manifest: dict[str, Any], stats: list[FileStats], loaded_relpath: str,
              reasons: list[str], notes: list[str]) -> dict[str, Any]:
     """Per-file overrides to a deeper level for files whose sections outgrow max_chunk_size at theirs."""
-    from .manifest import LoadedManifest as _LM, Manifest, resolve_manifest_rules
-
-    m = Manifest.model_validate(manifest)
-    loaded = _LM(loaded_relpath, folder, m)
+    loaded = LoadedManifest(loaded_relpath, folder, Manifest.model_validate(manifest))
     added = []
     unfixable: list[str] = []
     for s in stats:
