@@ -139,7 +139,7 @@ def fix(docs_dir: Path, write: bool, fmt: str, llm: bool, llm_base_url: str | No
     for note in report.notes:
         click.echo(f"note: {note}")
     if not report.proposals:
-        click.echo("nothing to propose: every file has a strategy that fits its sections")
+        click.echo("nothing to propose: the manifests already fit the corpus")
     elif written:
         click.echo(f"wrote {', '.join(written)}; check them with `docs-mcp validate --docs-dir {docs_dir}`")
     else:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from docs_mcp_core.cli import main
-from tests.conftest import write
+from tests.conftest import FIXTURES, write
 from tests.fakes.chat_server import FakeChatServer
 
 FENCE = {"python": "python", "typescript": "typescript", "go": "go"}
@@ -167,3 +168,17 @@ def test_llm_without_key_is_a_clear_error(tmp_path: Path, runner: CliRunner) -> 
     docs = sdk_corpus(tmp_path / "docs")
     code, out = fix(runner, docs, "--llm", "--llm-base-url", "http://127.0.0.1:9/v1", env={"OPENAI_API_KEY": ""})
     assert code == 1 and "OPENAI_API_KEY" in out
+
+
+@pytest.mark.parametrize("corpus", ["dub-ts", "uv-docs"])
+def test_real_corpora_fix_write_validate_clean(tmp_path: Path, runner: CliRunner, corpus: str) -> None:
+    """The bundled real trees, without a manifest: fix --write leaves validate with nothing to say."""
+    docs = tmp_path / corpus
+    shutil.copytree(FIXTURES / corpus, docs, ignore=shutil.ignore_patterns(".docs-mcp.json"))
+    assert "no explicit chunking strategy [no-strategy]" in validate(runner, docs)
+    code, out = fix(runner, docs, "--write")
+    assert code == 0, out
+    manifest = json.loads((docs / ".docs-mcp.json").read_text())
+    assert manifest["strategy"]["chunk_by"] == "h2"  # what their suites were written against
+    assert validate(runner, docs).strip().endswith("0 error(s), 0 warning(s)")
+    assert json.loads(fix(runner, docs, "--format", "json")[1])["proposals"] == []
