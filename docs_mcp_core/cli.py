@@ -98,7 +98,7 @@ def validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
         for entry in listing or []:
             why = f"  ({entry['reason']})" if entry.get("reason") else ""
             click.echo(f"{entry['status']:<9}{entry['path']}{why}")
-        click.echo(format_text(chunkset.diagnostics, files))
+        click.echo(format_text(chunkset.diagnostics, files, str(docs_dir)))
     sys.exit(1 if has_errors(chunkset.diagnostics) else 0)
 
 

@@ -50,17 +50,17 @@ def has_errors(diagnostics: list[Diagnostic]) -> bool:
     return any(d.severity == "error" for d in diagnostics)
 
 
-def _group_line(group: list[Diagnostic]) -> str:
+def _group_line(group: list[Diagnostic], docs_dir: str) -> str:
     first = group[0]
     shown = ", ".join(d.path for d in group[:GROUP_EXAMPLES])
     more = f" and {len(group) - GROUP_EXAMPLES} more" if len(group) > GROUP_EXAMPLES else ""
-    fix = GROUP_FIX.get(first.code)
+    fix = GROUP_FIX.get(first.code, "").replace("DOCS", docs_dir)
     head = first.message.split(";")[0].split(" (")[0] if fix else first.message
     line = f"{first.severity}: {len(group)} files: {head} [{first.code}] ({shown}{more})"
     return f"{line}\n  fix: {fix}" if fix else line
 
 
-def format_text(diagnostics: list[Diagnostic], files: int) -> str:
+def format_text(diagnostics: list[Diagnostic], files: int, docs_dir: str = "DOCS") -> str:
     """One line per finding; findings of one code and identical wording on many files become one line.
 
     Errors are never grouped unless identical; the JSON output always keeps every finding.
@@ -73,7 +73,7 @@ def format_text(diagnostics: list[Diagnostic], files: int) -> str:
     grouped: list[str] = []
     for (severity, code, _), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[1][0])):
         if len(group) >= GROUP_FROM:
-            grouped.append(_group_line(group))
+            grouped.append(_group_line(group, docs_dir))
         else:
             singles.extend(group)
     lines = [d.format() for d in sorted(singles)] + grouped
