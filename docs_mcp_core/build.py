@@ -112,7 +112,7 @@ def _duplicate_ids(chunks: list[Chunk]) -> list[Diagnostic]:
     diags = []
     for c in chunks:
         if c.chunk_id in seen:
-            diags.append(error(c.filepath, 1, f"two chunks get the ID '{c.chunk_id}'; rename one of the headings"))
+            diags.append(error(c.filepath, 1, f"two chunks get the ID '{c.chunk_id}'; rename one of the headings", "duplicate-chunk-id"))
         seen.add(c.chunk_id)
     return diags
 
@@ -137,9 +137,9 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from
         raise DocsMcpError(f"nothing to index in {docs_dir}: {found}; check the docs folder, or pass --allow-empty "
                            "(allow_empty: true in docs-mcp.yaml) to publish an empty index")
     for d in chunkset.warnings:
-        if "no explicit chunking strategy" not in d.message:
+        if d.code != "no-strategy":
             reporter.warn(d.format())
-    defaults = sum("no explicit chunking strategy" in d.message for d in chunkset.warnings)
+    defaults = sum(d.code == "no-strategy" for d in chunkset.warnings)
     if defaults:
         reporter.warn(f"{defaults} file(s) have no explicit chunking strategy; the default chunk_by: h2 applies "
                       "(run `docs-mcp validate` for the list)")

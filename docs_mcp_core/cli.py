@@ -75,21 +75,92 @@ def main() -> None:
 @main.command()
 @click.option("--docs-dir", required=True, type=DOCS_DIR, help="Folder of Markdown files to check.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="Output as `path:line: severity: message` lines, or one JSON document.")
+              help="Output as `path:line: severity: message` lines (repeated warnings grouped), or one JSON "
+                   "document with every finding and its code.")
+@click.option("--list-files", is_flag=True,
+              help="Also list what would be indexed, and each skipped file or folder with the reason.")
 @_fail_cleanly
-def validate(docs_dir: Path, fmt: str) -> None:
+def validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
     """Check manifests, frontmatter, hints and taxonomy; exit 1 if there is any error."""
     from .build import analyze_corpus
     from .paths import check_docs_dir
 
     chunkset = analyze_corpus(check_docs_dir(docs_dir, "--docs-dir"))
-    files = len(chunkset.files) + sum(d.message.startswith("not valid UTF-8") for d in chunkset.diagnostics)
+    files = len(chunkset.files) + sum(d.code == "not-utf8" for d in chunkset.diagnostics)
     if not chunkset.chunks and not has_errors(chunkset.diagnostics):
         chunkset.diagnostics.append(warning(".", 1, "nothing to index: no Markdown file with content; "
-                                                    "`docs-mcp build` refuses this unless --allow-empty"))
-    render = format_json if fmt == "json" else format_text
-    click.echo(render(chunkset.diagnostics, files))
+                                                    "`docs-mcp build` refuses this unless --allow-empty",
+                                            "nothing-to-index"))
+    listing = _listing(docs_dir) if list_files else None
+    if fmt == "json":
+        doc = json.loads(format_json(chunkset.diagnostics, files))
+        if listing is not None:
+            doc["listing"] = listing
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        for entry in listing or []:
+            why = f"  ({entry['reason']})" if entry.get("reason") else ""
+            click.echo(f"{entry['status']:<9}{entry['path']}{why}")
+        click.echo(format_text(chunkset.diagnostics, files, str(docs_dir)))
     sys.exit(1 if has_errors(chunkset.diagnostics) else 0)
+
+
+@main.command()
+@click.option("--docs-dir", required=True, type=DOCS_DIR, help="Folder of Markdown files to analyse.")
+@click.option("--write", is_flag=True, help="Write the proposed manifests (default: only show them).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="A unified diff per manifest with the reasons, or one JSON document.")
+@click.option("--llm", is_flag=True,
+              help="Ask an OpenAI-compatible chat model for taxonomy descriptions and mcpServerInstructions "
+                   "(key from OPENAI_API_KEY); only a bounded summary of the corpus is sent.")
+@click.option("--llm-base-url", default=None, help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1.")
+@click.option("--llm-model", default="gpt-4o-mini", show_default=True, help="Chat model name.")
+@_fail_cleanly
+def fix(docs_dir: Path, write: bool, fmt: str, llm: bool, llm_base_url: str | None, llm_model: str) -> None:
+    """Propose .docs-mcp.json manifests: chunking level, max_chunk_size, taxonomy; repairs oversized files.
+
+    Running it again after --write proposes nothing.
+    """
+    from .fix import propose, write_proposals
+    from .paths import check_docs_dir
+
+    report, _ = propose(check_docs_dir(docs_dir, "--docs-dir"))
+    if llm:
+        from .fix_llm import improve_with_llm
+
+        improve_with_llm(report, base_url=llm_base_url, model=llm_model)
+    written = write_proposals(docs_dir, report) if write else []
+    if fmt == "json":
+        doc = report.to_json()
+        doc["written"] = written
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        return
+    for proposal in report.proposals:
+        for reason in proposal.reasons:
+            click.echo(f"# {proposal.path}: {reason}")
+        click.echo(proposal.diff(), nl=False)
+    for note in report.notes:
+        click.echo(f"note: {note}")
+    if not report.proposals:
+        click.echo("nothing to propose: the manifests already fit the corpus")
+    elif written:
+        click.echo(f"wrote {', '.join(written)}; check them with `docs-mcp validate --docs-dir {docs_dir}`")
+    else:
+        click.echo(f"{len(report.proposals)} manifest(s) proposed; run again with --write to write them")
+
+
+def _listing(docs_dir: Path) -> list[dict[str, str]]:
+    """Every file the walk considered: indexed (Markdown), manifest, template, or skipped and why."""
+    from .corpus import list_tree
+
+    tree = list_tree(docs_dir)
+    entries = [{"path": p, "status": "indexed"} for p in tree.markdown]
+    entries += [{"path": p, "status": "manifest"} for p in tree.manifests]
+    entries += [{"path": p, "status": "template"} for p in tree.templates]
+    entries += [{"path": p, "status": "skipped", "code": code, "reason": why} for p, code, why in tree.skipped]
+    entries += [{"path": d.path, "status": "skipped", "code": d.code, "reason": d.message.removeprefix("skipped: ")}
+                for d in tree.diagnostics if d.severity == "warning"]
+    return sorted(entries, key=lambda e: (e["path"], e["status"]))
 
 
 def embedding_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, Valida
 
 from .embedding import BACKENDS, PROVIDERS, ProviderSettings
 from .errors import DocsMcpError
+from .globs import GlobError, compile_glob
 from .manifest import format_loc
 from .paths import read_bytes
 
@@ -71,6 +72,17 @@ class CorpusConfig(BaseModel):
     cache_dir: StrictStr | None = None
     allow_empty: StrictBool = False  # publish even if the source has nothing to index (build --allow-empty)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
+    exclude: list[StrictStr] = Field(default_factory=list)  # globs relative to the docs folder; never staged
+
+    @field_validator("exclude")
+    @classmethod
+    def _valid_globs(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                compile_glob(pattern)
+            except GlobError as exc:
+                raise ValueError(f"exclude {pattern!r}: {exc}") from None
+        return value
 
     @field_validator("name")
     @classmethod

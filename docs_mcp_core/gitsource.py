@@ -19,6 +19,7 @@ from pathlib import Path
 from .corpus import TEMPLATE_SUFFIXES, show_path
 from .diagnostics import warning
 from .errors import DocsMcpError
+from .exclude import GITIGNORE
 from .manifest import MANIFEST_NAME
 from .staging import StagedDocs, stage_local
 
@@ -77,11 +78,11 @@ def sync_mirror(source: str, mirror: Path) -> Path:
 
 def _wanted(name: str) -> bool:
     base = name.rsplit("/", 1)[-1]
-    return base == MANIFEST_NAME or base.endswith(".md") or base.endswith(TEMPLATE_SUFFIXES)
+    return base in (MANIFEST_NAME, GITIGNORE) or base.endswith(".md") or base.endswith(TEMPLATE_SUFFIXES)
 
 
 def stage_git(source: str, ref: str, subdir: str | None, dest: Path, *, commit: str | None = None,
-              mirror: Path | None = None) -> StagedDocs:
+              mirror: Path | None = None, exclude: list[str] | tuple[str, ...] = ()) -> StagedDocs:
     """Stage the docs of one exact commit (the ref's, or `commit` if given) into `dest`."""
     mirror = sync_mirror(source, mirror or dest.parent / "mirror.git")
     resolved = commit or str(git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=mirror)).strip()
@@ -99,10 +100,10 @@ def stage_git(source: str, ref: str, subdir: str | None, dest: Path, *, commit: 
                     tar.extract(member, tmp, filter="data")
                 except tarfile.FilterError as exc:  # a link the data filter finds unsafe: skip it, say so
                     shown = show_path(member.name[len(prefix) + 1:] if prefix else member.name)
-                    skipped.append(warning(shown, 1, f"skipped: {exc}").format())
+                    skipped.append(warning(shown, 1, f"skipped: {exc}", "unsafe-link").format())
         root = Path(tmp) / prefix if prefix else Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
-        staged = stage_local(root, dest, source_commit=resolved)
+        staged = stage_local(root, dest, source_commit=resolved, exclude=exclude)
     staged.warnings = sorted(skipped + staged.warnings)
     return staged
 
@@ -123,7 +124,7 @@ def _members(members: list[tarfile.TarInfo], prefix: str) -> tuple[list[tarfile.
             if by_name[name].linkname.startswith("/") or not _inside(target, prefix):
                 shown = show_path(link.name[len(prefix) + 1:] if prefix else link.name)
                 skipped.append(warning(shown, 1, f"skipped: symlink to {show_path(by_name[name].linkname)}, "
-                                                 "outside the docs folder").format())
+                                                 "outside the docs folder", "symlink-outside").format())
                 break
             keep.add(name)
             name, hops = target, hops + 1

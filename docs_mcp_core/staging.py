@@ -34,14 +34,15 @@ def listing_version(files: dict[str, str]) -> str:
     return hashlib.sha256(json.dumps(sorted(files.items())).encode()).hexdigest()
 
 
-def stage_local(source: Path, dest: Path, *, source_commit: str | None = None) -> StagedDocs:
+def stage_local(source: Path, dest: Path, *, source_commit: str | None = None,
+                exclude: list[str] | tuple[str, ...] = ()) -> StagedDocs:
     """Mirror the indexable files of `source` into `dest`; report what changed since last time.
 
     The walk is the one validate and build use (corpus.list_tree), so the same symlinks and
     special files are skipped, with the same warnings; staged files are always regular files.
     """
     source, dest = Path(source), Path(dest)
-    tree = list_tree(check_docs_dir(source, "source folder"))
+    tree = list_tree(check_docs_dir(source, "source folder"), exclude)  # excluded files are never staged
     check_writable_dir(dest, "staging folder (under the corpus's out)")
     errors = [d.format() for d in tree.diagnostics if d.severity == "error"]
     if errors:

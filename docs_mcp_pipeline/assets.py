@@ -44,12 +44,14 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
             corpora = docs_mcp.corpora()
             dest = staged_path(docs_mcp, corpus)
             repo = corpora.git_source(corpus)
+            exclude = corpora.get(corpus).exclude
             with docs_mcp.build_lock(context):  # held until the run ends: one build per output
                 if repo:
                     source = corpora.get(corpus).source
-                    staged = stage_git(repo, source.ref, source.subdir, dest, commit=context.run.tags.get(COMMIT_TAG))
+                    staged = stage_git(repo, source.ref, source.subdir, dest, commit=context.run.tags.get(COMMIT_TAG),
+                                       exclude=exclude)
                 else:
-                    staged = stage_local(corpora.source_path(corpus), dest)
+                    staged = stage_local(corpora.source_path(corpus), dest, exclude=exclude)
         except DocsMcpError as exc:
             raise _fail(exc) from exc
         for line in staged.warnings:  # skipped symlinks and special files, as validate and build report them

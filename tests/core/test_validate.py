@@ -120,6 +120,7 @@ def test_json_format(tmp_path: Path, runner: CliRunner) -> None:
         "path": "a.md", "line": 3, "severity": "error",
         "message": "orphaned metadata comment 'mcp_nope': not a docs-mcp directive "
                    "(known: mcp_chunking_hint, mcp_metadata); fix the name or remove the comment",
+        "code": "directive-unknown",
     }
 
 
