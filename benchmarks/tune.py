@@ -5,7 +5,7 @@ ranked lists once (full text, phrase, vector, at the largest depth), then scores
 point of a grid of (phrase weight, vector weight, k, depth) with the engine's own `rrf` and
 collapse, reporting MRR@5 overall and for the lexical category.
 
-    .venv/bin/python benchmarks/tune.py [--provider local] [--suites example,dub-ts]
+    .venv/bin/python benchmarks/tune.py [--provider local] [--suites example,dub-ts,uv-docs]
 """
 
 from __future__ import annotations
@@ -20,8 +20,11 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# Every shipped suite and the corpus it is about (tests/eval/test_suites.py checks that this
+# lists every file in benchmarks/suites/ and that each case's chunk IDs exist in its corpus).
 SUITES = {"example": (REPO / "benchmarks/suites/example.json", REPO / "examples/parcelly-docs"),
-          "dub-ts": (REPO / "benchmarks/suites/dub-ts.json", REPO / "tests/fixtures/dub-ts")}
+          "dub-ts": (REPO / "benchmarks/suites/dub-ts.json", REPO / "tests/fixtures/dub-ts"),
+          "uv-docs": (REPO / "benchmarks/suites/uv-docs.json", REPO / "tests/fixtures/uv-docs")}
 GRID = {"phrase": [0.0, 0.5, 1.0, 1.25, 1.5, 2.0], "vector": [0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0],
         "k": [10, 30, 60], "depth": [50, 100]}
 
@@ -42,7 +45,7 @@ async def ranked_lists(index_dir: Path, cases: list[dict]) -> list[tuple[dict, l
 
 
 def score(prepared, index, phrase: float, vector: float, k: int, depth: int) -> dict[str, float]:
-    from docs_mcp_core.eval import metrics
+    from docs_mcp_eval import metrics
     from docs_mcp_core.search import collapse_key, rrf
 
     per_case = []
@@ -64,7 +67,7 @@ def score(prepared, index, phrase: float, vector: float, k: int, depth: int) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--provider", default="local")
-    parser.add_argument("--suites", default="example,dub-ts")
+    parser.add_argument("--suites", default=",".join(SUITES))
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     from docs_mcp_core.build import build

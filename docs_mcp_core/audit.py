@@ -92,20 +92,37 @@ def record_build(
         con.execute("COMMIT")
 
 
+# Audit SQL may read the audit database and nothing else: no COPY ... TO, no ATTACH, no file
+# functions, no extensions, no spilling to a temp folder, and no SET that would undo this.
+READ_ONLY_CONFIG = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "temp_directory": "",
+    "lock_configuration": True,
+}
+
+
 def query(out: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Run read-only SQL against the audit database."""
+    """Run SQL against the audit database, which it can read and nothing else (see READ_ONLY_CONFIG)."""
     import duckdb
 
     from .errors import DocsMcpError
+    from .metadata import require_metadata
 
+    require_metadata(out)  # a reading command: a folder that is not an index gets the build command, nothing else
     path = audit_path(out)
-    if not path.exists():
-        raise DocsMcpError(f"no audit database at {path}; build the index first")
+    if not path.is_file():
+        raise DocsMcpError(f"no audit database at {path}; it is written by every `docs-mcp build --out {out}` "
+                           "since audits were added: build the index again")
     try:
-        with duckdb.connect(str(path), read_only=True) as con:
+        with duckdb.connect(str(path), read_only=True, config=dict(READ_ONLY_CONFIG)) as con:
             cursor = con.execute(sql)
             columns = [d[0] for d in cursor.description or []]
             return columns, cursor.fetchall()
+    except duckdb.PermissionException:
+        raise DocsMcpError("audit SQL can only read the audit tables (builds, chunk_events): files, COPY ... TO, "
+                           "ATTACH and extensions are disabled") from None
     except duckdb.Error as exc:
         raise DocsMcpError(f"audit query failed: {str(exc).splitlines()[0]}") from None
 

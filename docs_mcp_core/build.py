@@ -17,7 +17,7 @@ from .chunking import CHUNKER_VERSION, chunk_markdown
 from .corpus import manifest_rules, read_text, resolve_file, scan_corpus
 from .diagnostics import Diagnostic, error, has_errors
 from .embedding import EmbeddingProvider, compute_fingerprint, to_embedding_input
-from .embedding_cache import CACHE_DIR, EmbedResult, embed_with_cache
+from .embedding_cache import CACHE_DIR, EmbedResult, commit_cache, embed_with_cache
 from .errors import DocsMcpError, ValidationFailed
 from .fsutil import build_lock, remove_temp_files, write_atomic, write_json_atomic
 from .metadata import DEFAULT_DESCRIPTION, METADATA_FILE, build_metadata, read_metadata, write_metadata
@@ -116,13 +116,18 @@ def _duplicate_ids(chunks: list[Chunk]) -> list[Diagnostic]:
     diags = []
     for c in chunks:
         if c.chunk_id in seen:
-            diags.append(error(c.filepath, 1, f"two chunks get the ID '{c.chunk_id}'; rename one of the headings"))
+            diags.append(error(c.filepath, 1, f"two chunks get the ID '{c.chunk_id}'; rename one of the headings", "duplicate-chunk-id"))
         seen.add(c.chunk_id)
     return diags
 
 
-def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from: Path | None = None) -> ChunkSet:
-    """The chunk step: validation errors stop the build; unchanged files reuse `reuse_from`'s chunks."""
+def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from: Path | None = None,
+                 allow_empty: bool = False) -> ChunkSet:
+    """The chunk step: validation errors stop the build; unchanged files reuse `reuse_from`'s chunks.
+
+    A corpus with no chunks is refused unless `allow_empty`: an empty index is almost always a
+    wrong --docs-dir, and publishing it would silently replace a good one.
+    """
     reporter = reporter or NullReporter()
     previous, why_not = load_previous(reuse_from)
     if why_not:
@@ -130,10 +135,15 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from
     chunkset = analyze_corpus(docs_dir, reporter, previous)
     if has_errors(chunkset.diagnostics):
         raise ValidationFailed(chunkset.diagnostics)
+    if not chunkset.chunks and not allow_empty:
+        found = (f"its {len(chunkset.files)} Markdown file(s) have no content" if chunkset.files
+                 else "it has no Markdown files (**/*.md, outside dot-folders and node_modules)")
+        raise DocsMcpError(f"nothing to index in {docs_dir}: {found}; check the docs folder, or pass --allow-empty "
+                           "(allow_empty: true in docs-mcp.yaml) to publish an empty index")
     for d in chunkset.warnings:
-        if "no explicit chunking strategy" not in d.message:
+        if d.code != "no-strategy":
             reporter.warn(d.format())
-    defaults = sum("no explicit chunking strategy" in d.message for d in chunkset.warnings)
+    defaults = sum(d.code == "no-strategy" for d in chunkset.warnings)
     if defaults:
         reporter.warn(f"{defaults} file(s) have no explicit chunking strategy; the default chunk_by: h2 applies "
                       "(run `docs-mcp validate` for the list)")
@@ -288,16 +298,19 @@ def publish_metadata(
     *,
     description: str | None = None,
     source_commit: str | None = None,
+    embedded: EmbedResult | None = None,
+    reporter: Reporter | None = None,
 ) -> dict[str, Any]:
     """Write metadata.json: from this moment servers switch to the new table version.
 
-    Then chunks.json and the reuse state are moved in, and table versions other than this
-    one and the one published before it are pruned.
+    Then chunks.json and the reuse state are moved in, table versions other than this one
+    and the one published before it are pruned, and only then is the embedding cache pruned
+    to `embedded`'s vectors (commit_cache), so a build that never publishes never takes a
+    vector away from the published index.
     """
     out = Path(out)
-    reporter = NullReporter()
     with build_lock(out):
-        old = _published_index(out, reporter)
+        old = _published_index(out, NullReporter())  # write_index already warned about a damaged one
         previous = (old or {}).get("version") if (old or {}).get("table") == index.table else None
         if previous == index.version:  # republished as is: the version before it stays the one to keep
             previous = (old or {}).get("previous_version")
@@ -324,6 +337,8 @@ def publish_metadata(
         # An unreadable metadata.json hid which version a running server may still hold: keep them all this time.
         if old is not None:
             _prune(out, index.table, keep)
+        if embedded is not None:
+            commit_cache(embedded, provider, reporter)
     return metadata
 
 
@@ -365,26 +380,31 @@ def build(
     force: bool = False,
     corpus: str | None = None,
     reporter: Reporter | None = None,
+    allow_empty: bool = False,
 ) -> BuildSummary:
-    """Every step in order; validation errors stop it before anything is written.
+    """Every step in order, all under the output's build lock; validation errors stop it before anything is written.
 
-    `force` re-parses every file, re-embeds every chunk and rewrites the table.
+    The lock is taken before anything is parsed or paid for, so a second build of the same
+    output fails at once instead of embedding everything again. `force` re-parses every
+    file, re-embeds every chunk and rewrites the table.
     """
     reporter = reporter or NullReporter()
     timer = Timer()
     out = Path(out)
-    chunkset = chunk_corpus(docs_dir, reporter, reuse_from=None if force else out)
-    fingerprints = fingerprint_chunks(chunkset.chunks, provider)
-    embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir or default_cache_dir(out),
-                            rebuild_cache=rebuild_cache or force, reporter=reporter)
-    info = write_index(out, chunkset, embedded, reporter, force=force)
-    metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit)
-    reporter.info(f"wrote {len(chunkset.chunks)} chunks and .lancedb index to {out}")
-    try:
-        record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,
-                     chunkset=chunkset, fingerprints=fingerprints, embedded=embedded, provider=provider,
-                     table_version=info.version, seconds=timer.seconds)
-    except Exception as exc:  # noqa: BLE001 - the index is published; a locked audit file must not undo that
-        reporter.warn(f"could not record this build in the audit database: {exc}")
-    return BuildSummary(str(out), len(chunkset.files), len(chunkset.chunks), chunkset.reused, embedded,
-                        timer.seconds, info, metadata)
+    with build_lock(out):
+        chunkset = chunk_corpus(docs_dir, reporter, reuse_from=None if force else out, allow_empty=allow_empty)
+        fingerprints = fingerprint_chunks(chunkset.chunks, provider)
+        embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir or default_cache_dir(out),
+                                rebuild_cache=rebuild_cache or force, reporter=reporter)
+        info = write_index(out, chunkset, embedded, reporter, force=force)
+        metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit,
+                                    embedded=embedded, reporter=reporter)
+        reporter.info(f"wrote {len(chunkset.chunks)} chunks and .lancedb index to {out}")
+        try:
+            record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,
+                         chunkset=chunkset, fingerprints=fingerprints, embedded=embedded, provider=provider,
+                         table_version=info.version, seconds=timer.seconds)
+        except Exception as exc:  # noqa: BLE001 - the index is published; a locked audit file must not undo that
+            reporter.warn(f"could not record this build in the audit database: {exc}")
+        return BuildSummary(str(out), len(chunkset.files), len(chunkset.chunks), chunkset.reused, embedded,
+                            timer.seconds, info, metadata)

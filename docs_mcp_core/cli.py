@@ -1,4 +1,4 @@
-"""`docs-mcp` command line: validate, build and search (serve, eval and audit join later)."""
+"""`docs-mcp` command line: validate, build, search, serve and audit; `eval` joins from docs_mcp_eval."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ from typing import Any, Callable
 import click
 
 from . import __version__
-from .diagnostics import format_json, format_text, has_errors
+from .diagnostics import format_json, format_text, has_errors, warning
 from .errors import DocsMcpError
 
-DOCS_DIR = click.Path(file_okay=False, path_type=Path)
+DOCS_DIR = click.Path(path_type=Path)  # checked by paths.check_docs_dir: `error: …` and exit 1, not click's exit 2
+# Reading commands check the folder themselves: a path that is no index gets an `error:` line with
+# the complete build command (not click's usage error), and nothing is created.
+INDEX_DIR = click.Path(path_type=Path)
 
 
 def _fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -26,6 +29,10 @@ def _fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
         except DocsMcpError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
+        except OSError as exc:  # the environment refused a read or write: still one line, not a traceback
+            where = f"{exc.filename}: " if exc.filename else ""
+            click.echo(f"error: {where}{exc.strerror or exc}", err=True)
+            sys.exit(1)
         except KeyboardInterrupt:
             click.echo("interrupted; the previously published index is untouched", err=True)
             sys.exit(130)
@@ -35,7 +42,27 @@ def _fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DOCS_MCP"})
+class _PluginGroup(click.Group):
+    """Commands of other installed packages (`docs-mcp eval`) join through the `docs_mcp.commands`
+    entry points, loaded only when named, so this package never imports them."""
+
+    def _plugins(self) -> dict[str, Any]:
+        from importlib.metadata import entry_points
+
+        return {ep.name: ep for ep in entry_points(group="docs_mcp.commands")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self._plugins()))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in (plugins := self._plugins()):
+            command = plugins[cmd_name].load()
+        return command
+
+
+@click.group(cls=_PluginGroup,
+             context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DOCS_MCP"})
 @click.version_option(__version__, prog_name="docs-mcp")
 def main() -> None:
     """Index Markdown docs for AI coding agents and serve them over MCP.
@@ -48,28 +75,104 @@ def main() -> None:
 @main.command()
 @click.option("--docs-dir", required=True, type=DOCS_DIR, help="Folder of Markdown files to check.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="Output as `path:line: severity: message` lines, or one JSON document.")
+              help="Output as `path:line: severity: message` lines (repeated warnings grouped), or one JSON "
+                   "document with every finding and its code.")
+@click.option("--list-files", is_flag=True,
+              help="Also list what would be indexed, and each skipped file or folder with the reason.")
 @_fail_cleanly
-def validate(docs_dir: Path, fmt: str) -> None:
+def validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
     """Check manifests, frontmatter, hints and taxonomy; exit 1 if there is any error."""
     from .build import analyze_corpus
+    from .paths import check_docs_dir
 
-    chunkset = analyze_corpus(docs_dir)
-    files = len(chunkset.files) + sum(d.message.startswith("not valid UTF-8") for d in chunkset.diagnostics)
-    render = format_json if fmt == "json" else format_text
-    click.echo(render(chunkset.diagnostics, files))
+    chunkset = analyze_corpus(check_docs_dir(docs_dir, "--docs-dir"))
+    files = len(chunkset.files) + sum(d.code == "not-utf8" for d in chunkset.diagnostics)
+    if not chunkset.chunks and not has_errors(chunkset.diagnostics):
+        chunkset.diagnostics.append(warning(".", 1, "nothing to index: no Markdown file with content; "
+                                                    "`docs-mcp build` refuses this unless --allow-empty",
+                                            "nothing-to-index"))
+    listing = _listing(docs_dir) if list_files else None
+    if fmt == "json":
+        doc = json.loads(format_json(chunkset.diagnostics, files))
+        if listing is not None:
+            doc["listing"] = listing
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        for entry in listing or []:
+            why = f"  ({entry['reason']})" if entry.get("reason") else ""
+            click.echo(f"{entry['status']:<9}{entry['path']}{why}")
+        click.echo(format_text(chunkset.diagnostics, files, str(docs_dir)))
     sys.exit(1 if has_errors(chunkset.diagnostics) else 0)
+
+
+@main.command()
+@click.option("--docs-dir", required=True, type=DOCS_DIR, help="Folder of Markdown files to analyse.")
+@click.option("--write", is_flag=True, help="Write the proposed manifests (default: only show them).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="A unified diff per manifest with the reasons, or one JSON document.")
+@click.option("--llm", is_flag=True,
+              help="Ask an OpenAI-compatible chat model for taxonomy descriptions and mcpServerInstructions "
+                   "(key from OPENAI_API_KEY); only a bounded summary of the corpus is sent.")
+@click.option("--llm-base-url", default=None, help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1.")
+@click.option("--llm-model", default="gpt-4o-mini", show_default=True, help="Chat model name.")
+@_fail_cleanly
+def fix(docs_dir: Path, write: bool, fmt: str, llm: bool, llm_base_url: str | None, llm_model: str) -> None:
+    """Propose .docs-mcp.json manifests: chunking level, max_chunk_size, taxonomy; repairs oversized files.
+
+    Running it again after --write proposes nothing.
+    """
+    from .fix import propose, write_proposals
+    from .paths import check_docs_dir
+
+    report, _ = propose(check_docs_dir(docs_dir, "--docs-dir"))
+    if llm:
+        from .fix_llm import improve_with_llm
+
+        improve_with_llm(report, base_url=llm_base_url, model=llm_model)
+    written = write_proposals(docs_dir, report) if write else []
+    if fmt == "json":
+        doc = report.to_json()
+        doc["written"] = written
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        return
+    for proposal in report.proposals:
+        for reason in proposal.reasons:
+            click.echo(f"# {proposal.path}: {reason}")
+        click.echo(proposal.diff(), nl=False)
+    for note in report.notes:
+        click.echo(f"note: {note}")
+    if not report.proposals:
+        click.echo("nothing to propose: the manifests already fit the corpus")
+    elif written:
+        click.echo(f"wrote {', '.join(written)}; check them with `docs-mcp validate --docs-dir {docs_dir}`")
+    else:
+        click.echo(f"{len(report.proposals)} manifest(s) proposed; run again with --write to write them")
+
+
+def _listing(docs_dir: Path) -> list[dict[str, str]]:
+    """Every file the walk considered: indexed (Markdown), manifest, template, or skipped and why."""
+    from .corpus import list_tree
+
+    tree = list_tree(docs_dir)
+    entries = [{"path": p, "status": "indexed"} for p in tree.markdown]
+    entries += [{"path": p, "status": "manifest"} for p in tree.manifests]
+    entries += [{"path": p, "status": "template"} for p in tree.templates]
+    entries += [{"path": p, "status": "skipped", "code": code, "reason": why} for p, code, why in tree.skipped]
+    entries += [{"path": d.path, "status": "skipped", "code": d.code, "reason": d.message.removeprefix("skipped: ")}
+                for d in tree.diagnostics if d.severity == "warning"]
+    return sorted(entries, key=lambda e: (e["path"], e["status"]))
 
 
 def embedding_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Provider options shared by commands that embed; each also reads DOCS_MCP_<CMD>_<OPTION>."""
-    from .embedding import PROVIDERS
+    from .embedding import BACKENDS, PROVIDERS
 
     options = [
         click.option("--embedding-provider", type=click.Choice(list(PROVIDERS)), default="none", show_default=True,
                      help="none: full-text only; hash: deterministic offline vectors for tests; "
                           "openai: OpenAI or any OpenAI-compatible endpoint (key from OPENAI_API_KEY); "
-                          "local (alias sentence-transformers): an offline model, needs docs-mcp[local]."),
+                          "local: an offline model, needs docs-mcp[semantic] (or docs-mcp[local] for torch; "
+                          "the alias sentence-transformers picks the torch backend)."),
         click.option("--embedding-model", default=None,
                      help="Model name or folder (openai default: text-embedding-3-small; "
                           "local default: sentence-transformers/all-MiniLM-L6-v2)."),
@@ -85,6 +188,10 @@ def embedding_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Retries per request on 429, 5xx and connection errors (openai default 5)."),
         click.option("--embedding-device", default=None,
                      help="Torch device for the local provider: cpu (default), cuda, cuda:1, mps."),
+        click.option("--embedding-backend", type=click.Choice(list(BACKENDS)), default=None,
+                     help="How the local provider runs its model: onnx (ONNX Runtime, no torch; the default when "
+                          "docs-mcp[semantic] is installed and the model has an ONNX file) or torch "
+                          "(sentence-transformers: any model, GPUs). Each gives its own vectors."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -103,34 +210,43 @@ def provider_settings(kwargs: dict[str, Any]) -> Any:
         concurrency=kwargs.pop("embedding_concurrency"),
         max_retries=kwargs.pop("embedding_max_retries"),
         device=kwargs.pop("embedding_device"),
+        backend=kwargs.pop("embedding_backend"),
     )
 
 
 @main.command()
 @click.option("--docs-dir", required=True, type=DOCS_DIR, help="Folder of Markdown files to index.")
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", required=True, type=click.Path(path_type=Path),
               help="Output folder: .lancedb/, chunks.json, metadata.json.")
 @click.option("--description", default=None, help="Corpus description shown to agents in the search_docs tool.")
 @click.option("--source-commit", default=None, help="Commit the docs came from, recorded in metadata.json.")
 @embedding_options
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--cache-dir", type=click.Path(path_type=Path), default=None,
               help="Embedding cache folder (default OUT/.embedding-cache); keep one per corpus.")
 @click.option("--rebuild-cache", is_flag=True, help="Re-embed every chunk and write a fresh embedding cache.")
 @click.option("--force", is_flag=True, help="Rewrite everything: re-parse, re-embed, write a new table version.")
+@click.option("--allow-empty", is_flag=True, help="Publish an index even if the docs folder has nothing to index.")
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors on stderr.")
 @_fail_cleanly
 def build(docs_dir: Path, out: Path, description: str | None, source_commit: str | None, cache_dir: Path | None,
-          rebuild_cache: bool, force: bool, quiet: bool, **embedding: Any) -> None:
+          rebuild_cache: bool, force: bool, allow_empty: bool, quiet: bool, **embedding: Any) -> None:
     """Build the index. Nothing is written if validation fails; publishing is atomic."""
     from .build import build as run_build
     from .embedding import make_provider
+    from .paths import check_docs_dir, check_writable_dir
     from .progress import StderrReporter
+
+    check_docs_dir(docs_dir, "--docs-dir")
+    check_writable_dir(out, "--out")
+    if cache_dir:
+        check_writable_dir(cache_dir, "--cache-dir")
 
     reporter = StderrReporter(quiet=quiet)
     provider = make_provider(provider_settings(embedding))
     try:
         summary = run_build(docs_dir, out, provider, description=description, source_commit=source_commit,
-                            cache_dir=cache_dir, rebuild_cache=rebuild_cache, force=force, reporter=reporter)
+                            cache_dir=cache_dir, rebuild_cache=rebuild_cache, force=force, reporter=reporter,
+                            allow_empty=allow_empty)
     finally:
         provider.close()
     reporter.info(f"done: {summary.files} files ({summary.reused_files} unchanged), {summary.chunks} chunks, "
@@ -161,7 +277,7 @@ def make_weights(kwargs: dict[str, Any]) -> Any:
 
 
 @main.command()
-@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+@click.option("--index", "index_dir", required=True, type=INDEX_DIR,
               help="Output folder of a build.")
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="Number of hits.")
@@ -196,7 +312,7 @@ def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], te
 
 
 @main.command()
-@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+@click.option("--index", "index_dir", required=True, type=INDEX_DIR,
               help="Output folder of a build (the server follows new builds published there).")
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
               help="stdio for a local MCP client; http for streamable HTTP on /mcp.")
@@ -221,26 +337,31 @@ def serve(index_dir: Path, transport: str, host: str, port: int, auth_token_env:
     """Serve an index over MCP: search_docs, get_doc and the corpus's prompts."""
     import anyio
 
-    from .server import create_server, serve_stdio
+    from .server import create_server, serve_stdio, serve_then_exit
 
     token = None
     if auth_token_env:
         token = os.environ.get(auth_token_env, "")
         if not token:
             raise DocsMcpError(f"--auth-token-env {auth_token_env}: that environment variable is empty or unset")
-    docs = create_server(index_dir, tool_prefix=tool_prefix, weights=make_weights(weights), preload=preload)
-    if transport == "stdio":
-        anyio.run(serve_stdio, docs)
-        return
-    from .server.http import serve_http
+    docs = create_server(index_dir, tool_prefix=tool_prefix, weights=make_weights(weights))
 
-    serve_http(docs, host=host, port=port, token=token, stateless=stateless, allowed_hosts=list(allowed_hosts),
-               allowed_origins=list(allowed_origins))
+    def run() -> None:
+        if preload and docs.engine.embedder is not None:
+            docs.engine.embedder.wait()
+        if transport == "stdio":
+            anyio.run(serve_stdio, docs)
+            return
+        from .server.http import serve_http
+
+        serve_http(docs, host=host, port=port, token=token, stateless=stateless, allowed_hosts=list(allowed_hosts),
+                   allowed_origins=list(allowed_origins))
+
+    serve_then_exit(run)  # background threads are running from here: see serve_then_exit for why
 
 
 @main.command()
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Output folder of a build.")
+@click.option("--out", required=True, type=INDEX_DIR, help="Output folder of a build.")
 @click.option("--sql", default=None,
               help="Read-only SQL over the tables `builds` and `chunk_events` (default: the last build's summary).")
 @_fail_cleanly
@@ -261,102 +382,6 @@ def audit(out: Path, sql: str | None) -> None:
     _, counts = query(out, f"SELECT status, count(*) FROM chunk_events WHERE build_id = '{rows[0][0]}' "
                            "GROUP BY status ORDER BY status")
     click.echo("chunk events".ljust(width) + "  " + (", ".join(f"{n} {status}" for status, n in counts) or "none"))
-
-
-@main.group("eval")
-def eval_group() -> None:
-    """Measure retrieval quality and speed of an MCP docs server against a suite of cases."""
-
-
-def _write_outputs(result: dict[str, Any], out_json: Path | None, report: Path | None, markdown_text: str) -> None:
-    if out_json:
-        out_json.parent.mkdir(parents=True, exist_ok=True)
-        out_json.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
-    if report:
-        report.parent.mkdir(parents=True, exist_ok=True)
-        report.write_text(markdown_text)
-
-
-@eval_group.command("run")
-@click.option("--cases", "cases_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Suite JSON: {\"cases\": [{name, category, query, expectedChunkId, ...}]}.")
-@click.option("--server-command", required=True,
-              help="Command that starts an MCP docs server on stdio (split like a shell would).")
-@click.option("--build-command", default=None, help="Command to run (and time) before starting the server.")
-@click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True, help="Searches before measuring.")
-@click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="A previous result JSON: the report adds a delta table.")
-@click.option("--out", "out_json", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the result JSON here.")
-@click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the markdown report here (default: print it).")
-@_fail_cleanly
-def eval_run(cases_file: Path, server_command: str, build_command: str | None, warmup: int, baseline: Path | None,
-             out_json: Path | None, report: Path | None) -> None:
-    """Run a suite against any server with search_docs and get_doc; exit 1 if the run aborted."""
-    import anyio
-
-    from .eval.cases import load_suite
-    from .eval.report import load_result, markdown
-    from .eval.runner import run_build, run_suite, split_command
-    from .progress import StderrReporter
-
-    suite = load_suite(cases_file)
-    previous = load_result(baseline) if baseline else None
-    command = split_command(server_command)
-    build_seconds = None
-    if build_command:
-        click.echo(f"building: {build_command}", err=True)
-        build_seconds = run_build(split_command(build_command))
-    reporter = StderrReporter(bar_only_on_tty=True)
-    result = anyio.run(lambda: run_suite(command, suite, warmup=warmup, reporter=reporter))
-    result.build_command = split_command(build_command) if build_command else None
-    result.build_seconds = build_seconds
-    data = result.to_json()
-    text = markdown(data, previous)
-    _write_outputs(data, out_json, report, text)
-    if not report:
-        click.echo(text)
-    if result.aborted:
-        click.echo(f"error: {result.aborted}", err=True)
-        sys.exit(1)
-
-
-@eval_group.command("benchmark")
-@click.option("--cases", "cases_file", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Suite JSON.")
-@click.option("--docs-dir", required=True, type=DOCS_DIR, help="The corpus the suite is about.")
-@click.option("--embeddings", default="none,hash", show_default=True,
-              help="Comma-separated providers: none, hash, local[/MODEL], openai[/MODEL].")
-@click.option("--embedding-base-url", default=None, help="Base URL for openai specs (any OpenAI-compatible server).")
-@click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".docs-mcp-bench"),
-              show_default=True, help="Where the per-provider indexes are built (rebuilt cold each run).")
-@click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True)
-@click.option("--out", "out_json", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write all results as JSON here.")
-@click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the comparison report here (default: print it).")
-@_fail_cleanly
-def eval_benchmark(cases_file: Path, docs_dir: Path, embeddings: str, embedding_base_url: str | None, work_dir: Path,
-                   warmup: int, out_json: Path | None, report: Path | None) -> None:
-    """Build one index per provider and compare them on one suite."""
-    import anyio
-
-    from .eval.benchmark import benchmark
-    from .eval.cases import load_suite
-    from .eval.report import comparison
-    from .progress import StderrReporter
-
-    suite = load_suite(cases_file)
-    specs = [s.strip() for s in embeddings.split(",") if s.strip()]
-    reporter = StderrReporter(bar_only_on_tty=True)
-    rows = anyio.run(lambda: benchmark(suite, docs_dir, specs, work_dir, warmup=warmup, base_url=embedding_base_url,
-                                       reporter=reporter))
-    text = comparison(rows)
-    _write_outputs({"suite": suite.name, "runs": rows}, out_json, report, text)
-    if not report:
-        click.echo(text)
-    if any(row["result"]["aborted"] for row in rows):
-        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Annotated
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError, field_validator, model_validator
 
-from .embedding import PROVIDERS, ProviderSettings
+from .embedding import BACKENDS, PROVIDERS, ProviderSettings
 from .errors import DocsMcpError
+from .globs import GlobError, compile_glob
 from .manifest import format_loc
+from .paths import read_bytes
 
 CONFIG_FILE = "docs-mcp.yaml"
 CONFIG_ENV = "DOCS_MCP_CONFIG"
@@ -46,16 +48,19 @@ class EmbeddingConfig(BaseModel):
     concurrency: Annotated[int, Field(ge=1)] | None = None
     max_retries: Annotated[int, Field(ge=0)] | None = None
     device: StrictStr | None = None
+    backend: StrictStr | None = None
 
     @model_validator(mode="after")
     def _known(self) -> "EmbeddingConfig":
         if self.provider not in PROVIDERS:
             raise ValueError(f"unknown provider {self.provider!r}; choose one of: {', '.join(PROVIDERS)}")
+        if self.backend is not None and self.backend not in BACKENDS:
+            raise ValueError(f"unknown backend {self.backend!r}; choose one of: {', '.join(BACKENDS)}")
         return self
 
     def settings(self) -> ProviderSettings:
         return ProviderSettings(self.provider, self.model, self.dimensions, self.base_url, self.batch_size,
-                                self.concurrency, self.max_retries, self.device)
+                                self.concurrency, self.max_retries, self.device, self.backend)
 
 
 class CorpusConfig(BaseModel):
@@ -65,7 +70,19 @@ class CorpusConfig(BaseModel):
     source: SourceConfig
     out: StrictStr | None = None
     cache_dir: StrictStr | None = None
+    allow_empty: StrictBool = False  # publish even if the source has nothing to index (build --allow-empty)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
+    exclude: list[StrictStr] = Field(default_factory=list)  # globs relative to the docs folder; never staged
+
+    @field_validator("exclude")
+    @classmethod
+    def _valid_globs(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                compile_glob(pattern)
+            except GlobError as exc:
+                raise ValueError(f"exclude {pattern!r}: {exc}") from None
+        return value
 
     @field_validator("name")
     @classmethod
@@ -154,17 +171,23 @@ def load_config(path: str | Path | None = None) -> Corpora:
     """Load and check the config; every problem is one clear DocsMcpError naming file and field."""
     path = find_config(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(read_bytes(path).decode("utf-8"))
+        config = PipelineConfig.model_validate(raw if raw is not None else {})
     except FileNotFoundError:
         raise DocsMcpError(
             f"corpora config {path} not found; create it, or point {CONFIG_ENV} at your docs-mcp.yaml"
         ) from None
+    except OSError as exc:
+        raise DocsMcpError(f"corpora config {path} cannot be read ({exc.strerror}); point {CONFIG_ENV} at a "
+                           "readable docs-mcp.yaml") from None
+    except UnicodeDecodeError as exc:
+        raise DocsMcpError(f"{path}: not valid UTF-8 (byte offset {exc.start}); re-save it as UTF-8") from None
+    except RecursionError:
+        raise DocsMcpError(f"{path}: nested too deeply (hundreds of levels); flatten it") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark else ""
         raise DocsMcpError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
-    try:
-        config = PipelineConfig.model_validate(raw if raw is not None else {})
     except ValidationError as exc:
         problems = [
             f"{path}: {format_loc(tuple(e['loc'])) or '(top level)'}: {e['msg'].removeprefix('Value error, ')}"

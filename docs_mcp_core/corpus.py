@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from markdown_it.token import Token
 
 from .diagnostics import Diagnostic, error, warning
-from .errors import DocsMcpError
+from .exclude import GITIGNORE, Rules
 from .hints import FileHints, read_directives, read_frontmatter
 from .manifest import (
     MANIFEST_NAME,
@@ -22,6 +25,7 @@ from .manifest import (
     resolve_manifest_rules,
 )
 from .markdown import normalize_newlines, parser, split_frontmatter
+from .paths import check_docs_dir, file_type, read_bytes
 
 TEMPLATE_SUFFIXES = (".template.md", ".template.yaml", ".template.yml")
 
@@ -51,34 +55,221 @@ class CorpusScan:
     manifests: dict[str, LoadedManifest] = field(default_factory=dict)  # folder -> manifest
     templates: list[str] = field(default_factory=list)  # relpaths of prompt templates
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)  # see Tree.skipped
 
 
-def list_tree(root: Path) -> tuple[list[str], list[str], list[str]]:
-    """Sorted relpaths of markdown files, manifests and templates; dot-folders are skipped."""
-    md, manifests, templates = [], [], []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "node_modules")
-        rel_dir = os.path.relpath(dirpath, root)
-        for name in filenames:
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
-            if name == MANIFEST_NAME:
-                manifests.append(rel)
-            elif name.endswith(TEMPLATE_SUFFIXES):
-                templates.append(rel)
-            elif name.endswith(".md"):
-                md.append(rel)
-    return sorted(md), sorted(manifests), sorted(templates)
+def _kind(name: str) -> str | None:
+    """What an entry with this name is to docs-mcp, or None if the walk ignores it."""
+    if name == MANIFEST_NAME:
+        return "manifest"
+    if name.endswith(TEMPLATE_SUFFIXES):
+        return "template"
+    if name.endswith(".md"):
+        return "markdown"
+    return None
+
+
+def _skipped_folder(name: str) -> bool:
+    return name.startswith(".") or name == "node_modules"
+
+
+def _folder_skip_reason(name: str) -> str:
+    return "node_modules folder" if name == "node_modules" else "dot-folder"
+
+
+def show_path(relpath: str) -> str:
+    """A relpath printable on one line: control characters and bad bytes escaped."""
+    return "".join(c if c.isprintable() else (repr(c)[1:-1] if ord(c) < 0xD800 or ord(c) > 0xDFFF
+                                               else f"\\x{ord(c) - 0xDC00:02x}") for c in relpath)
+
+
+def bad_name(relpath: str) -> str | None:
+    """Why a path cannot become a chunk ID that get_doc accepts, or None.
+
+    IDs are `{relative_filepath}#{heading_path}`: a '#' in the path would make the ID
+    ambiguous, control characters and line breaks do not survive tool output, and bytes
+    that are not UTF-8 cannot be written to JSON.
+    """
+    if "#" in relpath:
+        return "contains '#', which separates the file path from the heading path in chunk IDs"
+    for c in relpath:
+        category = unicodedata.category(c)
+        if category == "Cs":
+            return "is not valid UTF-8"
+        if category in ("Cc", "Zl", "Zp"):
+            return f"contains the control character or line break {repr(c)[1:-1]}"
+    if relpath[:1].isspace():
+        return "starts with whitespace"
+    return None
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+@dataclass
+class Tree:
+    """The indexable files under a docs folder, and what the walk skipped (as warnings)."""
+
+    markdown: list[str] = field(default_factory=list)
+    manifests: list[str] = field(default_factory=list)
+    templates: list[str] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    # what the walk left out on purpose: (relpath, code, why); folders end with "/"
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def add(self, kind: str, relpath: str) -> None:
+        problem = bad_name(relpath)
+        if problem:
+            self.diagnostics.append(error(show_path(relpath), 1, f"the path {problem}; rename the file or folder "
+                                          "(chunk IDs are built from paths and must work in get_doc)", "bad-path"))
+            return
+        {"markdown": self.markdown, "manifest": self.manifests, "template": self.templates}[kind].append(relpath)
+
+
+def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Tree:
+    """Every `**/*.md` file, manifest and template, sorted; the walk never leaves `root`.
+
+    Dot-folders and node_modules are skipped, and so is what `exclude` (globs relative to
+    `root`, from docs-mcp.yaml), a manifest's `exclude` or a `.gitignore` leaves out
+    (docs_mcp_core/exclude.py); each is recorded in `Tree.skipped` with the rule.
+    Only regular files are read: FIFOs, sockets and devices are skipped with a warning (reading a FIFO would block forever). Symlinks:
+    folder symlinks are never followed; a file symlink is followed only if its target is a
+    regular file inside the docs folder, and a Markdown file is indexed once, under its own
+    path (a link to a file the walk lists anyway is skipped). Loops, dangling links and
+    links leading outside are skipped with a warning naming the link.
+    """
+    real_root = os.path.realpath(root)
+    tree = Tree()
+    rules = Rules(config=list(exclude))
+    links: list[tuple[str, str]] = []  # (relpath, name) of symlinks, resolved after the walk
+    listed: dict[str, str] = {}  # real path -> relpath of every Markdown file listed
+    folders = [("", str(root))]
+    while folders:
+        rel_dir, path = folders.pop()
+        try:
+            entries = sorted(os.scandir(path), key=lambda e: e.name)
+        except OSError as exc:
+            why = f"folder skipped: cannot read it ({exc.strerror})"
+            tree.diagnostics.append(warning(show_path(rel_dir or "."), 1, why, "folder-unreadable"))
+            continue
+        _read_rules(rules, rel_dir, entries)
+        subfolders = []
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if entry.is_symlink():
+                links.append((rel, entry.name))
+            elif entry.is_dir(follow_symlinks=False):
+                if _skipped_folder(entry.name):
+                    tree.skipped.append((rel + "/", "skipped-folder", _folder_skip_reason(entry.name)))
+                elif why := rules.why_excluded(rel, is_dir=True):
+                    tree.skipped.append((rel + "/", "excluded", why))
+                else:
+                    subfolders.append((rel, entry.path))
+            elif (kind := _kind(entry.name)) is None:
+                continue
+            elif kind != "manifest" and (why := rules.why_excluded(rel, is_dir=False)):
+                tree.skipped.append((rel, "excluded", why))
+            elif not entry.is_file(follow_symlinks=False):
+                try:
+                    what = file_type(entry.stat(follow_symlinks=False).st_mode)
+                except OSError:
+                    continue  # vanished while walking
+                tree.diagnostics.append(warning(show_path(rel), 1, f"skipped: {what}, not a regular file", "not-regular-file"))
+            else:
+                tree.add(kind, rel)
+                if kind == "markdown":  # no folder on the way is a symlink, so this is its real path
+                    listed[os.path.join(real_root, *rel.split("/"))] = rel
+        folders.extend(reversed(subfolders))
+    for rel, name in sorted(links):
+        if _kind(name) not in (None, "manifest") and (why := rules.why_excluded(rel, is_dir=False)):
+            tree.skipped.append((rel, "excluded", why))
+            continue
+        _follow_link(root, real_root, rel, name, tree, listed)
+    tree.markdown.sort()
+    tree.skipped.sort()
+    tree.manifests.sort()
+    tree.templates.sort()
+    tree.diagnostics.sort()
+    return tree
+
+
+def _read_rules(rules: Rules, rel_dir: str, entries: list[os.DirEntry[str]]) -> None:
+    """A folder's manifest `exclude` and `.gitignore`, read before anything in the folder is listed."""
+    for entry in entries:
+        if entry.name not in (MANIFEST_NAME, GITIGNORE) or not entry.is_file(follow_symlinks=False):
+            continue
+        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+        try:
+            text = read_bytes(Path(entry.path)).decode("utf-8", errors="replace")
+        except OSError:
+            continue  # an unreadable manifest is reported by load_manifests; an unreadable .gitignore ignores nothing
+        if entry.name == MANIFEST_NAME:
+            rules.add_manifest(rel_dir, rel, text)
+        else:
+            rules.add_gitignore(rel_dir, rel, text)
+
+
+def _follow_link(root: Path, real_root: str, rel: str, name: str, tree: Tree, listed: dict[str, str]) -> None:
+    kind = _kind(name)
+    shown = show_path(rel)
+    path = os.path.join(root, rel)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        if kind is None:
+            return  # a broken link the walk would not have read anyway
+        if exc.errno == errno.ELOOP:
+            why = "symlink loop"
+        elif exc.errno == errno.ENOENT:
+            why = f"dangling symlink (its target {os.readlink(path)!r} does not exist)"
+        else:
+            why = f"symlink cannot be followed ({exc.strerror})"
+        tree.diagnostics.append(warning(shown, 1, f"skipped: {why}", "symlink-broken"))
+        return
+    target = os.path.realpath(path)
+    inside = _inside(target, real_root)
+    where = show_path(os.path.relpath(target, real_root).replace(os.sep, "/")) if inside else show_path(target)
+    if stat.S_ISDIR(mode):
+        if _skipped_folder(name):
+            return
+        if inside:
+            why = f"symlink to the folder {where} is not followed (files are indexed under their real paths only)"
+        else:
+            why = f"symlink to the folder {where}, outside the docs folder; not followed"
+        tree.diagnostics.append(warning(shown, 1, f"skipped: {why}", "symlink-folder"))
+        return
+    if kind is None:
+        return
+    if not inside:
+        tree.diagnostics.append(warning(shown, 1, f"skipped: symlink to {where}, outside the docs folder; "
+                                                  "copy the file into the docs folder if it belongs there", "symlink-outside"))
+    elif not stat.S_ISREG(mode):
+        tree.diagnostics.append(warning(shown, 1, f"skipped: symlink to {file_type(mode)}, not a regular file",
+                                         "not-regular-file"))
+    elif kind == "markdown" and target in listed:
+        tree.diagnostics.append(warning(shown, 1, f"skipped: symlink to {show_path(listed[target])}, which is "
+                                                  "indexed under its own path (each file is indexed once)", "symlink-duplicate"))
+    else:
+        tree.add(kind, rel)
+        if kind == "markdown":
+            listed[target] = rel
 
 
 def read_text(path: Path, relpath: str) -> tuple[str | None, str, Diagnostic | None]:
     """UTF-8 text with normalized newlines, its sha256, or an error naming the bad byte."""
-    data = path.read_bytes()
+    try:
+        data = read_bytes(path)
+    except OSError as exc:
+        return None, "", error(show_path(relpath), 1, f"cannot read this file ({exc.strerror}); fix or remove it",
+                                   "file-unreadable")
     digest = hashlib.sha256(data).hexdigest()
     try:
         return normalize_newlines(data.decode("utf-8")), digest, None
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return None, digest, error(relpath, line, f"not valid UTF-8 (byte offset {exc.start}); re-save the file as UTF-8")
+        return None, digest, error(show_path(relpath), line,
+                                   f"not valid UTF-8 (byte offset {exc.start}); re-save the file as UTF-8", "not-utf8")
 
 
 def load_manifests(root: Path, relpaths: list[str], diagnostics: list[Diagnostic]) -> dict[str, LoadedManifest]:
@@ -117,23 +308,24 @@ def resolve_file(relpath: str, text: str, sha256: str, manifests: dict[str, Load
     if source == "default":
         where = f"its manifest {loaded.relpath} sets no strategy" if loaded else f"no {MANIFEST_NAME} governs it"
         diags.append(
-            warning(relpath, 1, f"no explicit chunking strategy ({where}); the default chunk_by: h2 applies")
+            warning(relpath, 1, f"no explicit chunking strategy ({where}); the default chunk_by: h2 applies", "no-strategy")
         )
     if not doc.body.strip():
-        diags.append(warning(relpath, 1, "file has no content after frontmatter; nothing from it is indexed"))
+        diags.append(warning(relpath, 1, "file has no content after frontmatter; nothing from it is indexed",
+                             "empty-file"))
     source_file = SourceFile(
         relpath, sha256, doc.body, doc.body_line, strategy, source, metadata, hints.title, rules.manifest, tokens
     )
     return source_file, diags
 
 
-def scan_corpus(root: Path) -> CorpusScan:
+def scan_corpus(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> CorpusScan:
     root = Path(root)
-    if not root.is_dir():
-        raise DocsMcpError(f"docs directory {root} does not exist or is not a directory")
-    md, manifest_paths, templates = list_tree(root)
-    scan = CorpusScan(root=root, markdown=md, templates=templates)
-    scan.manifests = load_manifests(root, manifest_paths, scan.diagnostics)
+    check_docs_dir(root)
+    tree = list_tree(root, exclude)
+    scan = CorpusScan(root=root, markdown=tree.markdown, templates=tree.templates, diagnostics=list(tree.diagnostics),
+                      skipped=tree.skipped)
+    scan.manifests = load_manifests(root, tree.manifests, scan.diagnostics)
     return scan
 
 

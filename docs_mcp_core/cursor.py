@@ -14,34 +14,76 @@ import json
 import os
 import secrets
 from pathlib import Path
+from typing import Callable
 
 from .errors import DocsMcpError, SearchError
 
 SECRET_ENV = "DOCS_MCP_CURSOR_SECRET"
 SECRET_FILE = "cursor-secret"
+MIN_SECRET_CHARS = 32  # the floor for every secret; a generated one is 64 hex characters (32 random bytes)
 
 
 class CursorError(SearchError):
     """A cursor that cannot be used, with what to do instead."""
 
 
-def load_secret(out: Path) -> bytes:
-    """The signing key: from the environment, or created atomically beside the index (mode 0600)."""
-    if os.environ.get(SECRET_ENV):
-        return os.environ[SECRET_ENV].encode()
-    path = Path(out) / ".docs-mcp" / SECRET_FILE
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
+def _new_secret() -> str:
+    return secrets.token_hex(32)
+
+
+def load_secret(out: Path, *, log: Callable[[str], None] | None = None) -> bytes:
+    """The signing key: from the environment, else kept beside a published index (mode 0600).
+
+    Only a folder with metadata.json gets a secret file. A folder that cannot be written
+    (a read-only mount) gets a secret for this process only, with a warning, rather than
+    a refusal: search works, cursors just do not outlive the process.
+    """
+    from .metadata import METADATA_FILE
+
+    given = os.environ.get(SECRET_ENV)
+    if given:
+        if len(given) < MIN_SECRET_CHARS:
+            raise DocsMcpError(f"{SECRET_ENV} is {len(given)} characters; use at least {MIN_SECRET_CHARS} random "
+                               "characters, e.g. the output of `python -c \"import secrets; print(secrets.token_hex(32))\"`")
+        return given.encode()
+    out = Path(out)
+    if not (out / METADATA_FILE).is_file():
+        raise DocsMcpError(f"no index at {out} ({METADATA_FILE} is missing): no cursor secret is created there")
+    path = out / ".docs-mcp" / SECRET_FILE
+    if not path.is_file():
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(secrets.token_hex(32))
-        except FileExistsError:
-            pass  # another server process created it first
-    secret = path.read_text().strip()
-    if len(secret) < 32:
-        raise DocsMcpError(f"{path} holds no usable cursor secret; delete it and restart the server")
+            _create_secret_file(path)
+        except OSError as exc:
+            if not path.is_file():  # not a race lost to another server: this folder cannot hold a secret
+                if log:
+                    log(f"warning: cannot write the cursor secret {path} ({exc.strerror or exc}); using one for "
+                        f"this process only, so cursors will not survive a restart. Set {SECRET_ENV} to share one.")
+                return _new_secret().encode()
+    try:
+        secret = path.read_text().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DocsMcpError(f"cannot read the cursor secret {path} ({exc}); fix it or delete it, "
+                           f"or set {SECRET_ENV}") from None
+    if len(secret) < MIN_SECRET_CHARS:
+        raise DocsMcpError(f"{path} holds no usable cursor secret (under {MIN_SECRET_CHARS} characters); "
+                           "delete it and start again")
     return secret.encode()
+
+
+def _create_secret_file(path: Path) -> None:
+    """Write a new secret, mode 0600, appearing complete or not at all (link fails if one exists)."""
+    path.parent.mkdir(exist_ok=True)
+    tmp = path.with_name(f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(_new_secret())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another server process created it first: use theirs
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def request_key(query: str, filters: dict[str, str]) -> str:

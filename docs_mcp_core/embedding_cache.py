@@ -2,16 +2,22 @@
 
 Layout, for a cache folder C (default `{out}/.embedding-cache`):
 
-    C/cache-meta.json     cache_version, format_version, config_fingerprint, entries digest
-    C/vectors.lance/      LanceDB table: fingerprint, chunk_id, vector
-    C.pending/            vectors embedded by a build that has not finished yet
+    C/cache-meta.json     cache_version, format_version, config_fingerprint, entries digest,
+                          size and sha256 of every table file
+    C/vectors.lance/      LanceDB table: fingerprint, chunk_id, vector, checksum (per row)
+    C.pending/            vectors embedded by a build that has not been published yet
     C.tmp/, C.old/        the two sides of a rotate-and-rename in progress
 
 Every embedded batch is appended to `C.pending` as soon as it arrives, so a build that
-fails or is killed part-way loses nothing it paid for. A successful build writes the
-pruned cache (exactly this build's fingerprints) into `C.tmp`, swaps it in with two
-renames and drops `C.pending`. Lookups and copies go in batches: stale entries are never
-read, and no step holds the whole cache in memory.
+fails or is killed part-way loses nothing it paid for. Only after the build is published
+(`commit_cache`, called by publish_metadata) is the pruned cache (exactly this build's
+fingerprints) written into `C.tmp`, swapped in with two renames, and `C.pending` dropped:
+until then C still holds every vector the published index uses. Lookups and copies go in
+batches: stale entries are never read, and no step holds the whole cache in memory.
+
+Nothing read back is trusted: table files must match the checksums in cache-meta.json, and
+every vector must have the right dimension, finite values and its row checksum. Anything
+else is a warning and the affected vectors are embedded again, never an error.
 """
 
 from __future__ import annotations
@@ -75,26 +81,38 @@ class EmbedResult:
     forced: bool = False  # --rebuild-cache: write the index even if its inputs look unchanged
     fingerprint_events: dict[str, str] = field(default_factory=dict)  # fingerprint -> hit|miss
     pruned: list[tuple[str, str]] = field(default_factory=list)  # (fingerprint, chunk_id) dropped from the cache
+    sources: list[str] = field(default_factory=list)  # folders holding this build's vectors, cache first
+    chunk_ids: list[str] = field(default_factory=list)  # aligned with fingerprints: recorded in the cache
+    commit: bool = False  # the cache must be rewritten to exactly this build's entries once it is published
 
     def load_vectors(self) -> np.ndarray | None:
         if self.cache_dir is None:
             return None
-        return read_vectors(Path(self.cache_dir), self.fingerprints, self.dimensions)
+        return read_vectors([Path(s) for s in self.sources or [self.cache_dir]], self.fingerprints, self.dimensions)
 
 
 def _schema(dims: int):  # type: ignore[no-untyped-def]
     import pyarrow as pa
 
-    return pa.schema([("fingerprint", pa.string()), ("chunk_id", pa.string()), ("vector", pa.list_(pa.float32(), dims))])
+    return pa.schema([("fingerprint", pa.string()), ("chunk_id", pa.string()), ("vector", pa.list_(pa.float32(), dims)),
+                      ("checksum", pa.string())])
+
+
+def row_checksum(fingerprint: str, vector: np.ndarray) -> str:
+    """Ties a vector to its fingerprint: damaged bytes in either are noticed when read."""
+    return hashlib.sha256(fingerprint.encode() + np.ascontiguousarray(vector, dtype="<f4").tobytes()).hexdigest()[:32]
 
 
 def _batch(fps: list[str], chunk_ids: list[str], vectors: np.ndarray):  # type: ignore[no-untyped-def]
     import pyarrow as pa
 
     dims = vectors.shape[1]
-    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1), pa.float32())
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    flat = pa.array(vectors.reshape(-1), pa.float32())
+    sums = [row_checksum(fp, vec) for fp, vec in zip(fps, vectors)]
     return pa.table(
-        [pa.array(fps, pa.string()), pa.array(chunk_ids, pa.string()), pa.FixedSizeListArray.from_arrays(flat, dims)],
+        [pa.array(fps, pa.string()), pa.array(chunk_ids, pa.string()), pa.FixedSizeListArray.from_arrays(flat, dims),
+         pa.array(sums, pa.string())],
         schema=_schema(dims),
     )
 
@@ -105,40 +123,98 @@ def _open(folder: Path):  # type: ignore[no-untyped-def]
     return lancedb.connect(str(folder)).open_table(TABLE)
 
 
-def _lookup(table: Any, fps: list[str]) -> Iterator[tuple[str, np.ndarray]]:
-    """Yield (fingerprint, vector) for the fingerprints the table holds, a batch at a time."""
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:160]}"
+
+
+def _lookup(table: Any, fps: list[str], dims: int,
+            rejected: set[str] | None = None) -> Iterator[tuple[str, np.ndarray]]:
+    """Yield (fingerprint, vector) once per fingerprint the table holds a sound vector for, a batch at a time.
+
+    A sound vector has `dims` finite values and matches its row checksum (tables written
+    before checksums existed are checked for dimension and finiteness only). Fingerprints
+    whose only rows fail go to `rejected`. Duplicate rows (two builds appending the same
+    fingerprint) are harmless: the first sound one wins.
+    """
+    checked = "checksum" in table.schema.names
+    columns = ["fingerprint", "vector", "checksum"] if checked else ["fingerprint", "vector"]
+    if table.schema.field("vector").type.list_size != dims:
+        if rejected is not None:
+            rejected.update(fps)
+        return
     for start in range(0, len(fps), LOOKUP_BATCH):
         batch = fps[start : start + LOOKUP_BATCH]
         in_list = ",".join(f"'{fp}'" for fp in batch)  # fingerprints are sha256 hex: safe to quote
-        rows = (table.search().where(f"fingerprint IN ({in_list})").select(["fingerprint", "vector"])
-                .limit(len(batch)).to_arrow())
+        rows = table.search().where(f"fingerprint IN ({in_list})").select(columns).limit(None).to_arrow()
         if rows.num_rows == 0:
             continue
-        dims = rows.schema.field("vector").type.list_size
-        vectors = rows.column("vector").combine_chunks().values.to_numpy(zero_copy_only=False).reshape(-1, dims)
-        yield from zip(rows.column("fingerprint").to_pylist(), vectors)
+        column = rows.column("vector").combine_chunks()
+        flat = column.values.slice(column.offset * dims, len(column) * dims)
+        vectors = flat.to_numpy(zero_copy_only=False).astype(np.float32, copy=False).reshape(-1, dims)
+        nulls = column.is_null().to_numpy(zero_copy_only=False)
+        sums = rows.column("checksum").to_pylist() if checked else [None] * rows.num_rows
+        seen: set[str] = set()
+        bad: set[str] = set()
+        for fp, vec, null, want in zip(rows.column("fingerprint").to_pylist(), vectors, nulls, sums):
+            if fp in seen:
+                continue
+            if null or not np.isfinite(vec).all() or (checked and want != row_checksum(fp, vec)):
+                bad.add(fp)
+                continue
+            seen.add(fp)
+            yield fp, vec
+        if rejected is not None:
+            rejected.update(bad - seen)
 
 
 def _entries(table: Any) -> list[tuple[str, str]]:
     """(fingerprint, chunk_id) of every entry: strings only, no vectors."""
-    rows = table.search().select(["fingerprint", "chunk_id"]).limit(max(1, table.count_rows())).to_arrow()
-    return list(zip(rows.column("fingerprint").to_pylist(), rows.column("chunk_id").to_pylist()))
+    rows = table.search().select(["fingerprint", "chunk_id"]).limit(None).to_arrow()
+    return list(dict.fromkeys(zip(rows.column("fingerprint").to_pylist(), rows.column("chunk_id").to_pylist())))
 
 
-def read_vectors(cache: Path, fingerprints: list[str], dims: int) -> np.ndarray:
-    """Vectors aligned with `fingerprints`, read from a written cache in batches."""
+def read_vectors(sources: list[Path], fingerprints: list[str], dims: int) -> np.ndarray:
+    """Vectors aligned with `fingerprints`, read in batches from the first source that has each."""
     out = np.zeros((len(fingerprints), dims), dtype=np.float32)
     where: dict[str, list[int]] = {}
     for i, fp in enumerate(fingerprints):
         where.setdefault(fp, []).append(i)
-    found = 0
-    for fp, vec in _lookup(_open(cache), list(where)):
-        out[where[fp]] = vec
-        found += 1
-    if found != len(where):
-        raise DocsMcpError(f"the embedding cache at {cache} lacks {len(where) - found} vector(s) this build needs; "
+    remaining = set(where)
+    for source in sources:
+        if not remaining or not (Path(source) / f"{TABLE}.lance").exists():
+            continue
+        for fp, vec in _lookup(_open(source), sorted(remaining), dims):
+            out[where[fp]] = vec
+            remaining.discard(fp)
+    if remaining:
+        raise DocsMcpError(f"the embedding cache at {sources[0]} lacks {len(remaining)} vector(s) this build needs; "
                            "it changed during the build — run the build again")
     return out
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _meta_type_problem(meta: dict[str, Any]) -> str | None:
+    """cache-meta.json is valid JSON; say which field, if any, has the wrong type."""
+    if "entries" in meta and (not isinstance(meta["entries"], int) or isinstance(meta["entries"], bool)):
+        return "field 'entries' is not a number"
+    if "entries_digest" in meta and not isinstance(meta["entries_digest"], str):
+        return "field 'entries_digest' is not a string"
+    files = meta.get("files")
+    if "files" in meta and not isinstance(files, dict):
+        return "field 'files' is not an object"
+    for rel, want in (files or {}).items():
+        sound = (isinstance(want, int) and not isinstance(want, bool)) or (
+            isinstance(want, dict) and isinstance(want.get("size"), int) and isinstance(want.get("sha256"), str))
+        if not sound or ".." in Path(rel).parts or Path(rel).is_absolute():
+            return f"field 'files' has a bad entry for {rel!r}"
+    return None
 
 
 class EmbeddingCache:
@@ -184,29 +260,38 @@ class EmbeddingCache:
             meta = read_json(folder / META_FILE)
         except ValueError:
             return f"{META_FILE} is corrupt (not valid JSON)"
-        if meta is None:
+        if meta is None and not (folder / META_FILE).is_file():
             return f"{META_FILE} is missing"
         if not isinstance(meta, dict):
             return f"{META_FILE} is corrupt (not an object)"
         want = self.expected_meta()
+        typed = _meta_type_problem(meta)
+        if typed:
+            return f"{META_FILE} is corrupt ({typed})"
         if str(meta.get("cache_version", "")).split(".")[0] != CACHE_VERSION:
             return f"cache_version {meta.get('cache_version')!r} is not supported (this docs-mcp writes {CACHE_VERSION})"
         if meta.get("format_version") != want["format_version"]:
             return "format_version mismatch (the embedding input format changed)"
         if meta.get("config_fingerprint") != want["config_fingerprint"]:
             return "config_fingerprint mismatch (provider config changed)"
-        if "files" in meta:  # a written cache lists its files: check them without opening LanceDB
-            for rel, size in sorted(meta["files"].items()):
+        if "files" in meta:  # a written cache lists its files: check their bytes without opening LanceDB
+            for rel, want_file in sorted(meta["files"].items()):
                 path = folder / rel
-                if not path.exists():
+                size = want_file if isinstance(want_file, int) else want_file["size"]
+                if not path.is_file():
                     return f"the vectors table is damaged ({rel} is missing)"
                 if path.stat().st_size != size:
                     return f"the vectors table is damaged ({rel} has {path.stat().st_size} of {size} bytes)"
+                if isinstance(want_file, dict) and _file_sha256(path) != want_file["sha256"]:
+                    return f"the vectors table is damaged ({rel} does not match its checksum)"
             return None
-        try:  # the pending store is appended to as batches arrive, so it is opened instead
-            _open(folder).search().select(["fingerprint", "vector"]).limit(1).to_arrow()
+        try:  # the pending store is appended to as batches arrive: opened, and each row checked when read
+            table = _open(folder)
+            if table.schema != _schema(self.provider.dimensions):  # new batches are appended to it
+                return "the vectors table has another layout (wrong dimension, or written by an older docs-mcp)"
+            table.search().select(["fingerprint", "vector"]).limit(1).to_arrow()
         except Exception as exc:  # noqa: BLE001 - any failure to read means: unusable
-            return f"the vectors table is unreadable ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})"
+            return f"the vectors table is unreadable ({_reason(exc)})"
         return None
 
     def load(self) -> dict[str, Any] | None:
@@ -216,8 +301,8 @@ class EmbeddingCache:
         problem = self._problem(self.path)
         if problem is None:
             return read_json(self.path / META_FILE)
+        # Not deleted here: until this build is published, commit_cache has not replaced it.
         self.reporter.warn(f"embedding cache invalidated: {problem}")
-        shutil.rmtree(self.path, ignore_errors=True)
         return None
 
     def load_pending(self) -> bool:
@@ -235,6 +320,10 @@ class EmbeddingCache:
     def _append_pending(self, fps: list[str], chunk_ids: list[str], vectors: np.ndarray) -> None:
         import lancedb
 
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.shape != (len(fps), self.provider.dimensions) or not np.isfinite(vectors).all():
+            raise DocsMcpError(f"{self.provider.name} returned vectors of shape {vectors.shape} or with NaN/inf "
+                               f"values for {len(fps)} input(s); expected {self.provider.dimensions} finite numbers each")
         batch = _batch(fps, chunk_ids, vectors)
         if not (self.pending / f"{TABLE}.lance").exists():
             self.pending.mkdir(parents=True, exist_ok=True)
@@ -264,11 +353,10 @@ class EmbeddingCache:
                 for future in finished:
                     batch = futures.pop(future)
                     try:
-                        vectors = future.result()
+                        self._append_pending([fp for fp, _, _ in batch], [cid for _, cid, _ in batch], future.result())
                     except BaseException as exc:  # noqa: BLE001 - reported below, after in-flight batches land
                         failure = failure or exc
                         continue
-                    self._append_pending([fp for fp, _, _ in batch], [cid for _, cid, _ in batch], vectors)
                     done += len(batch)
                     stats.embedded += len(batch)
                     self.reporter.progress(f"embedding via {provider.name}", done, len(items))
@@ -294,9 +382,12 @@ class EmbeddingCache:
                     f"none of the {len(items)} missing chunks were embedded.")
             raise DocsMcpError(f"{reason}\n{kept} The published index and the embedding cache are unchanged.")
 
-    # 6. prune and write -------------------------------------------------------------------
+    # 6. prune and write (after publish) --------------------------------------------------
     def write(self, fingerprints: list[str], chunk_ids: dict[str, str], sources: list[Path]) -> int:
-        """Write exactly `fingerprints` (copied in batches from `sources`) to C.tmp and swap it in."""
+        """Write exactly `fingerprints` (copied in batches from `sources`) to C.tmp and swap it in.
+
+        A vector no source holds soundly is left out (with a warning): the next build embeds it again.
+        """
         import lancedb
         from lancedb.index import BTree
 
@@ -309,15 +400,16 @@ class EmbeddingCache:
 
         def batches() -> Iterator[Any]:
             for source in sources:
+                if not (source / f"{TABLE}.lance").exists():
+                    continue
                 fps, vecs = [], []
-                for fp, vec in _lookup(_open(source), sorted(remaining)):
-                    if fp in remaining:
-                        remaining.discard(fp)
-                        fps.append(fp)
-                        vecs.append(vec)
-                        if len(fps) >= LOOKUP_BATCH:
-                            yield _batch(fps, [chunk_ids[f] for f in fps], np.stack(vecs))
-                            fps, vecs = [], []
+                for fp, vec in _lookup(_open(source), sorted(remaining), dims):
+                    remaining.discard(fp)
+                    fps.append(fp)
+                    vecs.append(vec)
+                    if len(fps) >= LOOKUP_BATCH:
+                        yield _batch(fps, [chunk_ids[f] for f in fps], np.stack(vecs))
+                        fps, vecs = [], []
                 if fps:
                     yield _batch(fps, [chunk_ids[f] for f in fps], np.stack(vecs))
 
@@ -327,11 +419,13 @@ class EmbeddingCache:
         for batch in batches():
             table.add(batch)
         if remaining:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            raise DocsMcpError(f"{len(remaining)} vector(s) went missing while writing the embedding cache; build again")
+            self.reporter.warn(f"embedding cache: {len(remaining)} vector(s) could not be read back and were left out; "
+                               "the next build embeds them again")
+            wanted = [fp for fp in wanted if fp not in remaining]
         table.create_index("fingerprint", config=BTree())
         table_dir = self.tmp / f"{TABLE}.lance"
-        files = {str(p.relative_to(self.tmp)): p.stat().st_size for p in sorted(table_dir.rglob("*")) if p.is_file()}
+        files = {str(p.relative_to(self.tmp)): {"size": p.stat().st_size, "sha256": _file_sha256(p)}
+                 for p in sorted(table_dir.rglob("*")) if p.is_file()}
         write_json_atomic(self.tmp / META_FILE, {**self.expected_meta(), "entries": len(wanted),
                                                  "entries_digest": entries_digest(wanted), "files": files})
         if self.path.exists():
@@ -340,6 +434,13 @@ class EmbeddingCache:
         shutil.rmtree(self.old, ignore_errors=True)
         shutil.rmtree(self.pending, ignore_errors=True)
         return len(wanted)
+
+    def drop(self, folder: Path, why: str) -> None:
+        """Discard a cache or pending store found damaged while reading it."""
+        which = "embedding cache invalidated" if folder == self.path else \
+            "embedding cache: discarding vectors kept by an unfinished build"
+        self.reporter.warn(f"{which}: {why}")
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def embed_with_cache(
@@ -352,12 +453,13 @@ def embed_with_cache(
     rebuild: bool = False,
     reporter: Reporter | None = None,
 ) -> EmbedResult:
-    """Seed 000's lifecycle: clean up, load, match, embed misses, write the pruned cache."""
+    """Seed 000's lifecycle: clean up, load, match, embed misses. The pruned cache is written by commit_cache."""
     reporter = reporter or NullReporter()
     stats = CacheStats()
     if not provider.produces_vectors:
         return EmbedResult(fingerprints, 0, None, stats)
     cache = EmbeddingCache(cache_dir, provider, reporter)
+    dims = provider.dimensions
     cache.recover()
     unique = list(dict.fromkeys(fingerprints))
     first_id = dict(zip(reversed(fingerprints), reversed(chunk_ids)))
@@ -368,35 +470,59 @@ def embed_with_cache(
         shutil.rmtree(cache.pending, ignore_errors=True)
     events: dict[str, str] = {}
 
+    def result(sources: list[Path], commit: bool, pruned: list[tuple[str, str]]) -> EmbedResult:
+        return EmbedResult(fingerprints, dims, str(cache.path), stats, forced=rebuild, fingerprint_events=events,
+                           pruned=pruned, sources=[str(p) for p in sources], chunk_ids=list(chunk_ids), commit=commit)
+
     if meta is not None and not pending and meta.get("entries_digest") == entries_digest(unique):
-        # The cache holds exactly this build's vectors: nothing to embed, nothing to rewrite.
-        stats.hits = len(fingerprints)
-        events = {fp: "hit" for fp in unique}
-        _report_lookup(reporter, stats)
-        return EmbedResult(fingerprints, provider.dimensions, str(cache.path), stats, fingerprint_events=events)
+        # The cache holds exactly this build's vectors: nothing to embed, nothing to rewrite. Its files
+        # matched their checksums; a cache written before checksums existed has its vectors read instead
+        # (if any is unsound, the lookup below says so and only those are embedded again).
+        found = len(unique)
+        if not all(isinstance(f, dict) for f in meta.get("files", {}).values()):
+            try:
+                found = sum(1 for _ in _lookup(_open(cache.path), unique, dims))
+            except Exception:  # noqa: BLE001 - the lookup below reports and handles it
+                found = -1
+        if found == len(unique):
+            stats.hits = len(fingerprints)
+            events = {fp: "hit" for fp in unique}
+            _report_lookup(reporter, stats)
+            return result([cache.path], False, [])
 
     have: set[str] = set()
     sources: list[Path] = []
-    if meta is not None:
-        try:
-            have.update(fp for fp, _ in _lookup(_open(cache.path), unique))
-        except Exception as exc:  # noqa: BLE001 - damage the file check could not see
-            reporter.warn(f"embedding cache invalidated: the vectors table is unreadable ({type(exc).__name__}: "
-                          f"{str(exc).splitlines()[0][:160]})")
-            shutil.rmtree(cache.path, ignore_errors=True)
-            meta = None
     pruned: list[tuple[str, str]] = []
     if meta is not None:
-        current = set(unique)
-        pruned = [(fp, cid) for fp, cid in _entries(_open(cache.path)) if fp not in current]
-        stats.pruned = len(pruned)
-        sources.append(cache.path)
+        bad_cached: set[str] = set()
+        try:
+            table = _open(cache.path)
+            have.update(fp for fp, _ in _lookup(table, unique, dims, bad_cached))
+            current = set(unique)
+            pruned = [(fp, cid) for fp, cid in _entries(table) if fp not in current]
+        except Exception as exc:  # noqa: BLE001 - damage the file check could not see
+            cache.drop(cache.path, f"the vectors table is unreadable ({_reason(exc)})")
+            have, pruned, meta = set(), [], None
+        else:
+            sources.append(cache.path)
+            if bad_cached:
+                reporter.warn(f"embedding cache: {len(bad_cached)} damaged vector(s) ignored (wrong dimension, NaN/inf or "
+                              "checksum mismatch); they are embedded again")
+    stats.pruned = len(pruned)
     if pending:
-        kept = {fp for fp, _ in _lookup(_open(cache.pending), [fp for fp in unique if fp not in have])}
+        bad_pending: set[str] = set()
+        try:
+            kept = {fp for fp, _ in _lookup(_open(cache.pending), [fp for fp in unique if fp not in have], dims,
+                                            bad_pending)}
+        except Exception as exc:  # noqa: BLE001 - a damaged pending store only costs what it held
+            cache.drop(cache.pending, f"the vectors table is unreadable ({_reason(exc)})")
+            kept = set()
+        if bad_pending:
+            reporter.warn(f"embedding cache: {len(bad_pending)} damaged vector(s) kept by an unfinished build ignored "
+                          "(wrong dimension, NaN/inf or checksum mismatch); they are embedded again")
         stats.reused_pending = len(kept)
         have |= kept
-    if pending or (set(unique) - have):
-        sources.append(cache.pending)
+    sources.append(cache.pending)
     stats.hits = sum(1 for fp in fingerprints if fp in have)
     stats.misses = len(fingerprints) - stats.hits
     events = {fp: ("hit" if fp in have else "miss") for fp in unique}
@@ -405,9 +531,26 @@ def embed_with_cache(
     if missing:
         cache.embed_missing([(fp, first_id[fp], input_of[fp]) for fp in missing], stats)
         _report_embedded(reporter, stats, provider)
-    cache.write(unique, first_id, sources)
-    return EmbedResult(fingerprints, provider.dimensions, str(cache.path), stats, forced=rebuild,
-                       fingerprint_events=events, pruned=pruned)
+    return result(sources, True, pruned)
+
+
+def commit_cache(embedded: EmbedResult, provider: EmbeddingProvider, reporter: Reporter | None = None) -> None:
+    """After publish: rewrite the cache to exactly the published build's vectors and drop `.pending`.
+
+    Deferred to here so that a build killed before publishing leaves the cache still holding
+    every vector the published index uses. A failure only costs a warning: the index is
+    already published and the next build finds the vectors in the cache and `.pending`.
+    """
+    reporter = reporter or NullReporter()
+    if embedded.cache_dir is None or not embedded.commit:
+        return
+    cache = EmbeddingCache(Path(embedded.cache_dir), provider, reporter)
+    first_id = dict(zip(reversed(embedded.fingerprints), reversed(embedded.chunk_ids)))
+    try:
+        cache.write(list(dict.fromkeys(embedded.fingerprints)), first_id, [Path(s) for s in embedded.sources])
+    except Exception as exc:  # noqa: BLE001 - the index is published; the next build retries this
+        shutil.rmtree(cache.tmp, ignore_errors=True)
+        reporter.warn(f"could not update the embedding cache ({_reason(exc)}); the next build will")
 
 
 def _report_lookup(reporter: Reporter, stats: CacheStats) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -15,8 +16,10 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from .corpus import TEMPLATE_SUFFIXES
+from .corpus import TEMPLATE_SUFFIXES, show_path
+from .diagnostics import warning
 from .errors import DocsMcpError
+from .exclude import GITIGNORE
 from .manifest import MANIFEST_NAME
 from .staging import StagedDocs, stage_local
 
@@ -75,11 +78,11 @@ def sync_mirror(source: str, mirror: Path) -> Path:
 
 def _wanted(name: str) -> bool:
     base = name.rsplit("/", 1)[-1]
-    return base == MANIFEST_NAME or base.endswith(".md") or base.endswith(TEMPLATE_SUFFIXES)
+    return base in (MANIFEST_NAME, GITIGNORE) or base.endswith(".md") or base.endswith(TEMPLATE_SUFFIXES)
 
 
 def stage_git(source: str, ref: str, subdir: str | None, dest: Path, *, commit: str | None = None,
-              mirror: Path | None = None) -> StagedDocs:
+              mirror: Path | None = None, exclude: list[str] | tuple[str, ...] = ()) -> StagedDocs:
     """Stage the docs of one exact commit (the ref's, or `commit` if given) into `dest`."""
     mirror = sync_mirror(source, mirror or dest.parent / "mirror.git")
     resolved = commit or str(git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=mirror)).strip()
@@ -91,8 +94,47 @@ def stage_git(source: str, ref: str, subdir: str | None, dest: Path, *, commit: 
     archive = git("archive", "--format=tar", resolved, *([prefix] if prefix else []), cwd=mirror, binary=True)
     with tempfile.TemporaryDirectory(prefix="docs-mcp-git-") as tmp:
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:  # type: ignore[arg-type]
-            members = [m for m in tar.getmembers() if m.isfile() and _wanted(m.name)]
-            tar.extractall(tmp, members=members, filter="data")
+            members, skipped = _members(tar.getmembers(), prefix)
+            for member in members:
+                try:
+                    tar.extract(member, tmp, filter="data")
+                except tarfile.FilterError as exc:  # a link the data filter finds unsafe: skip it, say so
+                    shown = show_path(member.name[len(prefix) + 1:] if prefix else member.name)
+                    skipped.append(warning(shown, 1, f"skipped: {exc}", "unsafe-link").format())
         root = Path(tmp) / prefix if prefix else Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
-        return stage_local(root, dest, source_commit=resolved)
+        staged = stage_local(root, dest, source_commit=resolved, exclude=exclude)
+    staged.warnings = sorted(skipped + staged.warnings)
+    return staged
+
+
+def _members(members: list[tarfile.TarInfo], prefix: str) -> tuple[list[tarfile.TarInfo], list[str]]:
+    """Wanted files, plus symlinks that stay inside the docs folder (and the files they lead to).
+
+    The staged copy is then walked like a local folder, so symlinks follow the same rules;
+    a symlink leading outside the docs folder is never extracted, only reported.
+    """
+    by_name = {m.name: m for m in members}
+    keep = {m.name for m in members if m.isfile() and _wanted(m.name)}
+    skipped: list[str] = []
+    for link in (m for m in members if m.issym()):
+        name, hops = link.name, 0
+        while name in by_name and by_name[name].issym() and hops < 40:
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(name), by_name[name].linkname))
+            if by_name[name].linkname.startswith("/") or not _inside(target, prefix):
+                shown = show_path(link.name[len(prefix) + 1:] if prefix else link.name)
+                skipped.append(warning(shown, 1, f"skipped: symlink to {show_path(by_name[name].linkname)}, "
+                                                 "outside the docs folder", "symlink-outside").format())
+                break
+            keep.add(name)
+            name, hops = target, hops + 1
+        else:
+            if name in by_name and by_name[name].isfile():
+                keep.add(name)
+    return [m for m in members if m.name in keep], skipped
+
+
+def _inside(path: str, prefix: str) -> bool:
+    if path == ".." or path.startswith("../"):
+        return False
+    return not prefix or path == prefix or path.startswith(prefix + "/")

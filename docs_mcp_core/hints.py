@@ -12,7 +12,7 @@ from markdown_it.token import Token
 from pydantic import ValidationError
 
 from .diagnostics import Diagnostic, error, warning
-from .manifest import Strategy, check_metadata_key, check_metadata_value, format_loc
+from .manifest import TOO_DEEP, Strategy, check_metadata_key, check_metadata_value, format_loc
 
 FRONTMATTER_KEYS = ("mcp_chunking_hint", "metadata", "title", "description")
 DIRECTIVES = ("mcp_chunking_hint", "mcp_metadata")
@@ -31,7 +31,7 @@ class FileHints:
 
 def _strategy(raw: Any, path: str, line: int, what: str, hints: FileHints) -> Strategy | None:
     if not isinstance(raw, dict):
-        hints.diagnostics.append(error(path, line, f"{what} must be an object like {{\"chunk_by\": \"h2\"}}"))
+        hints.diagnostics.append(error(path, line, f"{what} must be an object like {{\"chunk_by\": \"h2\"}}", "hint-invalid"))
         return None
     try:
         return Strategy.model_validate(raw)
@@ -41,13 +41,13 @@ def _strategy(raw: Any, path: str, line: int, what: str, hints: FileHints) -> St
             msg = err["msg"].removeprefix("Value error, ")
             if err["type"] == "extra_forbidden":
                 msg = "unknown field; allowed: chunk_by, max_chunk_size, min_chunk_size"
-            hints.diagnostics.append(error(path, line, f"{what}{'.' + loc if loc else ''}: {msg}"))
+            hints.diagnostics.append(error(path, line, f"{what}{'.' + loc if loc else ''}: {msg}", "hint-invalid"))
         return None
 
 
 def _metadata(raw: Any, path: str, line: int, what: str, hints: FileHints, key_lines: dict[str, int] | None = None) -> dict[str, str]:
     if not isinstance(raw, dict):
-        hints.diagnostics.append(error(path, line, f"{what} must be a mapping of key: value strings"))
+        hints.diagnostics.append(error(path, line, f"{what} must be a mapping of key: value strings", "metadata-invalid"))
         return {}
     out: dict[str, str] = {}
     parent_line = line
@@ -55,13 +55,13 @@ def _metadata(raw: Any, path: str, line: int, what: str, hints: FileHints, key_l
         line = (key_lines or {}).get(f"metadata.{key}", parent_line)
         if not isinstance(value, str):
             hints.diagnostics.append(
-                error(path, line, f"{what}.{key} must be a string (got {type(value).__name__}); quote it")
+                error(path, line, f"{what}.{key} must be a string (got {type(value).__name__}); quote it", "metadata-invalid")
             )
             continue
         try:
             out[check_metadata_key(str(key))] = check_metadata_value(str(key), value)
         except ValueError as exc:
-            hints.diagnostics.append(error(path, line, f"{what}: {exc}"))
+            hints.diagnostics.append(error(path, line, f"{what}: {exc}", "metadata-invalid"))
     return out
 
 
@@ -69,16 +69,19 @@ def read_frontmatter(yaml_text: str, path: str, hints: FileHints) -> None:
     """Frontmatter wins over every other rule; unknown keys are reported, not fatal."""
     try:
         data = yaml.safe_load(yaml_text)
+    except RecursionError:
+        hints.diagnostics.append(error(path, 2, f"frontmatter is {TOO_DEEP}", "frontmatter-invalid"))
+        return
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
         problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
-        hints.diagnostics.append(error(path, line, f"invalid YAML frontmatter: {problem}"))
+        hints.diagnostics.append(error(path, line, f"invalid YAML frontmatter: {problem}", "frontmatter-invalid"))
         return
     if data is None:
         return
     if not isinstance(data, dict):
-        hints.diagnostics.append(error(path, 2, "frontmatter must be a YAML mapping of keys to values"))
+        hints.diagnostics.append(error(path, 2, "frontmatter must be a YAML mapping of keys to values", "frontmatter-invalid"))
         return
     key_lines = _yaml_key_lines(yaml_text)
     for key, value in data.items():
@@ -94,10 +97,10 @@ def read_frontmatter(yaml_text: str, path: str, hints: FileHints) -> None:
             if isinstance(value, str) and value.strip():
                 hints.title = value.strip()
             else:
-                hints.diagnostics.append(error(path, line, "frontmatter title must be a non-empty string"))
+                hints.diagnostics.append(error(path, line, "frontmatter title must be a non-empty string", "frontmatter-invalid"))
         elif key == "description":
             if not isinstance(value, str):
-                hints.diagnostics.append(error(path, line, "frontmatter description must be a string"))
+                hints.diagnostics.append(error(path, line, "frontmatter description must be a string", "frontmatter-invalid"))
         else:
             hints.diagnostics.append(
                 warning(
@@ -105,6 +108,7 @@ def read_frontmatter(yaml_text: str, path: str, hints: FileHints) -> None:
                     line,
                     f"unknown frontmatter key '{key}' is ignored; docs-mcp reads {', '.join(FRONTMATTER_KEYS)}"
                     " (put search facets under 'metadata:')",
+                    "unknown-frontmatter-key",
                 )
             )
 
@@ -152,21 +156,24 @@ def read_directives(tokens: list[Token], path: str, line_offset: int, hints: Fil
             if name not in DIRECTIVES:
                 hints.diagnostics.append(
                     error(path, line, f"orphaned metadata comment '{name}': not a docs-mcp directive "
-                          f"(known: {', '.join(DIRECTIVES)}); fix the name or remove the comment")
+                          f"(known: {', '.join(DIRECTIVES)}); fix the name or remove the comment", "directive-unknown")
                 )
                 continue
             if not top_level:
                 hints.diagnostics.append(
                     error(path, line, f"dangling {name} comment: it must stand on its own line at the top level "
-                          "of the document, not inside a paragraph, list or quote")
+                          "of the document, not inside a paragraph, list or quote", "directive-misplaced")
                 )
                 continue
             try:
                 value = json.loads(payload)
             except json.JSONDecodeError as exc:
                 hints.diagnostics.append(
-                    error(path, line, f"malformed {name}: expected a JSON object after the colon ({exc.msg})")
+                    error(path, line, f"malformed {name}: expected a JSON object after the colon ({exc.msg})", "hint-invalid")
                 )
+                continue
+            except RecursionError:
+                hints.diagnostics.append(error(path, line, f"{name} is {TOO_DEEP}", "hint-invalid"))
                 continue
             if name == "mcp_metadata":
                 for key, val in _metadata(value, path, line, "mcp_metadata", hints).items():
@@ -175,7 +182,7 @@ def read_directives(tokens: list[Token], path: str, line_offset: int, hints: Fil
             hint_lines.append(line)
             if len(hint_lines) > 1:
                 hints.diagnostics.append(
-                    error(path, line, f"second mcp_chunking_hint in this file (first on line {hint_lines[0]}); keep one")
+                    error(path, line, f"second mcp_chunking_hint in this file (first on line {hint_lines[0]}); keep one", "hint-duplicate")
                 )
                 continue
             strategy = _strategy(value, path, line, "mcp_chunking_hint", hints)
@@ -183,7 +190,8 @@ def read_directives(tokens: list[Token], path: str, line_offset: int, hints: Fil
                 continue
             if had_frontmatter_hint:
                 hints.diagnostics.append(
-                    warning(path, line, "this mcp_chunking_hint is ignored: the frontmatter mcp_chunking_hint wins")
+                    warning(path, line, "this mcp_chunking_hint is ignored: the frontmatter mcp_chunking_hint wins",
+                            "hint-ignored")
                 )
             else:
                 hints.strategy, hints.strategy_source = strategy, f"{path}:{line} inline hint"
@@ -196,11 +204,12 @@ def _check_markers(markers: list[tuple[str, str, int]], path: str, hints: FileHi
     for kind, label, line in markers:
         if kind == "Start":
             if label in open_:
-                hints.diagnostics.append(warning(path, open_[label], f"orphaned HTML metadata comment 'Start {label}': no matching 'End {label}'"))
+                hints.diagnostics.append(warning(path, open_[label], f"orphaned HTML metadata comment 'Start {label}': no matching 'End {label}'", "marker-orphaned"))
             open_[label] = line
         elif label in open_:
             del open_[label]
         else:
-            hints.diagnostics.append(warning(path, line, f"orphaned HTML metadata comment 'End {label}': no matching 'Start {label}' before it"))
+            hints.diagnostics.append(warning(path, line, f"orphaned HTML metadata comment 'End {label}': no matching 'Start {label}' before it", "marker-orphaned"))
     for label, line in open_.items():
-        hints.diagnostics.append(warning(path, line, f"orphaned HTML metadata comment 'Start {label}': no matching 'End {label}'"))
+        hints.diagnostics.append(warning(path, line, f"orphaned HTML metadata comment 'Start {label}': no matching 'End {label}'",
+                                         "marker-orphaned"))

@@ -21,6 +21,7 @@ MAX_TAXONOMY_VALUES = 512
 MAX_VALUE_CHARS = 128
 MAX_KEY_CHARS = 64
 RESERVED_KEYS = frozenset({"query", "limit", "cursor", "chunk_id", "context"})
+TOO_DEEP = "nested too deeply (arrays or objects hundreds of levels inside each other); flatten it"
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
@@ -113,8 +114,19 @@ class Manifest(BaseModel):
     taxonomy: dict[StrictStr, TaxonomyFieldConfig] = Field(default_factory=dict)
     mcpServerInstructions: StrictStr | None = None
     overrides: list[Override] = Field(default_factory=list)
+    exclude: list[StrictStr] = Field(default_factory=list)  # globs relative to this folder; files left out
 
     _meta = field_validator("metadata")(classmethod(lambda cls, v: _check_metadata(v)))
+
+    @field_validator("exclude")
+    @classmethod
+    def _valid_globs(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                compile_glob(pattern)
+            except GlobError as exc:
+                raise ValueError(f"{pattern!r}: {exc}") from None
+        return value
 
     @field_validator("taxonomy")
     @classmethod
@@ -161,18 +173,19 @@ def parse_manifest(text: str, relpath: str) -> tuple[LoadedManifest | None, list
     """Parse manifest text; on failure return precise diagnostics (file, line, field)."""
     try:
         raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, [error(relpath, exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})")]
-    lines = json_line_map(text)
-    if not isinstance(raw, dict):
-        return None, [error(relpath, 1, "a manifest must be a JSON object")]
-    try:
+        if not isinstance(raw, dict):
+            return None, [error(relpath, 1, "a manifest must be a JSON object", "manifest-invalid")]
+        lines = json_line_map(text)
         manifest = Manifest.model_validate(raw)
+    except json.JSONDecodeError as exc:
+        return None, [error(relpath, exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})", "manifest-invalid")]
+    except RecursionError:
+        return None, [error(relpath, 1, f"manifest is {TOO_DEEP}", "manifest-invalid")]
     except ValidationError as exc:
         diags = []
         for err in exc.errors():
             path = _clean_loc(err["loc"])
-            diags.append(error(relpath, line_of(lines, path), _friendly(err)))
+            diags.append(error(relpath, line_of(lines, path), _friendly(err), "manifest-invalid"))
         return None, diags
     folder = relpath.rsplit("/", 1)[0] if "/" in relpath else ""
     return LoadedManifest(relpath, folder, manifest, lines), []

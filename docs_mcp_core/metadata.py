@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -110,8 +111,29 @@ def read_metadata(out: Path) -> dict[str, Any] | None:
     return data
 
 
+def no_index_message(out: Path) -> str:
+    """Why `out` is not an index, and the complete command that makes one (for every reading command)."""
+    out = Path(out)
+    where = shlex.quote(str(out))
+    if not out.exists():
+        return f"no index at {out} (the folder does not exist); build one with `docs-mcp build --docs-dir DOCS --out {where}`"
+    if not out.is_dir():
+        return f"{out} is a file, not an index folder; build an index with `docs-mcp build --docs-dir DOCS --out INDEX`"
+    if any(out.glob("*.md")) or (out / ".docs-mcp.json").is_file():
+        return (f"{out} looks like a docs folder, not an index ({METADATA_FILE} is missing); build one with "
+                f"`docs-mcp build --docs-dir {where} --out INDEX` and pass INDEX instead")
+    return f"no index at {out} ({METADATA_FILE} is missing); build one with `docs-mcp build --docs-dir DOCS --out {where}`"
+
+
 def require_metadata(out: Path) -> dict[str, Any]:
-    data = read_metadata(out)
+    """The published metadata of a valid index; a DocsMcpError with a complete build command otherwise."""
+    path = Path(out) / METADATA_FILE
+    if not path.is_file():
+        raise DocsMcpError(no_index_message(out))
+    try:
+        data = read_metadata(out)
+    except OSError as exc:
+        raise DocsMcpError(f"cannot read {path} ({exc.strerror or exc}); check its permissions, or rebuild the index") from None
     if data is None:
-        raise DocsMcpError(f"no index at {out} ({METADATA_FILE} is missing); build one with `docs-mcp build --out {out}`")
+        raise DocsMcpError(no_index_message(out))
     return data

@@ -84,7 +84,10 @@ class PreviousChunks:
         entry = self.files.get(relpath)
         if entry is None or entry.get("key") != key:
             return None
-        diags = [Diagnostic(relpath, line, severity, message) for line, severity, message in entry.get("diagnostics", [])]
+        stored = entry.get("diagnostics", [])
+        if any(len(fields) != 4 for fields in stored):
+            return None  # saved before diagnostics had codes: re-parse so every finding has one
+        diags = [Diagnostic(relpath, *fields) for fields in stored]  # line, severity, message, code
         return self.chunks.get(relpath, []), diags, dict(entry.get("metadata", {}))
 
 
@@ -135,7 +138,7 @@ def state_json(chunks_json: bytes, files: list[Any]) -> dict[str, Any]:
             f.relpath: {
                 "key": f.key,
                 "metadata": f.metadata,
-                "diagnostics": [[d.line, d.severity, d.message] for d in f.diagnostics],
+                "diagnostics": [[d.line, d.severity, d.message, d.code] for d in f.diagnostics],
             }
             for f in files
         },

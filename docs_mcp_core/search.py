@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import re
+import sys
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,7 +144,7 @@ def collapse_key(info: ChunkInfo, keys: list[str]) -> str | None:
 def metadata_signature(out: Path) -> tuple[int, int, int] | None:
     try:
         st = os.stat(Path(out) / METADATA_FILE)
-    except FileNotFoundError:
+    except OSError:  # missing, or the folder itself is gone or not a folder
         return None
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
@@ -153,7 +154,7 @@ class PublishedIndex:
 
     def __init__(self, out: Path) -> None:
         self.out = Path(out)
-        self.signature = metadata_signature(self.out)
+        self.signature = metadata_signature(self.out)  # before reading: a publish in between is noticed later
         self.metadata = require_metadata(self.out)
         index = self.metadata.get("index") or {}
         self.version: int | None = index.get("version")
@@ -241,8 +242,8 @@ class SearchEngine:
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
-        self.secret = cursors.load_secret(self.out)
-        self.current = PublishedIndex(self.out)
+        self.current = PublishedIndex(self.out)  # first: nothing is written for a folder that is not an index
+        self.secret = cursors.load_secret(self.out, log=self._log)
         self.embedder = self._embedder_for(self.current)
         self._cache: OrderedDict[tuple[Any, ...], list[tuple[str, float]]] = OrderedDict()
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -279,6 +280,10 @@ class SearchEngine:
                         self._cache.clear()
                         self._log(f"switched to the newly published index (table version {fresh.version})")
         return await self.current.open()
+
+    def publish_refused(self) -> bool:
+        """True when the publish now in metadata.json could not be opened and an older index serves."""
+        return self._refused is not None and self._refused == metadata_signature(self.out)
 
     # -- search -----------------------------------------------------------------------------
     async def _query_vector(self, index: PublishedIndex, query: str) -> np.ndarray | None:
@@ -459,6 +464,10 @@ class SearchEngine:
             self.embedder.close()
 
 
+def _stderr(message: str) -> None:
+    print(f"docs-mcp: {message}", file=sys.stderr, flush=True)
+
+
 def loaded_embedder(embedding: dict[str, Any]) -> Any:
     """For one-shot callers (the CLI): a query embedder whose model has finished loading."""
     from .query_embedding import QueryEmbedder
@@ -473,7 +482,8 @@ def run_search(out: Path, query: str, *, limit: int = DEFAULT_LIMIT, filters: di
     """One search from synchronous code, with the same engine the server uses."""
 
     async def once() -> SearchPage:
-        engine = SearchEngine(out, weights or Weights(), embedder_factory=loaded_embedder if hybrid else None)
+        engine = SearchEngine(out, weights or Weights(), embedder_factory=loaded_embedder if hybrid else None,
+                              log=_stderr)
         try:
             return await engine.search(query, limit=limit, filters=filters)
         finally:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .corpus import list_tree
+from .corpus import list_tree, show_path
+from .errors import DocsMcpError
 from .fsutil import read_json, write_json_atomic
+from .paths import check_docs_dir, check_writable_dir, read_bytes
 
 LISTING = "staged-files.json"
 
@@ -25,10 +26,7 @@ class StagedDocs:
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    warnings: list[str] = field(default_factory=list)  # what the walk skipped (symlinks, FIFOs...), one line each
 
 
 def listing_version(files: dict[str, str]) -> str:
@@ -36,24 +34,36 @@ def listing_version(files: dict[str, str]) -> str:
     return hashlib.sha256(json.dumps(sorted(files.items())).encode()).hexdigest()
 
 
-def stage_local(source: Path, dest: Path, *, source_commit: str | None = None) -> StagedDocs:
-    """Mirror the indexable files of `source` into `dest`; report what changed since last time."""
+def stage_local(source: Path, dest: Path, *, source_commit: str | None = None,
+                exclude: list[str] | tuple[str, ...] = ()) -> StagedDocs:
+    """Mirror the indexable files of `source` into `dest`; report what changed since last time.
+
+    The walk is the one validate and build use (corpus.list_tree), so the same symlinks and
+    special files are skipped, with the same warnings; staged files are always regular files.
+    """
     source, dest = Path(source), Path(dest)
-    md, manifests, templates = list_tree(source)
-    wanted = sorted(md + manifests + templates)
+    tree = list_tree(check_docs_dir(source, "source folder"), exclude)  # excluded files are never staged
+    check_writable_dir(dest, "staging folder (under the corpus's out)")
+    errors = [d.format() for d in tree.diagnostics if d.severity == "error"]
+    if errors:
+        raise DocsMcpError(f"cannot stage {source}:\n" + "\n".join(errors))
+    wanted = sorted(tree.markdown + tree.manifests + tree.templates)
     dest.mkdir(parents=True, exist_ok=True)
     previous: dict[str, str] = read_json(dest.parent / LISTING) or {}
     files: dict[str, str] = {}
     total = 0
     for rel in wanted:
-        src = source / rel
-        digest = _sha256(src)
+        try:
+            data = read_bytes(source / rel)
+        except OSError as exc:
+            raise DocsMcpError(f"cannot stage {show_path(rel)} from {source}: {exc.strerror}") from None
+        digest = hashlib.sha256(data).hexdigest()
         target = dest / rel
         if previous.get(rel) != digest or not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, target)
+            target.write_bytes(data)
         files[rel] = digest
-        total += src.stat().st_size
+        total += len(data)
     for rel in set(previous) - set(files):
         (dest / rel).unlink(missing_ok=True)
     _remove_strays(dest, set(files))
@@ -67,6 +77,7 @@ def stage_local(source: Path, dest: Path, *, source_commit: str | None = None) -
         added=sorted(set(files) - set(previous)),
         changed=sorted(r for r in files if r in previous and previous[r] != files[r]),
         removed=sorted(set(previous) - set(files)),
+        warnings=[d.format() for d in tree.diagnostics],
     )
 
 

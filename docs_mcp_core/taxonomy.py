@@ -20,7 +20,7 @@ def check_taxonomy_limits(files: list[tuple[str, dict[str, str]]]) -> list[Diagn
                 if len(values) >= MAX_TAXONOMY_KEYS:
                     if not over_keys:
                         diags.append(error(relpath, 1, f"metadata key '{key}' is key number {len(values) + 1}: "
-                                           f"a corpus may have at most {MAX_TAXONOMY_KEYS} taxonomy keys"))
+                                           f"a corpus may have at most {MAX_TAXONOMY_KEYS} taxonomy keys", "taxonomy-too-many-keys"))
                         over_keys = True
                     continue
                 values[key] = set()
@@ -28,7 +28,7 @@ def check_taxonomy_limits(files: list[tuple[str, dict[str, str]]]) -> list[Diagn
             if value not in seen and len(seen) >= MAX_TAXONOMY_VALUES:
                 if len(seen) == MAX_TAXONOMY_VALUES:
                     diags.append(error(relpath, 1, f"taxonomy key '{key}' gets value '{value}', over the limit of "
-                                       f"{MAX_TAXONOMY_VALUES} distinct values; use fewer values for this key"))
+                                       f"{MAX_TAXONOMY_VALUES} distinct values; use fewer values for this key", "taxonomy-too-many-values"))
                     seen.add("\0over")
                 continue
             seen.add(value)
@@ -53,12 +53,14 @@ def build_taxonomy(chunks: list[Chunk], manifests: dict[str, LoadedManifest]) ->
                 continue
             if key in descriptions and descriptions[key][1] != cfg.description:
                 diags.append(warning(m.relpath, m.lines.get(("taxonomy", key), 1),
-                                     f"taxonomy '{key}' description differs from the one in {descriptions[key][0]}, which is used"))
+                                     f"taxonomy '{key}' description differs from the one in {descriptions[key][0]}, which is used",
+                                     "taxonomy-description-conflict"))
                 continue
             descriptions.setdefault(key, (m.relpath, cfg.description))
             if key not in values:
                 diags.append(warning(m.relpath, m.lines.get(("taxonomy", key), 1),
-                                     f"taxonomy key '{key}' is described but no file has a value for it"))
+                                     f"taxonomy key '{key}' is described but no file has a value for it",
+                                     "taxonomy-unused"))
     collapse = collapse_keys(manifests)
     taxonomy: dict[str, Any] = {}
     for key in sorted(values):
@@ -84,5 +86,5 @@ def server_instructions(manifests: dict[str, LoadedManifest]) -> tuple[str | Non
             chosen = (m.relpath, text.strip())
         elif text.strip() != chosen[1]:
             diags.append(warning(m.relpath, m.lines.get(("mcpServerInstructions",), 1),
-                                 f"mcpServerInstructions ignored: {chosen[0]} (closer to the root) sets them"))
+                                 f"mcpServerInstructions ignored: {chosen[0]} (closer to the root) sets them", "instructions-ignored"))
     return (chosen[1] if chosen else None), diags

@@ -44,13 +44,18 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
             corpora = docs_mcp.corpora()
             dest = staged_path(docs_mcp, corpus)
             repo = corpora.git_source(corpus)
-            if repo:
-                source = corpora.get(corpus).source
-                staged = stage_git(repo, source.ref, source.subdir, dest, commit=context.run.tags.get(COMMIT_TAG))
-            else:
-                staged = stage_local(corpora.source_path(corpus), dest)
+            exclude = corpora.get(corpus).exclude
+            with docs_mcp.build_lock(context):  # held until the run ends: one build per output
+                if repo:
+                    source = corpora.get(corpus).source
+                    staged = stage_git(repo, source.ref, source.subdir, dest, commit=context.run.tags.get(COMMIT_TAG),
+                                       exclude=exclude)
+                else:
+                    staged = stage_local(corpora.source_path(corpus), dest, exclude=exclude)
         except DocsMcpError as exc:
             raise _fail(exc) from exc
+        for line in staged.warnings:  # skipped symlinks and special files, as validate and build report them
+            context.log.warning(line)
         return dg.Output(
             staged,
             data_version=dg.DataVersion(staged.data_version),
@@ -61,6 +66,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "added": len(staged.added),
                 "changed": len(staged.changed),
                 "removed": len(staged.removed),
+                "skipped": len(staged.warnings),
                 "changed_files": dg.MetadataValue.json(
                     {"added": staged.added[:50], "changed": staged.changed[:50], "removed": staged.removed[:50]}),
                 "path": dg.MetadataValue.path(staged.path),
@@ -71,8 +77,10 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     def chunks(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, staged_docs: StagedDocs) -> dg.Output[ChunkSet]:
         """Every staged file parsed and chunked (unchanged files reused); validation errors fail the run."""
         try:
-            chunkset = chunk_corpus(Path(staged_docs.path), DagsterReporter(context),
-                                    reuse_from=docs_mcp.out_dir(context.partition_key))
+            with docs_mcp.build_lock(context):
+                chunkset = chunk_corpus(Path(staged_docs.path), DagsterReporter(context),
+                                        reuse_from=docs_mcp.out_dir(context.partition_key),
+                                        allow_empty=docs_mcp.corpora().get(context.partition_key).allow_empty)
         except DocsMcpError as exc:
             raise _fail(exc) from exc
         return dg.Output(
@@ -90,19 +98,24 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
     def fingerprints(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet) -> dg.Output[list[str]]:
         """One embedding fingerprint per chunk: what decides whether a cached vector is reusable."""
-        prints = fingerprint_chunks(chunks.chunks, docs_mcp.provider(context.partition_key))
+        try:
+            with docs_mcp.build_lock(context):
+                prints = fingerprint_chunks(chunks.chunks, docs_mcp.provider(context.partition_key))
+        except DocsMcpError as exc:
+            raise _fail(exc) from exc
         return dg.Output(prints, metadata={"count": len(prints), "distinct": len(set(prints))})
 
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
     def cached_vectors(
         context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet, fingerprints: list[str]
     ) -> dg.Output[EmbedResult]:
-        """Cache hits reused, only misses embedded; the pruned cache is swapped in atomically."""
+        """Cache hits reused, only misses embedded (kept in .pending); the cache is pruned once `metadata` publishes."""
         corpus = context.partition_key
         provider = docs_mcp.provider(corpus)
         try:
-            result = embed_chunks(chunks, fingerprints, provider, cache_dir=docs_mcp.cache_dir(corpus),
-                                  reporter=DagsterReporter(context))
+            with docs_mcp.build_lock(context):
+                result = embed_chunks(chunks, fingerprints, provider, cache_dir=docs_mcp.cache_dir(corpus),
+                                      reporter=DagsterReporter(context))
         except DocsMcpError as exc:
             raise _fail(exc) from exc
         finally:
@@ -130,7 +143,8 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         """chunks.json and a fully indexed LanceDB table version, checked before it is published."""
         out = docs_mcp.out_dir(context.partition_key)
         try:
-            info = write_index(out, chunks, cached_vectors, DagsterReporter(context))
+            with docs_mcp.build_lock(context):
+                info = write_index(out, chunks, cached_vectors, DagsterReporter(context))
         except DocsMcpError as exc:
             raise _fail(exc) from exc
         return dg.Output(
@@ -146,17 +160,20 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     @dg.asset(name="metadata", partitions_def=partitions, group_name=GROUP, code_version="1")
     def metadata_json(
         context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet, lancedb_index: IndexInfo,
-        staged_docs: StagedDocs,
+        staged_docs: StagedDocs, cached_vectors: EmbedResult,
     ) -> dg.Output[dict[str, Any]]:
         """metadata.json, written last: the publish marker the MCP server watches."""
         corpus = context.partition_key
         corpora = docs_mcp.corpora()
         out = corpora.out_dir(corpus)
+        provider = docs_mcp.provider(corpus)
         try:
-            published = publish_metadata(
-                out, chunks, lancedb_index, docs_mcp.provider(corpus),
-                description=corpora.get(corpus).description, source_commit=staged_docs.source_commit,
-            )
+            with docs_mcp.build_lock(context):
+                published = publish_metadata(
+                    out, chunks, lancedb_index, provider,
+                    description=corpora.get(corpus).description, source_commit=staged_docs.source_commit,
+                    embedded=cached_vectors, reporter=DagsterReporter(context),
+                )
         except DocsMcpError as exc:
             raise _fail(exc) from exc
         return dg.Output(
@@ -183,9 +200,13 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         record = context.instance.get_run_record_by_id(context.run_id)
         started = record.start_time if record and record.start_time else time.time()
         provider = docs_mcp.provider(corpus)
-        record_build(out, build_id=context.run_id, corpus=corpus, source_commit=staged_docs.source_commit,
-                     chunkset=chunks, fingerprints=fingerprints, embedded=cached_vectors, provider=provider,
-                     table_version=lancedb_index.version, seconds=time.time() - started)
+        try:
+            with docs_mcp.build_lock(context):
+                record_build(out, build_id=context.run_id, corpus=corpus, source_commit=staged_docs.source_commit,
+                             chunkset=chunks, fingerprints=fingerprints, embedded=cached_vectors, provider=provider,
+                             table_version=lancedb_index.version, seconds=time.time() - started)
+        except DocsMcpError as exc:
+            raise _fail(exc) from exc
         stats = cached_vectors.stats
         return dg.MaterializeResult(metadata={
             "build_id": context.run_id,

@@ -1,20 +1,67 @@
-"""Resources: the corpora config, and a reporter that writes to the Dagster run log."""
+"""Resources: the corpora config (which also holds each run's build lock), and a reporter for the run log."""
 
 from __future__ import annotations
 
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
+from pydantic import PrivateAttr
 
 from docs_mcp_core.config import Corpora, load_config
 from docs_mcp_core.embedding import EmbeddingProvider, make_provider
 from docs_mcp_core.embedding_cache import CACHE_DIR
+from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_core.fsutil import BuildLock, read_json, write_json_atomic
+
+LEASE_FILE = "build-run.json"  # the Dagster run that last held an output's lock
 
 
 class DocsMcpConfig(dg.ConfigurableResource):
-    """Points at docs-mcp.yaml (empty: $DOCS_MCP_CONFIG, else ./docs-mcp.yaml)."""
+    """Points at docs-mcp.yaml (empty: $DOCS_MCP_CONFIG, else ./docs-mcp.yaml).
+
+    It also holds the build lock of the partition's output for the rest of the run, from the
+    first asset that asks for it (`build_lock`) until the resource is torn down. With the
+    in-process executor that is one lock for the whole run, like `docs-mcp build`. With an
+    executor that runs each step in its own process the flock lasts one step, so a lease
+    (`.docs-mcp/build-run.json`: run ID, host, run worker pid) keeps other runs out until
+    this run has finished in the Dagster instance or its worker process is gone.
+    """
 
     config_path: str = ""
+    _locks: dict[str, BuildLock] = PrivateAttr(default_factory=dict)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        self._locks = {}
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        for lock in self._locks.values():
+            lock.release()
+        self._locks = {}
+
+    @contextmanager
+    def build_lock(self, context: dg.AssetExecutionContext) -> Iterator[None]:
+        """Hold the partition's build lock for this run; the core steps inside re-enter it.
+
+        Raises the core's DocsMcpError ("another docs-mcp build is writing to …") when another
+        build or run holds it.
+        """
+        out = self.out_dir(context.partition_key)
+        key = os.path.realpath(out)
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = BuildLock(out)
+            try:
+                _take_lease(context, lock)
+            except BaseException:
+                lock.release()
+                raise
+            self._locks[key] = lock
+        with lock.owned():
+            yield
 
     def corpora(self) -> Corpora:
         return load_config(self.config_path or None)
@@ -29,6 +76,51 @@ class DocsMcpConfig(dg.ConfigurableResource):
 
     def provider(self, corpus: str) -> EmbeddingProvider:
         return make_provider(self.corpora().get(corpus).embedding.settings())
+
+
+def _take_lease(context: dg.AssetExecutionContext, lock: BuildLock) -> None:
+    """Refuse an output whose lease names another run that is still going; else name this run.
+
+    A run counts as going while the Dagster instance says it has not finished and its run
+    worker process (recorded in the lease) is alive, so a worker killed before Dagster
+    noticed does not keep the output locked.
+    """
+    lease = lock.out / ".docs-mcp" / LEASE_FILE
+    try:
+        held = read_json(lease)
+    except ValueError:
+        held = None
+    held = held if isinstance(held, dict) else {}
+    holder = held.get("run_id")
+    if isinstance(holder, str) and holder != context.run_id:
+        run = context.instance.get_run_by_id(holder)
+        if run is not None and not run.is_finished:
+            if _worker_alive(held):
+                raise DocsMcpError(f"another docs-mcp build is writing to {lock.out} (Dagster run {holder}); wait "
+                                   "for it to finish or build into another --out")
+            context.log.warning(f"Dagster run {holder} left {lock.out} locked but its process is gone; taking over")
+    if holder != context.run_id:
+        write_json_atomic(lease, {"run_id": context.run_id, "host": socket.gethostname(), "pid": _run_worker_pid(context)})
+
+
+def _run_worker_pid(context: dg.AssetExecutionContext) -> int:
+    """The process executing this run (each step's own process under a multiprocess executor)."""
+    records = context.instance.get_records_for_run(context.run_id, of_type=dg.DagsterEventType.RUN_START, limit=1)
+    event = records.records[0].event_log_entry.dagster_event if records.records else None
+    return event.pid if event is not None and event.pid else os.getpid()
+
+
+def _worker_alive(lease: dict[str, object]) -> bool:
+    pid = lease.get("pid")
+    if lease.get("host") != socket.gethostname() or not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return True  # cannot tell from here: trust the Dagster instance
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class DagsterReporter:

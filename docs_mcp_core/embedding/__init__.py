@@ -3,9 +3,10 @@
 from .base import EmbeddingProvider, ProviderSettings
 from .fingerprint import EMBEDDING_FORMAT_VERSION, compute_fingerprint
 from .input import to_embedding_input
-from .registry import PROVIDERS, make_provider, settings_from_metadata
+from .registry import BACKENDS, PROVIDERS, make_provider, settings_from_metadata
 
 __all__ = [
+    "BACKENDS",
     "EMBEDDING_FORMAT_VERSION",
     "EmbeddingProvider",
     "PROVIDERS",

@@ -21,6 +21,7 @@ class ProviderSettings:
     concurrency: int | None = None
     max_retries: int | None = None
     device: str | None = None
+    backend: str | None = None  # local provider: onnx or torch (None: onnx when it can run the model)
 
 
 class EmbeddingProvider(ABC):

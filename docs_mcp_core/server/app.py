@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, NoReturn
 
 from jsonschema import Draft202012Validator
 from mcp import types
@@ -15,6 +16,7 @@ from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 
 from .. import __version__
+from ..errors import DocsMcpError
 from ..query_embedding import QueryEmbedder
 from ..search import PublishedIndex, SearchEngine, SearchError, Weights
 from . import tools
@@ -30,20 +32,23 @@ def _text(text: str, *, error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
 
 
+def tool_names(tool_prefix: str | None) -> tuple[str, str]:
+    """(search_docs, get_doc) names with the prefix; a DocsMcpError if MCP would not accept them."""
+    prefix = f"{tool_prefix}_" if tool_prefix else ""
+    names = (f"{prefix}{tools.SEARCH}", f"{prefix}{tools.GET_DOC}")
+    for name in names:
+        if not (1 <= len(name) <= 64) or not all(c.isalnum() or c in "_-" for c in name):
+            raise DocsMcpError(f"tool name '{name}' is not a valid MCP tool name; use a shorter --tool-prefix "
+                               "made of letters, digits, '_' and '-'")
+    return names
+
+
 class DocsServer:
     """Binds one SearchEngine to MCP tools and prompts; tool names may carry a prefix."""
 
     def __init__(self, engine: SearchEngine, *, tool_prefix: str | None = None) -> None:
         self.engine = engine
-        prefix = f"{tool_prefix}_" if tool_prefix else ""
-        self.search_name = f"{prefix}{tools.SEARCH}"
-        self.get_doc_name = f"{prefix}{tools.GET_DOC}"
-        for name in (self.search_name, self.get_doc_name):
-            if not (1 <= len(name) <= 64) or not all(c.isalnum() or c in "_-" for c in name):
-                from ..errors import DocsMcpError
-
-                raise DocsMcpError(f"tool name '{name}' is not a valid MCP tool name; use a shorter --tool-prefix "
-                                   "made of letters, digits, '_' and '-'")
+        self.search_name, self.get_doc_name = tool_names(tool_prefix)
         self._schemas_for: PublishedIndex | None = None
         self._schema_cache: dict[str, Draft202012Validator] = {}
         metadata = engine.current.metadata
@@ -146,19 +151,52 @@ class DocsServer:
         return types.GetPromptResult(description=prompt.get("description"), messages=messages)
 
 
-def create_server(out: Path, *, tool_prefix: str | None = None, weights: Weights | None = None,
-                  preload: bool = False) -> DocsServer:
+def create_server(out: Path, *, tool_prefix: str | None = None, weights: Weights | None = None) -> DocsServer:
     """Everything `docs-mcp serve` runs: reads metadata.json now, opens LanceDB in the background.
 
-    The query embedding model loads in the background too (search is text-only until it is
-    ready), unless `preload` asks to wait for it before serving.
+    Every check that can refuse to start (tool names, metadata.json, cursor secret) runs before
+    a background thread starts, so a refused start exits through the ordinary error path.
+    The query embedding model loads in the background too: search is text-only until it is
+    ready (`docs-mcp serve --preload` waits for it before serving).
     """
-    threading.Thread(target=lambda: __import__("lancedb"), name="warm-imports", daemon=True).start()
+    tool_names(tool_prefix)
     engine = SearchEngine(Path(out), weights or Weights(), embedder_factory=lambda meta: QueryEmbedder(meta, log=log),
                           log=log)
-    if preload and engine.embedder is not None:
-        engine.embedder.wait()
+    threading.Thread(target=lambda: __import__("lancedb"), name="warm-imports", daemon=True).start()
     return DocsServer(engine, tool_prefix=tool_prefix)
+
+
+def serve_then_exit(serve: Callable[[], None]) -> NoReturn:
+    """Run a transport until it closes, then end the process at once, skipping interpreter finalization.
+
+    Why not a normal exit: by then daemon threads may still be inside native code — the
+    warm-up import of lancedb (Rust, pyo3), the query model loader importing torch, LanceDB's
+    own runtime threads finishing a query for a client that left. Python 3.11 finalization
+    stops such threads with pthread_exit, and unwinding through pyo3 frames aborts the process
+    (`Fatal Python error: PyGILState_Release`, exit -6) in a few percent of stdio sessions.
+    Joining our own threads is not enough (the loader can take seconds, and native pools are
+    not ours to join). The server writes nothing that needs finalizing: every reply is written
+    and flushed by the transport, and the index is only read; so flush stdio and os._exit.
+    """
+    code = 0
+    try:
+        serve()
+    except KeyboardInterrupt:
+        code = 130
+    except SystemExit as exc:  # uvicorn exits this way when it cannot bind the port
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except DocsMcpError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        code = 1
+    except BaseException:  # noqa: BLE001 - a bug: show it, then still exit without finalization
+        traceback.print_exc()
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # the client may have closed the pipe already
+            pass
+    os._exit(code)
 
 
 async def serve_stdio(docs: DocsServer) -> None:

@@ -1,10 +1,16 @@
-"""Streamable HTTP: /mcp (optionally behind a bearer token) and /healthz, bound to 127.0.0.1 by default."""
+"""Streamable HTTP: /mcp (optionally behind a bearer token) and /healthz, bound to 127.0.0.1 by default.
+
+Every path goes through one Host/Origin check (DNS-rebinding protection) before anything else;
+the SDK's own check is turned off so that /healthz and /mcp cannot disagree.
+"""
 
 from __future__ import annotations
 
 import hmac
 import json
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
@@ -14,19 +20,33 @@ from starlette.routing import Route
 from .app import DocsServer, log
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+WILDCARD = ("0.0.0.0", "::")
+
+
+async def _plain(send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                            (b"content-length", str(len(body)).encode()), *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
 
 
 class BearerTokenGate:
-    """Answers 401 on /mcp unless `Authorization: Bearer <token>` matches (compared in constant time)."""
+    """Answers 401 on /mcp unless `Authorization: Bearer <token>` matches (compared in constant time).
+
+    The scheme name is case-insensitive (RFC 9110 §11.1): `bearer <token>` works too.
+    """
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
+
+    def _allowed(self, header: bytes) -> bool:
+        scheme, _, given = header.strip().partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.expected)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["path"].startswith("/mcp"):
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            if not self._allowed(dict(scope.get("headers") or []).get(b"authorization", b"")):
                 body = json.dumps({"error": "unauthorized",
                                    "message": "send the server's token as 'Authorization: Bearer <token>'"}).encode()
                 await send({"type": "http.response.start", "status": 401,
@@ -37,42 +57,142 @@ class BearerTokenGate:
         await self.app(scope, receive, send)
 
 
-def security_settings(host: str, allowed_hosts: list[str], allowed_origins: list[str]) -> TransportSecuritySettings:
-    """DNS-rebinding protection: only the Host and Origin headers this server is meant to answer."""
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
-    if host not in LOOPBACK and host not in ("0.0.0.0", "::"):
-        hosts.append(f"{host}:*")
-        origins += [f"http://{host}:*", f"https://{host}:*"]
-    for name in allowed_hosts:
-        hosts.append(name if ":" in name else f"{name}:*")
-        origins += [f"http://{name}", f"https://{name}"] if ":" in name else [f"http://{name}:*", f"https://{name}:*"]
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-                                     allowed_origins=origins + list(allowed_origins))
+@dataclass(frozen=True)
+class HostRule:
+    """A host name (lowercase, IPv6 without brackets) and its port; None accepts any port, or none."""
+
+    name: str
+    port: int | None = None
+
+    def matches(self, name: str, port: int | None) -> bool:
+        return name == self.name and (self.port is None or port == self.port)
+
+
+def split_host(value: str) -> tuple[str, int | None] | None:
+    """'LocalHost:8080' -> ('localhost', 8080), '[::1]' -> ('::1', None); None if it is not a host[:port]."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0:
+            return None
+        name, rest = value[1:end], value[end + 1 :]
+        if rest and not rest.startswith(":"):
+            return None
+        port_text = rest[1:] if rest else None
+    else:
+        name, sep, port_text = value.partition(":")
+        if not sep:
+            port_text = None
+    if not name or (port_text is not None and not (port_text.isdigit() and int(port_text) <= 65535)):
+        return None
+    return name, int(port_text) if port_text is not None else None
+
+
+@dataclass(frozen=True)
+class HostPolicy:
+    """Which Host and Origin headers this server answers: loopback names, --host and --allowed-host
+    (each with any port or none, or exactly the port given), plus --allowed-origin values."""
+
+    hosts: tuple[HostRule, ...]
+    origins: tuple[tuple[str, HostRule], ...]  # (scheme, rule) from --allowed-origin
+
+    @classmethod
+    def make(cls, host: str, allowed_hosts: list[str], allowed_origins: list[str]) -> "HostPolicy":
+        rules = [HostRule(name) for name in LOOPBACK]
+        if host not in LOOPBACK and host not in WILDCARD:
+            rules.append(HostRule(host.strip("[]").lower()))
+        for value in allowed_hosts:
+            wildcard = value.endswith(":*")
+            parsed = split_host(value[:-2] if wildcard else value)
+            if parsed is None:
+                from ..errors import DocsMcpError
+
+                raise DocsMcpError(f"--allowed-host {value!r} is not a host name with an optional port, e.g. "
+                                   "docs.example.com or docs.example.com:8443")
+            rules.append(HostRule(parsed[0], parsed[1]))
+        origins = []
+        for value in allowed_origins:
+            text = value.strip().rstrip("/").lower()
+            any_port = text.endswith(":*")
+            parts = urlsplit(text[:-2] if any_port else text)
+            try:
+                port = parts.port
+            except ValueError:
+                port = None
+            if parts.scheme and parts.hostname:
+                origins.append((parts.scheme, HostRule(parts.hostname, None if any_port else port)))
+        return cls(tuple(rules), tuple(origins))
+
+    def host_ok(self, header: str | None) -> bool:
+        parsed = split_host(header) if header else None
+        return parsed is not None and any(rule.matches(*parsed) for rule in self.hosts)
+
+    def origin_ok(self, header: str | None) -> bool:
+        if not header:
+            return True  # not a browser, or a same-origin request
+        parts = urlsplit(header.strip().lower())
+        try:
+            port = parts.port
+        except ValueError:
+            return False
+        if not parts.hostname or parts.scheme not in ("http", "https"):
+            return False
+        if any(rule.matches(parts.hostname, port) for rule in self.hosts):
+            return True
+        return any(scheme == parts.scheme and rule.matches(parts.hostname, port) for scheme, rule in self.origins)
+
+
+class HostGate:
+    """421 for a Host header this server does not answer, 403 for a foreign Origin: on every path."""
+
+    def __init__(self, app: Any, policy: HostPolicy) -> None:
+        self.app = app
+        self.policy = policy
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            headers = {k: v.decode("latin-1") for k, v in scope.get("headers") or []}
+            if not self.policy.host_ok(headers.get(b"host")):
+                await _plain(send, 421, b"Invalid Host header")
+                return
+            if not self.policy.origin_ok(headers.get(b"origin")):
+                await _plain(send, 403, b"Invalid Origin header")
+                return
+        await self.app(scope, receive, send)
 
 
 def build_app(docs: DocsServer, *, host: str = "127.0.0.1", token: str | None = None, stateless: bool = False,
               allowed_hosts: list[str] | None = None, allowed_origins: list[str] | None = None) -> Any:
     engine = docs.engine
+    policy = HostPolicy.make(host, allowed_hosts or [], allowed_origins or [])
 
     async def healthz(request: Request) -> JSONResponse:
-        index = engine.current
+        """The index requests are served from now: a publish since the last request is picked up here too."""
+        try:
+            index = await engine.index()
+        except Exception as exc:  # noqa: BLE001 - health says what is wrong instead of a 500 page
+            return JSONResponse({"status": "error", "index_version": engine.current.version,
+                                 "message": str(exc).splitlines()[0][:300]}, status_code=503)
         embedder = engine.embedder
-        return JSONResponse({
+        body: dict[str, Any] = {
             "status": "ok",
             "index_version": index.version,
             "chunks": (index.metadata.get("stats") or {}).get("total_chunks"),
             "vector_search": embedder.status if embedder is not None else "none",
-        })
+        }
+        if engine.publish_refused():
+            body["warning"] = (f"the index published last cannot be opened; still serving table version "
+                               f"{index.version} (see the server log)")
+        return JSONResponse(body)
 
     app = docs.server.streamable_http_app(
         stateless_http=stateless,
         json_response=stateless,
         host=host,
-        transport_security=security_settings(host, allowed_hosts or [], allowed_origins or []),
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),  # HostGate does it
         custom_starlette_routes=[Route("/healthz", healthz, methods=["GET"])],
     )
-    return BearerTokenGate(app, token) if token else app
+    return HostGate(BearerTokenGate(app, token) if token else app, policy)
 
 
 def serve_http(docs: DocsServer, *, host: str, port: int, token: str | None, stateless: bool,

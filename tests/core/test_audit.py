@@ -38,7 +38,8 @@ def test_audit_after_cli_builds(example_docs: Path, tmp_path: Path) -> None:
 def test_audit_errors_are_clear(example_docs: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     missing = runner.invoke(main, ["audit", "--out", str(tmp_path / "nope")])
-    assert missing.exit_code == 1 and "no audit database at" in missing.output
+    assert missing.exit_code == 1 and "no index at" in missing.output and "docs-mcp build --docs-dir DOCS --out" in missing.output
+    assert not (tmp_path / "nope").exists()
     out = tmp_path / "out"
     runner.invoke(main, ["build", "--docs-dir", str(example_docs), "--out", str(out), "-q"])
     bad = runner.invoke(main, ["audit", "--out", str(out), "--sql", "SELECT nope FROM builds"])

@@ -2,6 +2,9 @@
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -67,12 +70,24 @@ def test_none_provider_has_no_vectors(runner: CliRunner, example_docs: Path, tmp
     assert "vector" not in open_table(out, meta["index"]["version"]).schema.names
 
 
+def docs_mcp_process(seed: int, *args: str) -> subprocess.CompletedProcess[str]:
+    """A fresh `docs-mcp` process with its own string-hash seed, so set and dict order differ between runs."""
+    return subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", *args], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONHASHSEED": str(seed)})
+
+
 def test_builds_are_deterministic(runner: CliRunner, example_docs: Path, tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
-    for out in (a, b):
-        assert cli_build(runner, example_docs, out, "--embedding-provider", "hash").exit_code == 0
+    for seed, out in ((1, a), (2, b)):
+        done = docs_mcp_process(seed, "build", "--docs-dir", str(example_docs), "--out", str(out),
+                                "--embedding-provider", "hash", "-q")
+        assert done.returncode == 0, done.stderr
     assert (a / "chunks.json").read_bytes() == (b / "chunks.json").read_bytes()
     assert metadata_without_time(a) == metadata_without_time(b)
+    searches = [docs_mcp_process(seed, "search", "--index", str(out), "retry a failed request", "--json", "--limit", "10")
+                for seed, out in ((3, a), (4, b))]
+    hits = [json.loads(s.stdout)["hits"] for s in searches]  # next_cursor is signed with each index's own secret
+    assert hits[0] and hits[0] == hits[1]
     # Rebuilding into the same output changes nothing but the timestamp, and reuses the table version.
     before = metadata_without_time(a)
     result = cli_build(runner, example_docs, a, "--embedding-provider", "hash")

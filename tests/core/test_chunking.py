@@ -148,6 +148,7 @@ def test_huge_table_repeats_its_header() -> None:
 def test_huge_list_splits_between_items() -> None:
     items = "\n".join(f"- item {i}: " + "x" * 50 for i in range(200))
     parts = chunks(f"## List\n\n{items}\n", Strategy(chunk_by="h2", max_chunk_size=1500))
+    assert len(parts) > 1
     _assert_valid_parts(parts, 1500)
     for part in parts[1:]:
         assert part.content.startswith("- item ")
@@ -156,6 +157,7 @@ def test_huge_list_splits_between_items() -> None:
 def test_single_enormous_line_still_respects_the_bound() -> None:
     body = "## Wall\n\n" + " ".join(["lorem"] * 3000) + "\n"
     parts = chunks(body, Strategy(chunk_by="h2", max_chunk_size=1000))
+    assert len(parts) > 1
     _assert_valid_parts(parts, 1000)
     assert sum(p.content.count("lorem") for p in parts) == 3000
 
@@ -173,6 +175,7 @@ def test_min_chunk_size_evens_out_a_tiny_part() -> None:
 def test_parts_are_the_fewest_possible_so_no_tail_could_merge_back() -> None:
     body = "## S\n\n" + "\n\n".join(f"para {i} " + "y" * (37 * i % 300) for i in range(60)) + "\n"
     parts = chunks(body, Strategy(chunk_by="h2", max_chunk_size=1200))
+    assert len(parts) > 1
     _assert_valid_parts(parts, 1200)
     for a, b in zip(parts, parts[1:]):
         assert len(a.content) + 2 + len(b.content) > 1200

@@ -179,8 +179,8 @@ def _delete_table(cache: Path) -> str:
 
 def _scramble_table(cache: Path) -> str:
     for data in (cache / "vectors.lance" / "data").glob("*"):
-        data.write_bytes(b"\0" * data.stat().st_size)  # same size: only reading notices
-    return "the vectors table is unreadable"
+        data.write_bytes(b"\0" * data.stat().st_size)  # same size: only the checksum notices
+    return "the vectors table is damaged (vectors.lance/data/"
 
 
 @pytest.mark.parametrize("damage", [_corrupt_meta, _delete_meta, _truncate_table, _delete_table, _scramble_table])

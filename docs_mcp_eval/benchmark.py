@@ -9,21 +9,25 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..build import build
-from ..embedding import ProviderSettings, make_provider
-from ..errors import DocsMcpError
-from ..fsutil import dir_size
-from ..progress import Reporter
+from docs_mcp_core.build import build
+from docs_mcp_core.embedding import BACKENDS, ProviderSettings, make_provider
+from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_core.fsutil import dir_size
+from docs_mcp_core.progress import Reporter
 from .cases import Suite
 from .runner import run_suite
 
 
 def parse_spec(spec: str, base_url: str | None) -> ProviderSettings:
-    """`none`, `hash`, `local`, `local/PATH-OR-NAME`, `openai`, `openai/MODEL`."""
+    """`none`, `hash`, `local[:onnx|:torch][/PATH-OR-NAME]`, `openai`, `openai/MODEL`."""
     provider, _, model = spec.strip().partition("/")
-    if provider not in ("none", "hash", "openai", "local", "sentence-transformers"):
-        raise DocsMcpError(f"unknown provider spec {spec!r}; use none, hash, local[/MODEL] or openai[/MODEL]")
-    return ProviderSettings(provider, model or None, base_url=base_url if provider == "openai" else None)
+    provider, _, backend = provider.partition(":")
+    if provider not in ("none", "hash", "openai", "local", "sentence-transformers") or (
+            backend and (provider not in ("local", "sentence-transformers") or backend not in BACKENDS)):
+        raise DocsMcpError(f"unknown provider spec {spec!r}; use none, hash, local[:onnx|:torch][/MODEL] "
+                           "or openai[/MODEL]")
+    return ProviderSettings(provider, model or None, base_url=base_url if provider == "openai" else None,
+                            backend=backend or None)
 
 
 async def benchmark(suite: Suite, docs_dir: Path, specs: list[str], work: Path, *, warmup: int, base_url: str | None,

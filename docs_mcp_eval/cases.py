@@ -8,10 +8,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
-from ..errors import DocsMcpError
-from ..manifest import format_loc
+from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_core.manifest import format_loc
 
-CATEGORIES = ("lexical", "paraphrased", "intent", "error-handling", "api-discovery", "config", "distractor")
 
 
 class Case(BaseModel):

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import DocsMcpError
+from docs_mcp_core.errors import DocsMcpError
 
 # metric, label, higher is better
 METRICS = [

@@ -13,9 +13,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from .. import __version__
-from ..errors import DocsMcpError
-from ..progress import NullReporter, Reporter
+from docs_mcp_core import __version__
+from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_core.progress import NullReporter, Reporter
 from . import metrics
 from .cases import Case, Suite
 

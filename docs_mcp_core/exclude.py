@@ -1,0 +1,101 @@
+"""Which files the walk leaves out on purpose: `exclude` globs and `.gitignore` files.
+
+Three sources, all applied by corpus.list_tree so build, validate and staging agree:
+- `exclude` in a `.docs-mcp.json`: globs relative to that manifest's folder (the glob rules
+  of overrides, docs_mcp_core/globs.py). Every manifest on the way down applies, not only the
+  nearest: leaving a file out is about the file set, not about how a file is chunked.
+- `exclude` of a corpus in docs-mcp.yaml: the same globs, relative to the docs folder.
+- `.gitignore` files inside the docs folder, with git's semantics (pathspec's GitIgnoreSpec):
+  a deeper `.gitignore` can re-include (`!pattern`) what a shallower one ignored, but nothing
+  inside an ignored folder comes back, as in git.
+A pattern that names a folder (`vendor`, `vendor/`) leaves out everything below it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pathspec
+
+from .globs import GlobError, glob_match
+
+GITIGNORE = ".gitignore"
+
+
+@dataclass
+class Rules:
+    """The exclude rules in effect, keyed by the folder (relative to the docs root) that declares them."""
+
+    config: list[str] = field(default_factory=list)  # from docs-mcp.yaml, relative to the root
+    manifests: dict[str, tuple[str, list[str]]] = field(default_factory=dict)  # folder -> (manifest relpath, globs)
+    gitignores: dict[str, tuple[str, pathspec.GitIgnoreSpec]] = field(default_factory=dict)  # folder -> (relpath, spec)
+
+    def add_manifest(self, folder: str, relpath: str, text: str) -> None:
+        """Read `exclude` from a manifest's raw JSON; an invalid manifest is reported by validation, not here."""
+        try:
+            raw = json.loads(text)
+        except (ValueError, RecursionError):
+            return
+        globs = raw.get("exclude") if isinstance(raw, dict) else None
+        if isinstance(globs, list):
+            valid = []
+            for g in globs:
+                if isinstance(g, str):
+                    try:
+                        glob_match(g, "")
+                    except GlobError:
+                        continue
+                    valid.append(g)
+            if valid:
+                self.manifests[folder] = (relpath, valid)
+
+    def add_gitignore(self, folder: str, relpath: str, text: str) -> None:
+        spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+        if spec.patterns:
+            self.gitignores[folder] = (relpath, spec)
+
+    def why_excluded(self, relpath: str, is_dir: bool) -> str | None:
+        """Why `relpath` is left out, naming the rule, or None if it is kept."""
+        for pattern in self.config:
+            if _glob_hit(pattern, relpath, is_dir):
+                return f"excluded by docs-mcp.yaml exclude {pattern!r}"
+        for folder, (manifest, globs) in sorted(self.manifests.items()):
+            local = _under(relpath, folder)
+            if local is None:
+                continue
+            for pattern in globs:
+                if _glob_hit(pattern, local, is_dir):
+                    return f"excluded by {manifest} exclude {pattern!r}"
+        verdict: tuple[str, str] | None = None
+        for folder, (source, spec) in sorted(self.gitignores.items(), key=lambda kv: kv[0].count("/") + bool(kv[0])):
+            local = _under(relpath, folder)
+            if local is None:
+                continue
+            result = spec.check_file(local + "/" if is_dir else local)
+            if result.include is True:
+                pattern = spec.patterns[result.index].pattern if result.index is not None else "?"
+                verdict = (source, str(pattern))
+            elif result.include is False:
+                verdict = None
+        if verdict:
+            return f"ignored by {verdict[0]} pattern {verdict[1]!r}"
+        return None
+
+
+def _under(relpath: str, folder: str) -> str | None:
+    if not folder:
+        return relpath
+    if relpath.startswith(folder + "/"):
+        return relpath[len(folder) + 1 :]
+    return None
+
+
+def _glob_hit(pattern: str, local: str, is_dir: bool) -> bool:
+    pattern = pattern.removeprefix("./")
+    if is_dir:  # `vendor`, `vendor/` and `vendor/**` all leave out the whole folder
+        folder = pattern.removesuffix("/**").rstrip("/")
+        return glob_match(folder, local) if folder else False
+    if pattern.endswith("/"):
+        return False
+    return glob_match(pattern, local)

