@@ -11,20 +11,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..chunking.chunker import CHUNKER_VERSION, chunk_markdown
+from ..corpus.prompts import load_prompts
+from ..corpus.taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
+from ..corpus.walk import manifest_rules, read_text, resolve_file, scan_corpus
+from ..diagnostics import Diagnostic, error, has_errors
+from ..embedding import EmbeddingProvider, compute_fingerprint, to_embedding_input
+from ..embedding.cache import CACHE_DIR, EmbedResult, commit_cache, embed_with_cache
+from ..errors import DocsMcpError, ValidationFailed
+from ..fsutil import build_lock, write_atomic, write_json_atomic
+from ..metadata import DEFAULT_DESCRIPTION, build_metadata, read_metadata, write_metadata
+from ..models import Chunk, IndexInfo
+from ..progress import NullReporter, Reporter, Timer
 from .audit import new_build_id, record_build
-from .chunking import CHUNKER_VERSION, chunk_markdown
-from .corpus import manifest_rules, read_text, resolve_file, scan_corpus
-from .diagnostics import Diagnostic, error, has_errors
-from .embedding import EmbeddingProvider, compute_fingerprint, to_embedding_input
-from .embedding_cache import CACHE_DIR, EmbedResult, commit_cache, embed_with_cache
-from .errors import DocsMcpError, ValidationFailed
-from .fsutil import build_lock, write_atomic, write_json_atomic
-from .metadata import DEFAULT_DESCRIPTION, build_metadata, read_metadata, write_metadata
-from .models import Chunk, IndexInfo
-from .progress import NullReporter, Reporter, Timer
-from .prompts import load_prompts
-from .reuse import PreviousChunks, file_key, load_previous, write_state
-from .taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
+from .file_reuse import PreviousChunks, file_key, load_previous, write_state
 
 CHUNKS_FILE = "chunks.json"
 INDEX_SCHEMA_VERSION = "1"
@@ -218,7 +218,7 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             info = IndexInfo(published["table"], published["version"], published["rows"], digest, embedded.dimensions)
             reporter.info("index unchanged: reusing the published table version")
         else:
-            from .index import write_table  # LanceDB is imported only when a table is written
+            from .table import write_table  # LanceDB is imported only when a table is written
 
             write_atomic(marker, b"")
             vectors = embedded.load_vectors()
@@ -265,7 +265,7 @@ def publish_metadata(
         )
         write_metadata(out, metadata)
         if previous != index.version:
-            from .index import prune_versions
+            from .table import prune_versions
 
             prune_versions(out, previous)
         if embedded is not None:

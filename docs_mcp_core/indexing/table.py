@@ -15,9 +15,9 @@ from typing import Any
 import lancedb
 import numpy as np
 import pyarrow as pa
-from lancedb.index import FTS, BTree, Bitmap
+from lancedb.index import FTS, Bitmap, BTree
 
-from .models import Chunk, IndexInfo
+from ..models import Chunk, IndexInfo
 
 TABLE = "chunks"
 LANCEDB_DIR = ".lancedb"

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .chunking import CHUNKER_VERSION
-from .diagnostics import Diagnostic
-from .fsutil import read_json, write_json_atomic
-from .manifest import Resolution
-from .models import Chunk
+from ..chunking.chunker import CHUNKER_VERSION
+from ..corpus.manifest import Resolution
+from ..diagnostics import Diagnostic
+from ..fsutil import read_json, write_json_atomic
+from ..models import Chunk
 
 STATE_FILE = "files.json"
 STATE_VERSION = "1"

@@ -8,13 +8,22 @@ from pathlib import Path
 from typing import Annotated
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from .embedding import BACKENDS, PROVIDERS, ProviderSettings
-from .errors import DocsMcpError
-from .globs import GlobError, compile_glob
-from .manifest import format_loc
-from .paths import read_bytes
+from ..corpus.globs import GlobError, compile_glob
+from ..corpus.manifest import format_loc
+from ..embedding import BACKENDS, PROVIDERS, ProviderSettings
+from ..errors import DocsMcpError
+from ..paths import read_bytes
 
 CONFIG_FILE = "docs-mcp.yaml"
 CONFIG_ENV = "DOCS_MCP_CONFIG"
@@ -151,7 +160,7 @@ class Corpora:
 
     def git_source(self, name: str) -> str | None:
         """The repository to clone for a git corpus: a URL as written, a local path resolved."""
-        from .gitsource import is_url
+        from .git import is_url
 
         git = self.get(name).source.git
         if git is None:
