@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from ..diagnostics import Diagnostic, error
-from .globs import GlobError, compile_glob, glob_match
+from .globs import GlobError, check_globs, compile_glob, glob_match
 from .json_locations import json_line_map, line_of
 
 MANIFEST_NAME = ".docs-mcp.json"
@@ -131,12 +131,7 @@ class Manifest(BaseModel):
     @field_validator("exclude")
     @classmethod
     def _valid_globs(cls, value: list[str]) -> list[str]:
-        for pattern in value:
-            try:
-                compile_glob(pattern)
-            except GlobError as exc:
-                raise ValueError(f"{pattern!r}: {exc}") from None
-        return value
+        return check_globs(value)
 
     @field_validator("taxonomy")
     @classmethod

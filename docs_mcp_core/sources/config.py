@@ -19,7 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..corpus.globs import GlobError, compile_glob
+from ..corpus.globs import check_globs
 from ..corpus.manifest import format_loc
 from ..embedding import BACKENDS, PROVIDERS, ProviderSettings
 from ..errors import DocsMcpError
@@ -86,12 +86,7 @@ class CorpusConfig(BaseModel):
     @field_validator("exclude")
     @classmethod
     def _valid_globs(cls, value: list[str]) -> list[str]:
-        for pattern in value:
-            try:
-                compile_glob(pattern)
-            except GlobError as exc:
-                raise ValueError(f"exclude {pattern!r}: {exc}") from None
-        return value
+        return check_globs(value, "exclude ")
 
     @field_validator("name")
     @classmethod
