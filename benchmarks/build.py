@@ -3,7 +3,7 @@
 Part 1 runs `docs-mcp build` in a fresh process per build (imports count, as for a user
 at a shell) and reports the median of N runs: wall time, the build's own time
 (`done: … Ns`), peak RSS and chunks embedded. Part 2 runs the same cases through
-`docs_mcp_core.build.build` in one warm process (imports already paid, as in Dagster's
+`docs_mcp_core.indexing.steps.build` in one warm process (imports already paid, as in Dagster's
 code server). `openai` points at a local OpenAI-compatible server that adds --latency
 seconds per request.
 
@@ -58,8 +58,8 @@ def edit_one_percent(docs: Path, round_no: int) -> int:
 
 
 def bench_in_process(provider_settings, runs: int, work: Path) -> dict[str, list[float]]:
-    from docs_mcp_core.build import build
     from docs_mcp_core.embedding import make_provider
+    from docs_mcp_core.indexing.steps import build
 
     times: dict[str, list[float]] = {"cold": [], "no-op": [], "1% edit": []}
     for run in range(runs):
@@ -130,10 +130,10 @@ def main() -> None:
                 print(f"{provider}: {case} / cold = {wall / cold_wall:.2f} wall, {build / cold_build:.3f} build time")
         print(f"openai requests served by the {args.latency * 1000:.0f} ms-latency server: {server.requests}")
 
-        from docs_mcp_core.embedding import ProviderSettings
-
         import lancedb  # noqa: F401 - a warm process has paid for its imports
         import openai  # noqa: F401
+
+        from docs_mcp_core.embedding import ProviderSettings
 
         print()
         print(f"warm process (imports done), median of {args.runs} runs, seconds")

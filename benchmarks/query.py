@@ -113,8 +113,8 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--gets", type=int, default=50)
     args = parser.parse_args()
-    from docs_mcp_core.build import build
     from docs_mcp_core.embedding import ProviderSettings, make_provider
+    from docs_mcp_core.indexing.steps import build
 
     work = Path(tempfile.mkdtemp(prefix="docs-mcp-query-"))
     try:

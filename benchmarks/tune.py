@@ -30,7 +30,7 @@ GRID = {"phrase": [0.0, 0.5, 1.0, 1.25, 1.5, 2.0], "vector": [0.5, 0.75, 1.0, 1.
 
 
 async def ranked_lists(index_dir: Path, cases: list[dict]) -> list[tuple[dict, list[list[str]], list[str]]]:
-    from docs_mcp_core.search import SearchEngine, Weights, loaded_embedder, validate_filters, where_clause
+    from docs_mcp_core.search.engine import SearchEngine, Weights, loaded_embedder, validate_filters, where_clause
 
     engine = SearchEngine(index_dir, Weights(), embedder_factory=loaded_embedder)
     index = await engine.index()
@@ -45,8 +45,8 @@ async def ranked_lists(index_dir: Path, cases: list[dict]) -> list[tuple[dict, l
 
 
 def score(prepared, index, phrase: float, vector: float, k: int, depth: int) -> dict[str, float]:
+    from docs_mcp_core.search.engine import collapse_key, rrf
     from docs_mcp_eval import metrics
-    from docs_mcp_core.search import collapse_key, rrf
 
     per_case = []
     for case, (text_ids, phrase_ids, vector_ids), active in prepared:
@@ -70,8 +70,8 @@ def main() -> None:
     parser.add_argument("--suites", default=",".join(SUITES))
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
-    from docs_mcp_core.build import build
     from docs_mcp_core.embedding import ProviderSettings, make_provider
+    from docs_mcp_core.indexing.steps import build
 
     work = Path(tempfile.mkdtemp(prefix="docs-mcp-tune-"))
     prepared = {}

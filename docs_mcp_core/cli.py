@@ -82,7 +82,7 @@ def main() -> None:
 @_fail_cleanly
 def validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
     """Check manifests, frontmatter, hints and taxonomy; exit 1 if there is any error."""
-    from .build import analyze_corpus
+    from .indexing.steps import analyze_corpus
     from .paths import check_docs_dir
 
     chunkset = analyze_corpus(check_docs_dir(docs_dir, "--docs-dir"))
@@ -121,12 +121,12 @@ def fix(docs_dir: Path, write: bool, fmt: str, llm: bool, llm_base_url: str | No
 
     Running it again after --write proposes nothing.
     """
-    from .fix import propose, write_proposals
+    from .authoring.fix import propose, write_proposals
     from .paths import check_docs_dir
 
     report, _ = propose(check_docs_dir(docs_dir, "--docs-dir"))
     if llm:
-        from .fix_llm import improve_with_llm
+        from .authoring.llm import improve_with_llm
 
         improve_with_llm(report, base_url=llm_base_url, model=llm_model)
     written = write_proposals(docs_dir, report) if write else []
@@ -151,7 +151,7 @@ def fix(docs_dir: Path, write: bool, fmt: str, llm: bool, llm_base_url: str | No
 
 def _listing(docs_dir: Path) -> list[dict[str, str]]:
     """Every file the walk considered: indexed (Markdown), manifest, template, or skipped and why."""
-    from .corpus import list_tree
+    from .corpus.walk import list_tree
 
     tree = list_tree(docs_dir)
     entries = [{"path": p, "status": "indexed"} for p in tree.markdown]
@@ -231,8 +231,8 @@ def provider_settings(kwargs: dict[str, Any]) -> Any:
 def build(docs_dir: Path, out: Path, description: str | None, source_commit: str | None, cache_dir: Path | None,
           rebuild_cache: bool, force: bool, allow_empty: bool, quiet: bool, **embedding: Any) -> None:
     """Build the index. Nothing is written if validation fails; publishing is atomic."""
-    from .build import build as run_build
     from .embedding import make_provider
+    from .indexing.steps import build as run_build
     from .paths import check_docs_dir, check_writable_dir
     from .progress import StderrReporter
 
@@ -270,7 +270,7 @@ def weight_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def make_weights(kwargs: dict[str, Any]) -> Any:
-    from .search import Weights
+    from .search.engine import Weights
 
     return Weights(text=kwargs.pop("rrf_text_weight"), phrase=kwargs.pop("rrf_phrase_weight"),
                    vector=kwargs.pop("rrf_vector_weight"))
@@ -289,7 +289,7 @@ def make_weights(kwargs: dict[str, Any]) -> Any:
 def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], text_only: bool, as_json: bool,
            **weights: Any) -> None:
     """Search a built index from the shell, exactly as search_docs does."""
-    from .search import run_search
+    from .search.engine import run_search
 
     parsed: dict[str, str] = {}
     for item in filters:
@@ -367,7 +367,7 @@ def serve(index_dir: Path, transport: str, host: str, port: int, auth_token_env:
 @_fail_cleanly
 def audit(out: Path, sql: str | None) -> None:
     """What each build paid for: hits, misses and pruned vectors, per build and per chunk."""
-    from .audit import format_table, last_build_summary, query
+    from .indexing.audit import format_table, last_build_summary, query
 
     if sql:
         click.echo(format_table(*query(out, sql)))

@@ -9,11 +9,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from docs_mcp_core.build import build
 from docs_mcp_core.embedding import BACKENDS, ProviderSettings, make_provider
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.fsutil import dir_size
+from docs_mcp_core.indexing.steps import build
 from docs_mcp_core.progress import Reporter
+
 from .cases import Suite
 from .runner import run_suite
 

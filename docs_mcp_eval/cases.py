@@ -8,9 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
+from docs_mcp_core.corpus.manifest import format_loc
 from docs_mcp_core.errors import DocsMcpError
-from docs_mcp_core.manifest import format_loc
-
 
 
 class Case(BaseModel):

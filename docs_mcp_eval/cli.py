@@ -45,10 +45,11 @@ def eval_run(cases_file: Path, server_command: str, build_command: str | None, w
     """Run a suite against any server with search_docs and get_doc; exit 1 if the run aborted."""
     import anyio
 
+    from docs_mcp_core.progress import StderrReporter
+
     from .cases import load_suite
     from .report import load_result, markdown
     from .runner import run_build, run_suite, split_command
-    from docs_mcp_core.progress import StderrReporter
 
     suite = load_suite(cases_file)
     previous = load_result(baseline) if baseline else None
@@ -90,10 +91,11 @@ def eval_benchmark(cases_file: Path, docs_dir: Path, embeddings: str, embedding_
     """Build one index per provider and compare them on one suite."""
     import anyio
 
+    from docs_mcp_core.progress import StderrReporter
+
     from .benchmark import benchmark
     from .cases import load_suite
     from .report import comparison
-    from docs_mcp_core.progress import StderrReporter
 
     suite = load_suite(cases_file)
     specs = [s.strip() for s in embeddings.split(",") if s.strip()]

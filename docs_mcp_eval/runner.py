@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from docs_mcp_core import __version__
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.progress import NullReporter, Reporter
+
 from . import metrics
 from .cases import Case, Suite
 

@@ -7,16 +7,23 @@ from typing import Any
 
 import dagster as dg
 
-from docs_mcp_core.audit import audit_path, record_build
-from docs_mcp_core.build import ChunkSet, chunk_corpus, embed_chunks, fingerprint_chunks, publish_metadata, write_index
-from docs_mcp_core.chunking import CHUNKER_VERSION
-from docs_mcp_core.embedding_cache import EmbedResult
+from docs_mcp_core.chunking.chunker import CHUNKER_VERSION
+from docs_mcp_core.embedding.cache import EmbedResult
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.fsutil import dir_size
-from docs_mcp_core.gitsource import stage_git
-from docs_mcp_core.index import LANCEDB_DIR
+from docs_mcp_core.indexing.audit import audit_path, record_build
+from docs_mcp_core.indexing.steps import (
+    ChunkSet,
+    chunk_corpus,
+    embed_chunks,
+    fingerprint_chunks,
+    publish_metadata,
+    write_index,
+)
+from docs_mcp_core.indexing.table import LANCEDB_DIR
 from docs_mcp_core.models import IndexInfo
-from docs_mcp_core.staging import StagedDocs, stage_local
+from docs_mcp_core.sources.git import stage_git
+from docs_mcp_core.sources.local import StagedDocs, stage_local
 
 from .resources import DagsterReporter, DocsMcpConfig
 

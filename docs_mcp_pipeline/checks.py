@@ -4,14 +4,14 @@ The index checks are blocking, so a broken table version is never published: the
 `metadata` step, which publishes, does not run when one fails.
 """
 
-import dagster as dg
-
 from pathlib import Path
 
-from docs_mcp_core import checks
-from docs_mcp_core.build import written_path
+import dagster as dg
+
 from docs_mcp_core.fsutil import read_json
-from docs_mcp_core.staging import LISTING
+from docs_mcp_core.indexing import checks
+from docs_mcp_core.indexing.steps import written_path
+from docs_mcp_core.sources.local import LISTING
 
 from .assets import staged_path
 from .resources import DocsMcpConfig

@@ -4,8 +4,8 @@ import sys
 
 import dagster as dg
 
-from docs_mcp_core.config import load_config
 from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_core.sources.config import load_config
 
 from .assets import build_assets
 from .checks import build_checks

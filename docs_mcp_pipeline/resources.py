@@ -11,11 +11,11 @@ from pathlib import Path
 import dagster as dg
 from pydantic import PrivateAttr
 
-from docs_mcp_core.config import Corpora, load_config
 from docs_mcp_core.embedding import EmbeddingProvider, make_provider
-from docs_mcp_core.embedding_cache import CACHE_DIR
+from docs_mcp_core.embedding.cache import CACHE_DIR
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.fsutil import BuildLock, read_json, write_json_atomic
+from docs_mcp_core.sources.config import Corpora, load_config
 
 LEASE_FILE = "build-run.json"  # the Dagster run that last held an output's lock
 

@@ -5,9 +5,9 @@ import json
 import dagster as dg
 from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
-from docs_mcp_core.config import Corpora
 from docs_mcp_core.errors import DocsMcpError
-from docs_mcp_core.gitsource import remote_commit
+from docs_mcp_core.sources.config import Corpora
+from docs_mcp_core.sources.git import remote_commit
 
 from .assets import COMMIT_TAG
 from .resources import DocsMcpConfig

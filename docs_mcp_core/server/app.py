@@ -16,9 +16,9 @@ from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 
 from .. import __version__
+from ..embedding.query import QueryEmbedder
 from ..errors import DocsMcpError
-from ..query_embedding import QueryEmbedder
-from ..search import PublishedIndex, SearchEngine, SearchError, Weights
+from ..search.engine import PublishedIndex, SearchEngine, SearchError, Weights
 from . import tools
 from .mustache import TemplateError, render
 

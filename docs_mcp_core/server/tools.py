@@ -9,7 +9,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from ..search import DEFAULT_LIMIT, MAX_CONTEXT, MAX_LIMIT
+from ..search.engine import DEFAULT_LIMIT, MAX_CONTEXT, MAX_LIMIT
 
 SEARCH = "search_docs"
 GET_DOC = "get_doc"

@@ -5,8 +5,8 @@ from pathlib import Path
 import duckdb
 from click.testing import CliRunner
 
-from docs_mcp_core.audit import audit_path
 from docs_mcp_core.cli import main
+from docs_mcp_core.indexing.audit import audit_path
 
 from ..conftest import EXAMPLE_CHUNKS
 

@@ -10,11 +10,18 @@ from pathlib import Path
 import numpy as np
 from click.testing import CliRunner
 
-from docs_mcp_core.build import build, chunk_corpus, embed_chunks, fingerprint_chunks, publish_metadata, write_index
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.index import open_table
-from docs_mcp_core.search import run_search
+from docs_mcp_core.indexing.steps import (
+    build,
+    chunk_corpus,
+    embed_chunks,
+    fingerprint_chunks,
+    publish_metadata,
+    write_index,
+)
+from docs_mcp_core.indexing.table import open_table
+from docs_mcp_core.search.engine import run_search
 
 from ..conftest import EXAMPLE_CHUNKS, write
 

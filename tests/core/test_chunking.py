@@ -2,9 +2,9 @@ import re
 
 import pytest
 
-from docs_mcp_core.chunking import chunk_markdown
-from docs_mcp_core.manifest import Strategy
-from docs_mcp_core.markdown import parser
+from docs_mcp_core.chunking.chunker import chunk_markdown
+from docs_mcp_core.corpus.manifest import Strategy
+from docs_mcp_core.corpus.markdown import parser
 
 H2 = Strategy(chunk_by="h2")
 

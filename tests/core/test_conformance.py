@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from docs_mcp_core.build import analyze_corpus
 from docs_mcp_core.cli import main
-from docs_mcp_core.manifest import DEFAULT_MAX_CHUNK_SIZE
+from docs_mcp_core.corpus.manifest import DEFAULT_MAX_CHUNK_SIZE
+from docs_mcp_core.indexing.steps import analyze_corpus
 
 from ..conftest import FIXTURES
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from docs_mcp_core.cli import main
-from docs_mcp_core.config import load_config
 from docs_mcp_core.errors import DocsMcpError
-from docs_mcp_core.staging import stage_local
+from docs_mcp_core.sources.config import load_config
+from docs_mcp_core.sources.local import stage_local
 from tests.conftest import write
 
 PAGE = "# {0}\n\n## Section\n\nText about {0}.\n"

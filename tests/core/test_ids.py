@@ -1,6 +1,6 @@
-from docs_mcp_core.chunking import chunk_markdown
-from docs_mcp_core.ids import SlugRegistry, slugify
-from docs_mcp_core.manifest import Strategy
+from docs_mcp_core.chunking.chunker import chunk_markdown
+from docs_mcp_core.chunking.ids import SlugRegistry, slugify
+from docs_mcp_core.corpus.manifest import Strategy
 
 H2 = Strategy(chunk_by="h2")
 

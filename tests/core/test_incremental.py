@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from docs_mcp_core.build import build
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.embedding_cache import EmbeddingCache, _open
-from docs_mcp_core.index import open_table
+from docs_mcp_core.embedding.cache import EmbeddingCache, _open
+from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.table import open_table
 from docs_mcp_core.progress import NullReporter
-from docs_mcp_core.search import run_search
+from docs_mcp_core.search.engine import run_search
 
 from ..conftest import EXAMPLE_CHUNKS, write
 from ..fakes.openai_server import FakeEmbeddingServer, Fault

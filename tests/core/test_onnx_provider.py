@@ -15,14 +15,14 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client
 
-from docs_mcp_core.build import analyze_corpus
 from docs_mcp_core.cli import main
-from docs_mcp_core.config import load_config
 from docs_mcp_core.embedding import ProviderSettings, make_provider, to_embedding_input
 from docs_mcp_core.embedding.local_onnx import BUNDLED_DIR
 from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_core.indexing.steps import analyze_corpus
+from docs_mcp_core.search.engine import run_search
+from docs_mcp_core.sources.config import load_config
 from docs_mcp_eval.benchmark import parse_spec
-from docs_mcp_core.search import run_search
 
 from ..conftest import EXAMPLE_DOCS, write
 from ..server.conftest import anyio_backend, build_index, http_server  # noqa: F401 - anyio_backend is a fixture
@@ -142,7 +142,7 @@ def test_identity_is_the_files_not_the_name(tmp_path: Path) -> None:
 def test_query_embedding_recreates_the_onnx_backend_without_torch(onnx_index: Path) -> None:
     embedding = json.loads((onnx_index / "metadata.json").read_text())["embedding"]
     assert embedding["backend"] == "onnx"
-    code = ("import sys, json; from docs_mcp_core.query_embedding import QueryEmbedder; "
+    code = ("import sys, json; from docs_mcp_core.embedding.query import QueryEmbedder; "
             f"q = QueryEmbedder(json.loads({json.dumps(embedding)!r}), log=lambda m: None); q.wait(60); "
             "v = q.embed('verify webhook signature'); "
             "print(q.status, type(q.provider).__name__, v.shape[0], 'torch' in sys.modules, "

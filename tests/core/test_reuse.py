@@ -4,16 +4,16 @@ import hashlib
 import json
 from pathlib import Path
 
-from docs_mcp_core import reuse
-from docs_mcp_core.build import analyze_corpus, build, chunk_corpus, chunks_json
-from docs_mcp_core.chunking import CHUNKER_VERSION
+from docs_mcp_core.chunking.chunker import CHUNKER_VERSION
 from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.indexing import file_reuse as reuse
+from docs_mcp_core.indexing.steps import analyze_corpus, build, chunk_corpus, chunks_json
 from docs_mcp_core.progress import NullReporter
 
 from ..conftest import write
 
 # sha256 of the chunk output for the bundled corpora, per chunker version. When this test
-# fails, chunk output changed: bump CHUNKER_VERSION in docs_mcp_core/chunking.py (so every
+# fails, chunk output changed: bump CHUNKER_VERSION in docs_mcp_core/chunking/chunker.py (so every
 # previous build's reused chunks are invalidated) and record the new digest under it.
 GOLDEN = {
     "1": "a997b3015c8a05929ab52cf85e6332ec11a8615e1531612103e89a32cd2373f2",

@@ -5,12 +5,21 @@ from pathlib import Path
 
 import pytest
 
-from docs_mcp_core import cursor as cursors
-from docs_mcp_core import search as engine_module
-from docs_mcp_core.build import build
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.errors import DocsMcpError
-from docs_mcp_core.search import ChunkInfo, SearchEngine, Weights, collapse_key, loaded_embedder, rrf, run_search, where_clause
+from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.search import cursor as cursors
+from docs_mcp_core.search import engine as engine_module
+from docs_mcp_core.search.engine import (
+    ChunkInfo,
+    SearchEngine,
+    Weights,
+    collapse_key,
+    loaded_embedder,
+    rrf,
+    run_search,
+    where_clause,
+)
 from docs_mcp_core.server.mustache import TemplateError, render
 
 TAXONOMY = {"language": {"values": ["go", "python"]}, "scope": {"values": ["global-guide", "sdk-specific"]},

@@ -7,27 +7,20 @@ It records every request body and Authorization header and answers with `reply`
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable
+
+from .local_http import LocalServer, send_json
 
 
 @dataclass
-class FakeChatServer:
+class FakeChatServer(LocalServer):
     reply: str | Callable[[dict[str, Any]], str] = "{}"
     status: int = 200
     bodies: list[dict[str, Any]] = field(default_factory=list)
     raw_sizes: list[int] = field(default_factory=list)
     auth: list[str] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self._httpd: ThreadingHTTPServer | None = None
-
-    @property
-    def url(self) -> str:
-        assert self._httpd is not None
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     def start(self) -> "FakeChatServer":
         server = self
@@ -57,26 +50,7 @@ class FakeChatServer:
                 })
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, payload)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        self._serve(Handler)
         return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> "FakeChatServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

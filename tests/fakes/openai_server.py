@@ -15,9 +15,11 @@ import time
 import zlib
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import numpy as np
+
+from .local_http import LocalServer, send_json
 
 
 def fake_vector(text: str, dims: int) -> list[float]:
@@ -37,7 +39,7 @@ class Fault:
 
 
 @dataclass
-class FakeEmbeddingServer:
+class FakeEmbeddingServer(LocalServer):
     dims: int = 64
     latency: float = 0.0
     faults: deque = field(default_factory=deque)  # applied to the next requests, one each
@@ -50,12 +52,6 @@ class FakeEmbeddingServer:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-
-    @property
-    def url(self) -> str:
-        assert self._httpd is not None
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     def start(self) -> "FakeEmbeddingServer":
         server = self
@@ -111,31 +107,10 @@ class FakeEmbeddingServer:
                                   "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
             def _reply(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
-                raw = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(raw)
+                send_json(self, status, payload, headers)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        self._serve(Handler)
         return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> "FakeEmbeddingServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def reset_counts(self) -> None:
         with self._lock:

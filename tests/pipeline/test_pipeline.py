@@ -11,8 +11,8 @@ import pytest
 from dagster._core.definitions.data_version import StaleStatus
 from dagster._utils.test.data_versions import get_stale_status_resolver
 
-from docs_mcp_core import checks
-from docs_mcp_core.audit import audit_path
+from docs_mcp_core.indexing import checks
+from docs_mcp_core.indexing.audit import audit_path
 from docs_mcp_pipeline import build_definitions
 from docs_mcp_pipeline.assets import COMMIT_TAG
 

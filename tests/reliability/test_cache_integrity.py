@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from docs_mcp_core.build import chunk_corpus, embed_chunks, fingerprint_chunks
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.embedding_cache import _open
-from docs_mcp_core.index import open_table
+from docs_mcp_core.embedding.cache import _open
+from docs_mcp_core.indexing.steps import chunk_corpus, embed_chunks, fingerprint_chunks
+from docs_mcp_core.indexing.table import open_table
 
 from ..conftest import write
 

@@ -17,7 +17,7 @@ from ..fakes.openai_server import FakeEmbeddingServer
 UNPUBLISHED_BUILD = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from docs_mcp_core.build import chunk_corpus, embed_chunks, fingerprint_chunks, write_index
+    from docs_mcp_core.indexing.steps import chunk_corpus, embed_chunks, fingerprint_chunks, write_index
     from docs_mcp_core.embedding import ProviderSettings, make_provider
     from docs_mcp_core.fsutil import build_lock
 

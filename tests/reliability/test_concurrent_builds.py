@@ -14,7 +14,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from docs_mcp_core.embedding_cache import _open
+from docs_mcp_core.embedding.cache import _open
 from docs_mcp_core.fsutil import build_lock
 from docs_mcp_pipeline import build_definitions
 

@@ -9,8 +9,8 @@ from typing import Callable
 
 import pytest
 
-from docs_mcp_core.search import run_search
-from docs_mcp_core.tablefiles import manifests
+from docs_mcp_core.search.engine import run_search
+from docs_mcp_core.indexing.tablefiles import manifests
 from tests.reliability.clitools import build_args, docs_mcp, published, search_ids
 
 QUERY = "idempotency key"

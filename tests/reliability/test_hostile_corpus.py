@@ -15,10 +15,10 @@ import dagster as dg
 import pytest
 from mcp import Client, StdioServerParameters
 
-from docs_mcp_core.config import load_config
 from docs_mcp_core.errors import DocsMcpError
-from docs_mcp_core.gitsource import stage_git
-from docs_mcp_core.staging import stage_local
+from docs_mcp_core.sources.config import load_config
+from docs_mcp_core.sources.git import stage_git
+from docs_mcp_core.sources.local import stage_local
 from docs_mcp_pipeline import build_definitions
 
 from ..conftest import write

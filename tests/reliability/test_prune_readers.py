@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from docs_mcp_core.build import build
+from docs_mcp_core.indexing.steps import build
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.index import open_table
-from docs_mcp_core.tablefiles import manifests
+from docs_mcp_core.indexing.table import open_table
+from docs_mcp_core.indexing.tablefiles import manifests
 from tests.conftest import EXAMPLE_CHUNKS, write
 
 

@@ -107,8 +107,8 @@ def query(out: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run SQL against the audit database, which it can read and nothing else (see READ_ONLY_CONFIG)."""
     import duckdb
 
-    from .errors import DocsMcpError
-    from .metadata import require_metadata
+    from ..errors import DocsMcpError
+    from ..metadata import require_metadata
 
     require_metadata(out)  # a reading command: a folder that is not an index gets the build command, nothing else
     path = audit_path(out)

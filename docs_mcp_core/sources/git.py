@@ -16,12 +16,12 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from .corpus import TEMPLATE_SUFFIXES, show_path
-from .diagnostics import warning
-from .errors import DocsMcpError
-from .exclude import GITIGNORE
-from .manifest import MANIFEST_NAME
-from .staging import StagedDocs, stage_local
+from ..corpus.exclude import GITIGNORE
+from ..corpus.manifest import MANIFEST_NAME
+from ..corpus.walk import TEMPLATE_SUFFIXES, show_path
+from ..diagnostics import warning
+from ..errors import DocsMcpError
+from .local import StagedDocs, stage_local
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _URL = re.compile(r"^[a-z][a-z0-9+.-]*://|^[^/\s]+@[^/\s]+:")

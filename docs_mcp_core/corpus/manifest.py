@@ -7,11 +7,21 @@ import re
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from .diagnostics import Diagnostic, error
-from .globs import GlobError, compile_glob, glob_match
-from .jsonlines import json_line_map, line_of
+from ..diagnostics import Diagnostic, error
+from .globs import GlobError, check_globs, compile_glob, glob_match
+from .json_locations import json_line_map, line_of
 
 MANIFEST_NAME = ".docs-mcp.json"
 DEFAULT_MAX_CHUNK_SIZE = 20_000
@@ -121,12 +131,7 @@ class Manifest(BaseModel):
     @field_validator("exclude")
     @classmethod
     def _valid_globs(cls, value: list[str]) -> list[str]:
-        for pattern in value:
-            try:
-                compile_glob(pattern)
-            except GlobError as exc:
-                raise ValueError(f"{pattern!r}: {exc}") from None
-        return value
+        return check_globs(value)
 
     @field_validator("taxonomy")
     @classmethod

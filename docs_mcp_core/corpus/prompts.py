@@ -9,7 +9,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
-from .diagnostics import Diagnostic, error
+from ..diagnostics import Diagnostic, error
 from .manifest import format_loc
 from .markdown import normalize_newlines, split_frontmatter
 

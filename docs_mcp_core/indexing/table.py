@@ -17,12 +17,12 @@ from typing import Any
 import lancedb
 import numpy as np
 import pyarrow as pa
-from lancedb.index import FTS, BTree, Bitmap
+from lancedb.index import FTS, Bitmap, BTree
 
-from .errors import DocsMcpError
-from .models import Chunk, IndexInfo
+from ..errors import DocsMcpError
+from ..models import Chunk, IndexInfo
+from ..testhook import pause
 from .tablefiles import LANCEDB_DIR, files_of, manifests, remove_files, table_dir, unrecorded_files
-from .testhook import pause
 
 TABLE = "chunks"
 # Lance deletes versions older than an age; ours are removed by number before it runs (see

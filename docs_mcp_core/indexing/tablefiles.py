@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .fsutil import read_json, write_json_atomic
+from ..fsutil import read_json, write_json_atomic
 
 LANCEDB_DIR = ".lancedb"
 _U64 = 2**64 - 1

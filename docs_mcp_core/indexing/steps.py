@@ -12,24 +12,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..chunking.chunker import CHUNKER_VERSION, chunk_markdown
+from ..corpus.prompts import load_prompts
+from ..corpus.taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
+from ..corpus.walk import manifest_rules, read_text, resolve_file, scan_corpus
+from ..diagnostics import Diagnostic, error, has_errors
+from ..embedding import EmbeddingProvider, compute_fingerprint, to_embedding_input
+from ..embedding.cache import CACHE_DIR, EmbedResult, commit_cache, embed_with_cache
+from ..errors import DocsMcpError, ValidationFailed
+from ..fsutil import build_lock, remove_temp_files, write_atomic, write_json_atomic
+from ..metadata import DEFAULT_DESCRIPTION, METADATA_FILE, build_metadata, read_metadata, write_metadata
+from ..models import Chunk, IndexInfo
+from ..progress import NullReporter, Reporter, Timer
+from ..testhook import pause
 from .audit import new_build_id, record_build
-from .chunking import CHUNKER_VERSION, chunk_markdown
-from .corpus import manifest_rules, read_text, resolve_file, scan_corpus
-from .diagnostics import Diagnostic, error, has_errors
-from .embedding import EmbeddingProvider, compute_fingerprint, to_embedding_input
-from .embedding_cache import CACHE_DIR, EmbedResult, commit_cache, embed_with_cache
-from .errors import DocsMcpError, ValidationFailed
-from .fsutil import build_lock, remove_temp_files, write_atomic, write_json_atomic
-from .metadata import DEFAULT_DESCRIPTION, METADATA_FILE, build_metadata, read_metadata, write_metadata
-from .models import Chunk, IndexInfo
-from .progress import NullReporter, Reporter, Timer
-from .prompts import load_prompts
-from .reuse import (CHUNKS_FILE, STATE_FILE, PreviousChunks, discard_pending, file_key, load_previous, pending_dir,
-                    publish_pending, write_pending)
+from .file_reuse import (CHUNKS_FILE, STATE_FILE, PreviousChunks, discard_pending, file_key, load_previous,
+                         pending_dir, publish_pending, write_pending)
 from .tablefiles import (forget_records, manifests, record_files, record_path, remove_files, unrecorded_files,
                          version_problem)
-from .testhook import pause
-from .taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
 
 INDEX_SCHEMA_VERSION = "1"
 _WRITING = "index-writing"  # marker: a table write started and did not finish
@@ -273,7 +273,7 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
                              chunks_sha256=chunks_sha)
             reporter.info("index unchanged: reusing the published table version")
         else:
-            from .index import write_table  # LanceDB is imported only when a table is written
+            from .table import write_table  # LanceDB is imported only when a table is written
 
             write_atomic(marker, b"")
             vectors = embedded.load_vectors()
@@ -348,7 +348,7 @@ def _prune(out: Path, table: str, keep: set[int]) -> None:
     found = manifests(out, table)
     keep = {v for v in keep if v in found} | ({max(found)} if found else set())
     if set(found) - keep:
-        from .index import prune_versions
+        from .table import prune_versions
 
         prune_versions(out, table, keep)
     else:

@@ -13,7 +13,7 @@ import os
 import re
 from typing import Any
 
-from .errors import DocsMcpError
+from ..errors import DocsMcpError
 from .fix import FixReport, _dump
 
 MAX_DESCRIPTION = 300

@@ -8,13 +8,22 @@ from pathlib import Path
 from typing import Annotated
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from .embedding import BACKENDS, PROVIDERS, ProviderSettings
-from .errors import DocsMcpError
-from .globs import GlobError, compile_glob
-from .manifest import format_loc
-from .paths import read_bytes
+from ..corpus.globs import check_globs
+from ..corpus.manifest import format_loc
+from ..embedding import BACKENDS, PROVIDERS, ProviderSettings
+from ..errors import DocsMcpError
+from ..paths import read_bytes
 
 CONFIG_FILE = "docs-mcp.yaml"
 CONFIG_ENV = "DOCS_MCP_CONFIG"
@@ -77,12 +86,7 @@ class CorpusConfig(BaseModel):
     @field_validator("exclude")
     @classmethod
     def _valid_globs(cls, value: list[str]) -> list[str]:
-        for pattern in value:
-            try:
-                compile_glob(pattern)
-            except GlobError as exc:
-                raise ValueError(f"exclude {pattern!r}: {exc}") from None
-        return value
+        return check_globs(value, "exclude ")
 
     @field_validator("name")
     @classmethod
@@ -151,7 +155,7 @@ class Corpora:
 
     def git_source(self, name: str) -> str | None:
         """The repository to clone for a git corpus: a URL as written, a local path resolved."""
-        from .gitsource import is_url
+        from .git import is_url
 
         git = self.get(name).source.git
         if git is None:

@@ -8,10 +8,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .corpus import list_tree, show_path
-from .errors import DocsMcpError
-from .fsutil import read_json, write_json_atomic
-from .paths import check_docs_dir, check_writable_dir, read_bytes
+from ..corpus.walk import list_tree, show_path
+from ..errors import DocsMcpError
+from ..fsutil import read_json, write_json_atomic
+from ..paths import check_docs_dir, check_writable_dir, read_bytes
 
 LISTING = "staged-files.json"
 

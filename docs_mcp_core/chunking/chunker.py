@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 from markdown_it.token import Token
 
+from ..corpus.manifest import Strategy
+from ..corpus.markdown import Block, parser, top_level_blocks
+from ..models import Chunk
 from .ids import PREAMBLE, SlugRegistry, file_part_id, part_id, section_id, slugify
-from .manifest import Strategy
-from .markdown import Block, parser, top_level_blocks
-from .models import Chunk
-from .sizing import Unit, pack, part_plain, part_text, split_units
+from .splitting import Unit, pack, part_plain, part_text, split_units
 
 # Bump when chunk output changes for the same input: per-file chunk reuse keys on it.
 CHUNKER_VERSION = "2"

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from .markdown import Block, inline_text, markdown_text
+from ..corpus.markdown import Block, inline_text, markdown_text
 
 _FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*$")
 

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .chunking import CHUNKER_VERSION
-from .diagnostics import Diagnostic
-from .errors import DocsMcpError
-from .fsutil import read_json, write_atomic, write_json_atomic
-from .manifest import Resolution
-from .metadata import METADATA_FILE, read_metadata
-from .models import Chunk
+from ..chunking.chunker import CHUNKER_VERSION
+from ..corpus.manifest import Resolution
+from ..diagnostics import Diagnostic
+from ..errors import DocsMcpError
+from ..fsutil import read_json, write_atomic, write_json_atomic
+from ..metadata import METADATA_FILE, read_metadata
+from ..models import Chunk
 
 CHUNKS_FILE = "chunks.json"
 STATE_FILE = "files.json"

@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from .embedding import EMBEDDING_FORMAT_VERSION, EmbeddingProvider
-from .errors import DocsMcpError
-from .fsutil import read_json, write_json_atomic
-from .progress import NullReporter, Reporter, Timer
+from ..errors import DocsMcpError
+from ..fsutil import read_json, write_json_atomic
+from ..progress import NullReporter, Reporter, Timer
+from . import EMBEDDING_FORMAT_VERSION, EmbeddingProvider
 
 CACHE_VERSION = "1"
 CACHE_DIR = ".embedding-cache"

@@ -17,6 +17,16 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
     return re.compile(_translate(pattern.removeprefix("./")) + r"\Z")
 
 
+def check_globs(patterns: list[str], label: str = "") -> list[str]:
+    """A pydantic validator's body: every pattern compiles, else a ValueError naming it."""
+    for pattern in patterns:
+        try:
+            compile_glob(pattern)
+        except GlobError as exc:
+            raise ValueError(f"{label}{pattern!r}: {exc}") from None
+    return patterns
+
+
 def glob_match(pattern: str, path: str) -> bool:
     return compile_glob(pattern).match(path) is not None
 

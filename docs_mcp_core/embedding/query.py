@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .embedding import EmbeddingProvider, make_provider, settings_from_metadata
+from . import EmbeddingProvider, make_provider, settings_from_metadata
 
 RETRY_AFTER_FAILURE = 30.0  # seconds to stay text-only after a failed query embedding
 

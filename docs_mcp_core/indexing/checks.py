@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .manifest import MAX_TAXONOMY_KEYS, MAX_TAXONOMY_VALUES, MAX_VALUE_CHARS
-from .metadata import read_metadata
+from ..corpus.manifest import MAX_TAXONOMY_KEYS, MAX_TAXONOMY_VALUES, MAX_VALUE_CHARS
+from ..metadata import read_metadata
 
 
 @dataclass
@@ -25,7 +25,7 @@ class CheckOutcome:
 
 def _chunks(out: Path) -> list[dict[str, Any]]:
     """The written build's chunks.json: the pending one until it is published, then the one in place."""
-    from .reuse import CHUNKS_FILE, pending_paths
+    from .file_reuse import CHUNKS_FILE, pending_paths
 
     pending = pending_paths(Path(out))[0]
     path = pending if pending.exists() else Path(out) / CHUNKS_FILE
@@ -33,7 +33,7 @@ def _chunks(out: Path) -> list[dict[str, Any]]:
 
 
 def _table(out: Path, version: int):  # type: ignore[no-untyped-def]
-    from .index import open_table
+    from .table import open_table
 
     return open_table(out, version)
 

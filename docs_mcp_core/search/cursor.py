@@ -16,7 +16,7 @@ import secrets
 from pathlib import Path
 from typing import Callable
 
-from .errors import DocsMcpError, SearchError
+from ..errors import DocsMcpError, SearchError
 
 SECRET_ENV = "DOCS_MCP_CURSOR_SECRET"
 SECRET_FILE = "cursor-secret"
@@ -38,7 +38,7 @@ def load_secret(out: Path, *, log: Callable[[str], None] | None = None) -> bytes
     (a read-only mount) gets a secret for this process only, with a warning, rather than
     a refusal: search works, cursors just do not outlive the process.
     """
-    from .metadata import METADATA_FILE
+    from ..metadata import METADATA_FILE
 
     given = os.environ.get(SECRET_ENV)
     if given:

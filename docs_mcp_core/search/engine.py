@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import SearchError
+from ..metadata import METADATA_FILE, require_metadata
 from . import cursor as cursors
-from .errors import SearchError
-from .metadata import METADATA_FILE, require_metadata
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
@@ -470,7 +470,7 @@ def _stderr(message: str) -> None:
 
 def loaded_embedder(embedding: dict[str, Any]) -> Any:
     """For one-shot callers (the CLI): a query embedder whose model has finished loading."""
-    from .query_embedding import QueryEmbedder
+    from ..embedding.query import QueryEmbedder
 
     embedder = QueryEmbedder(embedding)
     embedder.wait()

@@ -2,7 +2,7 @@
 
 Three sources, all applied by corpus.list_tree so build, validate and staging agree:
 - `exclude` in a `.docs-mcp.json`: globs relative to that manifest's folder (the glob rules
-  of overrides, docs_mcp_core/globs.py). Every manifest on the way down applies, not only the
+  of overrides, docs_mcp_core/corpus/globs.py). Every manifest on the way down applies, not only the
   nearest: leaving a file out is about the file set, not about how a file is chunked.
 - `exclude` of a corpus in docs-mcp.yaml: the same globs, relative to the docs folder.
 - `.gitignore` files inside the docs folder, with git's semantics (pathspec's GitIgnoreSpec):

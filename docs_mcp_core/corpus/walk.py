@@ -12,9 +12,10 @@ from pathlib import Path
 
 from markdown_it.token import Token
 
-from .diagnostics import Diagnostic, error, warning
+from ..diagnostics import Diagnostic, error, warning
+from ..paths import check_docs_dir, file_type, read_bytes
+from .directives import FileHints, read_directives, read_frontmatter
 from .exclude import GITIGNORE, Rules
-from .hints import FileHints, read_directives, read_frontmatter
 from .manifest import (
     MANIFEST_NAME,
     LoadedManifest,
@@ -25,7 +26,6 @@ from .manifest import (
     resolve_manifest_rules,
 )
 from .markdown import normalize_newlines, parser, split_frontmatter
-from .paths import check_docs_dir, file_type, read_bytes
 
 TEMPLATE_SUFFIXES = (".template.md", ".template.yaml", ".template.yml")
 
@@ -132,7 +132,7 @@ def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Tree:
 
     Dot-folders and node_modules are skipped, and so is what `exclude` (globs relative to
     `root`, from docs-mcp.yaml), a manifest's `exclude` or a `.gitignore` leaves out
-    (docs_mcp_core/exclude.py); each is recorded in `Tree.skipped` with the rule.
+    (docs_mcp_core/corpus/exclude.py); each is recorded in `Tree.skipped` with the rule.
     Only regular files are read: FIFOs, sockets and devices are skipped with a warning (reading a FIFO would block forever). Symlinks:
     folder symlinks are never followed; a file symlink is followed only if its target is a
     regular file inside the docs folder, and a Markdown file is indexed once, under its own

@@ -11,7 +11,7 @@ import yaml
 from markdown_it.token import Token
 from pydantic import ValidationError
 
-from .diagnostics import Diagnostic, error, warning
+from ..diagnostics import Diagnostic, error, warning
 from .manifest import TOO_DEEP, Strategy, check_metadata_key, check_metadata_value, format_loc
 
 FRONTMATTER_KEYS = ("mcp_chunking_hint", "metadata", "title", "description")

@@ -7,7 +7,7 @@ Repair: a file whose sections outgrow `max_chunk_size` at its level gets an over
 a deeper level where that fits; overrides that match no file are reported.
 Everything is derived from the files alone, so a second run over the result proposes
 nothing. `--llm` only writes descriptions and server instructions the offline pass left
-empty (docs_mcp_core/fix_llm.py).
+empty (docs_mcp_core/authoring/llm.py).
 """
 
 from __future__ import annotations
@@ -21,13 +21,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .chunking import chunk_markdown
-from .corpus import CorpusScan, read_text, resolve_file, scan_corpus, show_path
-from .diagnostics import has_errors
-from .errors import DocsMcpError
-from .globs import glob_match
-from .manifest import (DEFAULT_MAX_CHUNK_SIZE, MANIFEST_NAME, LoadedManifest, Manifest, Strategy, nearest_manifest,
-                       resolve_manifest_rules)
+from ..chunking.chunker import chunk_markdown
+from ..corpus.globs import glob_match
+from ..corpus.manifest import (
+    DEFAULT_MAX_CHUNK_SIZE,
+    MANIFEST_NAME,
+    LoadedManifest,
+    Manifest,
+    Strategy,
+    nearest_manifest,
+    resolve_manifest_rules,
+)
+from ..corpus.walk import CorpusScan, read_text, resolve_file, scan_corpus, show_path
+from ..diagnostics import has_errors
+from ..errors import DocsMcpError
 
 LEVELS = ("h1", "h2", "h3")
 TARGET_SIZE = 4_000  # characters per chunk that search ranks well: one method, one concept, one how-to step
@@ -449,7 +456,7 @@ def corpus_summary(scan: CorpusScan, stats: dict[str, FileStats], limit: int = 6
 
 
 def write_proposals(docs_dir: Path, report: FixReport) -> list[str]:
-    from .fsutil import write_atomic
+    from ..fsutil import write_atomic
 
     written = []
     for p in report.proposals:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .diagnostics import Diagnostic, error, warning
+from ..diagnostics import Diagnostic, error, warning
+from ..models import Chunk
 from .manifest import MAX_TAXONOMY_KEYS, MAX_TAXONOMY_VALUES, LoadedManifest
-from .models import Chunk
 
 
 def check_taxonomy_limits(files: list[tuple[str, dict[str, str]]]) -> list[Diagnostic]:

@@ -1,0 +1,1 @@
+"""A staged tree, walked and resolved: manifests, in-file directives, globs, markdown, prompts, taxonomy."""

@@ -1,0 +1,1 @@
+"""The read path: the published index, the hybrid engine, fusion and cursors."""

@@ -1,0 +1,1 @@
+"""Where docs come from: the docs-mcp.yaml config, and staging a folder or a git commit."""
