@@ -51,12 +51,6 @@ def subwords(text: str) -> str:
     return " ".join(out)
 
 
-def expand_query(query: str) -> str:
-    """The query plus the sub-words of its camelCase identifiers (for the sub-word field)."""
-    extra = subwords(query)
-    return f"{query} {extra}" if extra else query
-
-
 def normalize_language(name: str) -> str:
     name = name.strip().lower()
     return LANGUAGE_ALIASES.get(name, name)

@@ -21,7 +21,8 @@ import numpy as np
 
 from . import cursor as cursors
 from .errors import SearchError
-from .fields import expand_query, normalize_language
+from .fields import normalize_language, subwords
+from .weights import Weights
 from .metadata import METADATA_FILE, require_metadata
 
 DEFAULT_LIMIT = 10
@@ -38,26 +39,6 @@ _WORD = re.compile(r"[A-Za-z0-9_]+")
 _CHUNK_ID = re.compile(r"^[^#\s][^#\n]*(#[^#\s]+)?$")
 _LIGHT = ["chunk_id", "filepath", "heading", "breadcrumb", "chunk_index", "metadata"]
 _DERIVED = ["code_languages", "content_digest"]  # light columns of indexes written with fields.py
-
-
-@dataclass(frozen=True)
-class Weights:
-    """Field boosts of the full-text query and the fusion weights of each ranked list.
-
-    Chosen with benchmarks/tune.py over every shipped suite at once (see the README's
-    quality table); `language` multiplies the fused score of chunks in the filtered language.
-    """
-
-    text: float = 1.0
-    phrase: float = 1.25
-    vector: float = 2.0
-    k: int = 60
-    heading: float = 3.0  # field boosts inside the full-text query (content_text is 1)
-    breadcrumb: float = 0.0
-    subwords: float = 0.0
-    fields: str = "max"  # how field scores combine: "max" (best field) or "sum"
-    language: float = 0.0
-    depth: int = 100  # candidates per list
 
 
 @dataclass(frozen=True)
@@ -138,9 +119,10 @@ def rrf(lists: list[tuple[float, list[str]]], k: int) -> list[tuple[str, float]]
 
 def text_query(query: str, index: "PublishedIndex", weights: Weights) -> Any:
     """BM25 over the chunk's fields, each times its boost: heading, breadcrumb (file path and parent
-    headings), content_text, and the identifier sub-words (fields.py) matched by the query's own
-    sub-words. `weights.fields` "max" keeps the best field's score (LanceDB's MultiMatchQuery);
-    "sum" adds them (a boolean SHOULD query)."""
+    headings), content_text, and the identifier sub-words of the chunk (fields.py). `weights.fields`
+    "max" keeps the best field's score (LanceDB's MultiMatchQuery), "sum" adds them. A camelCase
+    identifier in the query also looks for its sub-words as plain words, at half the sub-word boost,
+    so `WithMaxRetries` finds "max retries" while the exact identifier still scores highest."""
     from lancedb.query import BooleanQuery, MatchQuery, MultiMatchQuery, Occur
 
     fields = [("heading", weights.heading), ("content_text", 1.0)]
@@ -148,10 +130,13 @@ def text_query(query: str, index: "PublishedIndex", weights: Weights) -> Any:
         fields += [("breadcrumb", weights.breadcrumb), ("content_subwords", weights.subwords)]
     fields = [(column, boost) for column, boost in fields if boost > 0]
     if weights.fields == "max":
-        expanded = expand_query(query) if any(c == "content_subwords" for c, _ in fields) else query
-        return MultiMatchQuery(expanded, [c for c, _ in fields], boosts=[b for _, b in fields])
-    return BooleanQuery([(Occur.SHOULD, MatchQuery(expand_query(query) if column == "content_subwords" else query,
-                                                   column, boost=boost)) for column, boost in fields])
+        clauses = [MultiMatchQuery(query, [c for c, _ in fields], boosts=[b for _, b in fields])]
+    else:
+        clauses = [MatchQuery(query, column, boost=boost) for column, boost in fields]
+    parts = subwords(query) if index.has_fields and weights.subwords > 0 else ""
+    if parts:
+        clauses.append(MatchQuery(parts, "content_text", boost=weights.subwords / 2))
+    return clauses[0] if len(clauses) == 1 else BooleanQuery([(Occur.SHOULD, c) for c in clauses])
 
 
 def in_language(info: ChunkInfo, language: str) -> bool:
