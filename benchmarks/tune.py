@@ -30,12 +30,12 @@ SUITES = {"example": (REPO / "benchmarks/suites/example.json", REPO / "examples/
           "dub-ts": (REPO / "benchmarks/suites/dub-ts.json", REPO / "tests/fixtures/dub-ts"),
           "uv-docs": (REPO / "benchmarks/suites/uv-docs.json", REPO / "tests/fixtures/uv-docs")}
 # Full-text field boosts (heading, breadcrumb, subwords): each one re-queries every case.
-FIELDS = [("max", 3.0, 0.0, 0.0), ("max", 1.0, 1.0, 1.0), ("max", 2.0, 1.0, 1.0), ("max", 1.0, 0.5, 0.5),
-          ("max", 1.0, 1.0, 0.0), ("max", 1.0, 0.0, 1.0), ("sum", 1.0, 0.5, 0.5), ("sum", 2.0, 0.5, 1.0)]
-GRID = {"phrase": [0.5, 1.25, 2.0], "vector": [1.0, 2.0, 3.0], "k": [10, 30, 60], "depth": [50, 100],
-        "language": [0.0, 0.5, 1.0, 2.0, 4.0]}
+FIELDS = [("max", 3.0, 0.0, 0.0), ("max", 1.0, 1.0, 0.5), ("max", 1.0, 1.0, 0.0), ("max", 1.0, 1.0, 1.0),
+          ("max", 1.5, 1.0, 0.5), ("sum", 1.0, 0.5, 0.5)]
+GRID = {"phrase": [1.25, 2.0], "vector": [1.0, 1.5, 2.0, 3.0], "k": [10, 20, 60], "depth": [100],
+        "language": [0.0, 1.0, 3.0], "short": [0, 50, 100, 200]}
 BASELINE = {"fields": "max", "heading": 3.0, "breadcrumb": 0.0, "subwords": 0.0, "phrase": 1.25, "vector": 2.0, "k": 60,
-            "depth": 100, "language": 0.0}
+            "depth": 100, "language": 0.0, "short": 0}
 MODES = ("text", "hybrid")
 
 
@@ -154,6 +154,23 @@ def report(rows: list[dict], names: list[str], top: int) -> None:
               " ".join(f"{row[(n, m)]['mrr']:>16.3f}" for n in names for m in MODES), f"{row['mean']:>10.3f}",
               " worst category drop", f"{_worst_drop(base, row, names):.3f}" if base else "-")
     print("(first row: the baseline; then the best that keep every lexical MRR@5 at the baseline's or better)")
+    from docs_mcp_core.search import Weights
+
+    default = Weights()
+    mine = [r for r in rows if all(r[p] == getattr(default, p) for p in params)]
+    if mine:
+        row = mine[0]
+        print("the shipped defaults (search.Weights):")
+        print(" ".join(f"{row[p]:>10}" for p in params),
+              " ".join(f"{row[(n, m)]['mrr']:>16.3f}" for n in names for m in MODES), f"{row['mean']:>10.3f}",
+              " worst category drop", f"{_worst_drop(base, row, names):.3f}" if base else "-")
+    for limit in (0.05, 0.02):
+        within = [r for r in allowed if _worst_drop(base, r, names) <= limit + 1e-9] if base else []
+        if within:
+            row = within[0]
+            print(f"best with no category more than {limit} below the baseline:")
+            print(" ".join(f"{row[p]:>10}" for p in params),
+                  " ".join(f"{row[(n, m)]['mrr']:>16.3f}" for n in names for m in MODES), f"{row['mean']:>10.3f}")
     print("\nbest fusion for each full-text field setting (measures the fields on their own):")
     for fields in sorted({_fields(r) for r in rows}):
         mine = [r for r in rows if _fields(r) == fields]

@@ -27,7 +27,7 @@ from .reuse import PreviousChunks, file_key, load_previous, write_state
 from .taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
 
 CHUNKS_FILE = "chunks.json"
-INDEX_SCHEMA_VERSION = "1"
+INDEX_SCHEMA_VERSION = "2"  # bump when the table gains or changes columns (2: derived search fields)
 _WRITING = "index-writing"  # marker: a table write started and did not finish
 
 

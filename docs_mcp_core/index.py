@@ -45,6 +45,7 @@ def _arrow_table(chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str
         # derived search fields (fields.py); search.py uses each only when the table has it
         "content_subwords": pa.array([subwords(f"{c.heading}\n{c.content_text}") for c in rows], pa.string()),
         "code_languages": pa.array([" ".join(code_languages(c.content)) for c in rows], pa.string()),
+        "content_chars": pa.array([len(c.content_text) for c in rows], pa.int32()),
         "content_digest": pa.array([content_digest(f"{c.heading}\n{c.content_text}") for c in rows], pa.string()),
     }
     for key in keys:

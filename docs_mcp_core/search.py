@@ -38,7 +38,7 @@ META_PREFIX = "meta_"  # taxonomy columns in the chunks table (see index.py)
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _CHUNK_ID = re.compile(r"^[^#\s][^#\n]*(#[^#\s]+)?$")
 _LIGHT = ["chunk_id", "filepath", "heading", "breadcrumb", "chunk_index", "metadata"]
-_DERIVED = ["code_languages", "content_digest"]  # light columns of indexes written with fields.py
+_DERIVED = ["code_languages", "content_digest", "content_chars"]  # light columns of indexes written with fields.py
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class ChunkInfo:
     metadata: dict[str, str]
     code_languages: tuple[str, ...] = ()
     digest: str | None = None
+    chars: int | None = None  # length of content_text
 
 
 def snippet(text: str, query: str, width: int = 220) -> str:
@@ -147,15 +148,22 @@ def in_language(info: ChunkInfo, language: str) -> bool:
 
 def fuse(index: "PublishedIndex", lists: dict[str, list[str]], weights: Weights,
          filters: dict[str, str]) -> list[tuple[str, float]]:
-    """The ranked lists → one ranking: weighted RRF; with a `language` filter, chunks in that
-    language score ×(1 + weights.language); then one chunk per duplicated text (content_digest)
-    and per page collapsed across a `vector_collapse` key. Ties break by chunk_id."""
+    """The ranked lists → one ranking. Weighted RRF; a chunk with less text than `weights.short`
+    characters (a bare title, a one-line stub) scales by its share of it; with a `language` filter,
+    chunks in that language scale by 1 + `weights.language`; then one chunk per duplicated text
+    (content_digest) and per page collapsed across a `vector_collapse` key. Ties break by chunk_id."""
     weight = {"text": weights.text, "phrase": weights.phrase, "vector": weights.vector}
     fused = rrf([(weight[name], ids[: weights.depth]) for name, ids in lists.items()], weights.k)
     language = normalize_language(filters["language"]) if "language" in filters else None
-    if language and weights.language:
-        fused = sorted(((cid, score * (1 + weights.language) if in_language(index.info[cid], language) else score)
-                        for cid, score in fused), key=lambda item: (-item[1], item[0]))
+    if weights.short > 0 or (language and weights.language):
+        def prior(info: ChunkInfo) -> float:
+            factor = min(1.0, (info.chars + 1) / weights.short) if weights.short > 0 and info.chars is not None else 1.0
+            if language and weights.language and in_language(info, language):
+                factor *= 1 + weights.language
+            return factor
+
+        fused = sorted(((cid, score * prior(index.info[cid])) for cid, score in fused),
+                       key=lambda item: (-item[1], item[0]))
     active = [k for k in index.collapse_keys if k not in filters]
     seen: set[str] = set()
     kept = []
@@ -250,9 +258,10 @@ class PublishedIndex:
             for i, chunk_id in enumerate(columns["chunk_id"]):
                 languages = tuple(columns["code_languages"][i].split()) if self.has_fields else ()
                 digest = columns["content_digest"][i] if self.has_fields else None
+                chars = columns["content_chars"][i] if self.has_fields else None
                 self.info[chunk_id] = ChunkInfo(chunk_id, columns["filepath"][i], columns["heading"][i],
                                                 columns["breadcrumb"][i], columns["chunk_index"][i],
-                                                json.loads(columns["metadata"][i]), languages, digest)
+                                                json.loads(columns["metadata"][i]), languages, digest, chars)
             for info in sorted(self.info.values(), key=lambda c: (c.filepath, c.chunk_index)):
                 self.files.setdefault(info.filepath, []).append(info.chunk_id)
             self.table = table

@@ -21,7 +21,8 @@ const result = await dub.linksCreate({ url: "https://example.com" });
 
 ## linksDelete
 
-Call `linksDelete` with the ID of the link to remove.
+Call `linksDelete` with the ID of the link to remove. It returns the deleted ID; deleting an ID that
+does not exist raises `NotFound`.
 """
 
 GUIDE_PAGE = """# Working with links
