@@ -18,12 +18,12 @@ class Weights:
 
     text: float = 1.0
     phrase: float = 2.0
-    vector: float = 1.5
+    vector: float = 1.25
     k: int = 10
     heading: float = 1.0  # field boosts inside the full-text query (content_text is 1)
     breadcrumb: float = 1.0
     subwords: float = 0.5
     fields: str = "max"  # how field scores combine: "max" (best field, as MultiMatchQuery) or "sum"
     language: float = 3.0
-    short: int = 100  # chunks with fewer characters of text than this rank lower, in proportion
+    short: int = 50  # chunks with fewer characters of text than this rank lower, in proportion
     depth: int = 100  # candidates per list
