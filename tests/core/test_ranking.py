@@ -126,3 +126,19 @@ def test_ranking_is_identical_on_two_separate_builds(example_docs: Path, tmp_pat
         b = run_search(second, query, filters=filters, limit=20, hybrid=False).hits
         assert [(h["chunk_id"], h["score"]) for h in a] == [(h["chunk_id"], h["score"]) for h in b]
         assert a == run_search(first, query, filters=filters, limit=20, hybrid=False).hits  # warm = cold
+
+
+def test_an_index_written_before_the_derived_fields_still_serves(sdk_docs: Path, tmp_path: Path) -> None:
+    import json
+
+    import lancedb
+
+    out = _build(sdk_docs, tmp_path / "out")
+    table = lancedb.connect(str(out / ".lancedb")).open_table("chunks")
+    table.drop_columns(["content_subwords", "code_languages", "content_digest", "content_chars"])
+    meta_file = out / "metadata.json"
+    meta = json.loads(meta_file.read_text())
+    meta["index"]["version"] = table.version
+    meta_file.write_text(json.dumps(meta))
+    assert _ids(out, "linksCreate")[0] == "sdks/links.md#links/linkscreate"  # plain BM25, no sub-words
+    assert "sdks/links.md#links/linkscreate" not in _ids(out, "create link")
