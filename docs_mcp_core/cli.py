@@ -254,13 +254,16 @@ def build(docs_dir: Path, out: Path, description: str | None, source_commit: str
 
 
 def weight_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Fusion weights, shared by `search` and `serve`."""
+    """Fusion weights, shared by `search` and `serve` (defaults: search.Weights, tuned by benchmarks/tune.py)."""
+    from .search.weights import Weights
+
+    default = Weights()
     options = [
-        click.option("--rrf-text-weight", type=float, default=1.0, show_default=True,
+        click.option("--rrf-text-weight", type=float, default=default.text, show_default=True,
                      help="Weight of the full-text (BM25) ranking in the fusion."),
-        click.option("--rrf-phrase-weight", type=float, default=1.25, show_default=True,
+        click.option("--rrf-phrase-weight", type=float, default=default.phrase, show_default=True,
                      help="Weight of the exact-phrase ranking."),
-        click.option("--rrf-vector-weight", type=float, default=2.0, show_default=True,
+        click.option("--rrf-vector-weight", type=float, default=default.vector, show_default=True,
                      help="Weight of the vector-similarity ranking (indexes with vectors)."),
     ]
     for option in reversed(options):

@@ -27,7 +27,7 @@ from .audit import new_build_id, record_build
 from .file_reuse import PreviousChunks, file_key, load_previous, write_state
 
 CHUNKS_FILE = "chunks.json"
-INDEX_SCHEMA_VERSION = "1"
+INDEX_SCHEMA_VERSION = "2"  # bump when the table gains or changes columns (2: derived search fields)
 _WRITING = "index-writing"  # marker: a table write started and did not finish
 
 
