@@ -1,23 +1,27 @@
-"""Tune the fusion weights and candidate depth on the shipped eval suites.
+"""Tune the search weights on every shipped eval suite at once, text-only and hybrid.
 
-For each suite it builds the corpus with a provider (default: local), gets each case's three
-ranked lists once (full text, phrase, vector, at the largest depth), then scores every
-point of a grid of (phrase weight, vector weight, k, depth) with the engine's own `rrf` and
-collapse, reporting MRR@5 overall and for the lexical category.
+Each suite's corpus is built once with a provider (default: local) into --work-dir, which is
+kept: a rerun reuses its chunks and embedding cache, so only changed code costs time. For each
+setting of the full-text field boosts (heading, breadcrumb, sub-words: these change the query,
+so each is queried once per case), it gets every case's ranked lists, then scores a grid of
+fusion parameters (phrase and vector weight, k, depth, language boost) with the engine's own
+`fuse`: MRR@5 per suite and per category, for text-only (no vector list) and hybrid.
+The best settings are those with the highest mean MRR@5 over suites and both modes among
+those that keep every suite's lexical MRR@5 at the baseline's level or better.
 
-    .venv/bin/python benchmarks/tune.py [--provider local] [--suites example,dub-ts,uv-docs]
+    .venv/bin/python benchmarks/tune.py [--provider local] [--suites example,dub-ts,uv-docs] [--work-dir DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import itertools
 import json
-import shutil
 import sys
-import tempfile
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 # Every shipped suite and the corpus it is about (tests/eval/test_suites.py checks that this
@@ -25,87 +29,183 @@ REPO = Path(__file__).resolve().parent.parent
 SUITES = {"example": (REPO / "benchmarks/suites/example.json", REPO / "examples/parcelly-docs"),
           "dub-ts": (REPO / "benchmarks/suites/dub-ts.json", REPO / "tests/fixtures/dub-ts"),
           "uv-docs": (REPO / "benchmarks/suites/uv-docs.json", REPO / "tests/fixtures/uv-docs")}
-GRID = {"phrase": [0.0, 0.5, 1.0, 1.25, 1.5, 2.0], "vector": [0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0],
-        "k": [10, 30, 60], "depth": [50, 100]}
+# Full-text field boosts (heading, breadcrumb, subwords): each one re-queries every case.
+FIELDS = [("max", 3.0, 0.0, 0.0), ("max", 1.0, 1.0, 0.5), ("max", 1.0, 1.0, 0.0), ("max", 1.0, 1.0, 1.0),
+          ("max", 1.5, 1.0, 0.5), ("sum", 1.0, 0.5, 0.5)]
+GRID = {"phrase": [1.25, 2.0], "vector": [1.0, 1.5, 2.0, 3.0], "k": [10, 20, 60], "depth": [100],
+        "language": [0.0, 1.0, 3.0], "short": [0, 50, 100, 200]}
+BASELINE = {"fields": "max", "heading": 3.0, "breadcrumb": 0.0, "subwords": 0.0, "phrase": 1.25, "vector": 2.0, "k": 60,
+            "depth": 100, "language": 0.0, "short": 0}
+MODES = ("text", "hybrid")
 
 
-async def ranked_lists(index_dir: Path, cases: list[dict]) -> list[tuple[dict, list[list[str]], list[str]]]:
-    from docs_mcp_core.search.engine import SearchEngine, Weights, loaded_embedder, validate_filters, where_clause
+async def ranked_lists(index_dir: Path, cases: list[dict], weights: Any, embedder_factory: Any) -> tuple[list, Any]:
+    """Each case with its ranked lists by signal (at the largest depth), and the opened index."""
+    from docs_mcp_core.search.engine import SearchEngine, validate_filters, where_clause
 
-    engine = SearchEngine(index_dir, Weights(), embedder_factory=loaded_embedder)
+    engine = SearchEngine(index_dir, weights, embedder_factory=embedder_factory)
     index = await engine.index()
     out = []
     for case in cases:
         filters = validate_filters(case.get("filters", {}), index.taxonomy)
-        by_name = await engine._ranked(index, case["query"], where_clause(filters, index.taxonomy))
-        active = [k for k in index.collapse_keys if k not in filters]
-        out.append((case, [by_name.get("text", []), by_name.get("phrase", []), by_name.get("vector", [])], active))
+        out.append((case, filters, await engine._ranked(index, case["query"], where_clause(filters, index.taxonomy))))
     engine.close()
     return out, index
 
 
-def score(prepared, index, phrase: float, vector: float, k: int, depth: int) -> dict[str, float]:
-    from docs_mcp_core.search.engine import collapse_key, rrf
+def score(prepared: list, index: Any, weights: Any, mode: str) -> dict[str, float]:
+    """MRR@5 overall and per category, for one suite and one mode."""
+    from docs_mcp_core.search.engine import fuse
     from docs_mcp_eval import metrics
 
-    per_case = []
-    for case, (text_ids, phrase_ids, vector_ids), active in prepared:
-        fused = rrf([(1.0, text_ids[:depth]), (phrase, phrase_ids[:depth]), (vector, vector_ids[:depth])], k)
-        ids, seen = [], set()
-        for chunk_id, _ in fused:
-            group = collapse_key(index.info[chunk_id], active) if active else None
-            if group is None or group not in seen:
-                ids.append(chunk_id)
-                if group is not None:
-                    seen.add(group)
+    per_case: list[tuple[str, float]] = []
+    for case, filters, lists in prepared:
+        used = {n: ids for n, ids in lists.items() if mode == "hybrid" or n != "vector"}
+        ids = [cid for cid, _ in fuse(index, used, weights, filters)][:5]
         relevant = [case["expectedChunkId"], *case.get("alsoRelevant", [])]
-        per_case.append((case["category"], metrics.reciprocal_rank(ids[:5], relevant)))
-    lexical = [rr for cat, rr in per_case if cat == "lexical"]
-    return {"mrr": sum(rr for _, rr in per_case) / len(per_case), "lexical": sum(lexical) / max(1, len(lexical))}
+        per_case.append((case["category"], metrics.reciprocal_rank(ids, relevant)))
+    out = {"mrr": sum(rr for _, rr in per_case) / len(per_case)}
+    for category in sorted({c for c, _ in per_case}):
+        values = [rr for c, rr in per_case if c == category]
+        out[category] = sum(values) / len(values)
+    return out
+
+
+def build_suites(names: list[str], provider_name: str, work: Path) -> dict[str, Path]:
+    from docs_mcp_core.embedding import ProviderSettings, make_provider
+    from docs_mcp_core.indexing.steps import build
+
+    built = {}
+    for name in names:
+        _, docs = SUITES[name]
+        provider = make_provider(ProviderSettings(provider_name))
+        try:
+            build(docs, work / name, provider, cache_dir=work / f"{name}-cache")
+        finally:
+            provider.close()
+        built[name] = work / name
+    return built
+
+
+class _Shared:
+    """One loaded query embedder for every engine of the run (closed once, at the end)."""
+
+    def __init__(self) -> None:
+        self.embedder: Any = None
+
+    def __call__(self, meta: dict) -> Any:
+        from docs_mcp_core.search.engine import loaded_embedder
+
+        if self.embedder is None:
+            self.embedder = loaded_embedder(meta)
+        return _Borrowed(self.embedder)
+
+
+@dataclasses.dataclass
+class _Borrowed:
+    inner: Any
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def close(self) -> None:
+        pass
+
+
+def evaluate(built: dict[str, Path], fields: list[tuple[float, float, float]], grid: dict[str, list]) -> list[dict]:
+    from docs_mcp_core.search.engine import Weights
+
+    loaded_embedder = _Shared()
+    rows = []
+    for combine, heading, breadcrumb, subwords in fields:
+        base = Weights(fields=combine, heading=heading, breadcrumb=breadcrumb, subwords=subwords, depth=max(grid["depth"]))
+        prepared = {name: asyncio.run(ranked_lists(out, json.loads(SUITES[name][0].read_text())["cases"], base,
+                                                   loaded_embedder)) for name, out in built.items()}
+        for values in itertools.product(*grid.values()):
+            setting = dict(zip(grid, values))
+            weights = dataclasses.replace(base, **setting)
+            row: dict[str, Any] = {"fields": combine, "heading": heading, "breadcrumb": breadcrumb, "subwords": subwords, **setting}
+            for name, (cases, index) in prepared.items():
+                for mode in MODES:
+                    row[(name, mode)] = score(cases, index, weights, mode)
+            row["mean"] = sum(row[(n, m)]["mrr"] for n in prepared for m in MODES) / (len(prepared) * len(MODES))
+            rows.append(row)
+    return rows
+
+
+def _fields(row: dict) -> tuple:
+    return row["fields"], row["heading"], row["breadcrumb"], row["subwords"]
+
+
+def _worst_drop(base: dict, row: dict, names: list[str]) -> float:
+    """The largest fall of any suite/mode/category MRR@5 from the baseline (0 when none fell)."""
+    return max(0.0, *(base[(n, m)][c] - row[(n, m)][c] for n in names for m in MODES for c in base[(n, m)]))
+
+
+def report(rows: list[dict], names: list[str], top: int) -> None:
+    params = list(BASELINE)
+    base = next((r for r in rows if all(r[p] == v for p, v in BASELINE.items())), None)
+    floor = {(n, m): base[(n, m)].get("lexical", 0.0) for n in names for m in MODES} if base else {}
+    allowed = [r for r in rows if all(r[key].get("lexical", 0.0) >= f - 1e-9 for key, f in floor.items())]
+    allowed.sort(key=lambda r: -r["mean"])
+    print(" ".join(f"{p:>10}" for p in params), " ".join(f"{n + '/' + m:>16}" for n in names for m in MODES), "      mean")
+    for row in ([base] if base else []) + allowed[:top]:
+        print(" ".join(f"{row[p]:>10}" for p in params),
+              " ".join(f"{row[(n, m)]['mrr']:>16.3f}" for n in names for m in MODES), f"{row['mean']:>10.3f}",
+              " worst category drop", f"{_worst_drop(base, row, names):.3f}" if base else "-")
+    print("(first row: the baseline; then the best that keep every lexical MRR@5 at the baseline's or better)")
+    from docs_mcp_core.search.engine import Weights
+
+    default = Weights()
+    mine = [r for r in rows if all(r[p] == getattr(default, p) for p in params)]
+    if mine:
+        row = mine[0]
+        print("the shipped defaults (search.Weights):")
+        print(" ".join(f"{row[p]:>10}" for p in params),
+              " ".join(f"{row[(n, m)]['mrr']:>16.3f}" for n in names for m in MODES), f"{row['mean']:>10.3f}",
+              " worst category drop", f"{_worst_drop(base, row, names):.3f}" if base else "-")
+    for limit in (0.05, 0.02):
+        within = [r for r in allowed if _worst_drop(base, r, names) <= limit + 1e-9] if base else []
+        if within:
+            row = within[0]
+            print(f"best with no category more than {limit} below the baseline:")
+            print(" ".join(f"{row[p]:>10}" for p in params),
+                  " ".join(f"{row[(n, m)]['mrr']:>16.3f}" for n in names for m in MODES), f"{row['mean']:>10.3f}")
+    print("\nbest fusion for each full-text field setting (measures the fields on their own):")
+    for fields in sorted({_fields(r) for r in rows}):
+        mine = [r for r in rows if _fields(r) == fields]
+        row = max(mine, key=lambda r: r["mean"])
+        print(" ".join(f"{row[p]:>10}" for p in params),
+              " ".join(f"{row[(n, m)]['mrr']:>16.3f}" for n in names for m in MODES), f"{row['mean']:>10.3f}",
+              " worst category drop", f"{_worst_drop(base, row, names):.3f}" if base else "-")
+    if base and allowed:
+        best = allowed[0]
+        print("\nper category, baseline -> best:")
+        for n in names:
+            for m in MODES:
+                cats = [c for c in best[(n, m)] if c != "mrr"]
+                print(f"  {n:8} {m:6} " + "  ".join(
+                    f"{c} {base[(n, m)][c]:.3f}->{best[(n, m)][c]:.3f}" for c in ["mrr", *cats]))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--provider", default="local")
     parser.add_argument("--suites", default=",".join(SUITES))
+    parser.add_argument("--work-dir", type=Path, default=Path("/tmp/docs-mcp-tune"),
+                        help="Kept between runs: builds there reuse their chunks and embedding cache.")
+    parser.add_argument("--top", type=int, default=10)
+    parser.add_argument("--fields", help="max|sum:heading:breadcrumb:subwords settings to try, comma separated "
+                        "(default: a built-in list)")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
-    from docs_mcp_core.embedding import ProviderSettings, make_provider
-    from docs_mcp_core.indexing.steps import build
-
-    work = Path(tempfile.mkdtemp(prefix="docs-mcp-tune-"))
-    prepared = {}
-    try:
-        for name in args.suites.split(","):
-            suite_file, docs = SUITES[name]
-            copy = work / f"{name}-docs"
-            shutil.copytree(docs, copy)
-            if not (copy / ".docs-mcp.json").exists():
-                (copy / ".docs-mcp.json").write_text(json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}}))
-            build(copy, work / name, make_provider(ProviderSettings(args.provider)))
-            cases = json.loads(suite_file.read_text())["cases"]
-            prepared[name] = asyncio.run(ranked_lists(work / name, cases))
-        results = []
-        for phrase, vector, k, depth in itertools.product(*GRID.values()):
-            row = {"phrase": phrase, "vector": vector, "k": k, "depth": depth}
-            for name, (cases, index) in prepared.items():
-                s = score(cases, index, phrase, vector, k, depth)
-                row[f"{name}_mrr"], row[f"{name}_lexical"] = s["mrr"], s["lexical"]
-            row["mean_mrr"] = sum(row[f"{n}_mrr"] for n in prepared) / len(prepared)
-            results.append(row)
-        default = next(r for r in results if (r["phrase"], r["vector"], r["k"], r["depth"]) == (1.25, 1.0, 60, 100))
-        # (the starting point; the shipped default, vector 2.0, was chosen from this table)
-        floor = {n: default[f"{n}_lexical"] for n in prepared}
-        allowed = [r for r in results if all(r[f"{n}_lexical"] >= floor[n] - 1e-9 for n in prepared)]
-        allowed.sort(key=lambda r: (-r["mean_mrr"], abs(r["vector"] - 1) + abs(r["phrase"] - 1.25)))
-        cols = ["phrase", "vector", "k", "depth", *[f"{n}_{m}" for n in prepared for m in ("mrr", "lexical")], "mean_mrr"]
-        print(f"provider {args.provider}; {len(results)} settings; best that keep lexical MRR@5 >= the default's:")
-        print(" ".join(f"{c:>14}" for c in cols))
-        for row in [default, *allowed[:10]]:
-            print(" ".join(f"{row[c]:>14.3f}" if isinstance(row[c], float) else f"{row[c]:>14}" for c in cols))
-        print("(first row: the defaults text 1, phrase 1.25, vector 1, k 60, depth 100)")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    names = args.suites.split(",")
+    built = build_suites(names, args.provider, args.work_dir)
+    fields = [(f.split(":")[0], *(float(v) for v in f.split(":")[1:])) for f in args.fields.split(",")] \
+        if args.fields else FIELDS
+    if _fields(BASELINE) not in fields:
+        fields.insert(0, _fields(BASELINE))
+    report(evaluate(built, fields, GRID), names, args.top)
 
 
 if __name__ == "__main__":

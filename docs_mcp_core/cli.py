@@ -255,13 +255,16 @@ def build(docs_dir: Path, out: Path, description: str | None, source_commit: str
 
 
 def weight_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Fusion weights, shared by `search` and `serve`."""
+    """Fusion weights, shared by `search` and `serve` (defaults: search.Weights, tuned by benchmarks/tune.py)."""
+    from .search.weights import Weights
+
+    default = Weights()
     options = [
-        click.option("--rrf-text-weight", type=float, default=1.0, show_default=True,
+        click.option("--rrf-text-weight", type=float, default=default.text, show_default=True,
                      help="Weight of the full-text (BM25) ranking in the fusion."),
-        click.option("--rrf-phrase-weight", type=float, default=1.25, show_default=True,
+        click.option("--rrf-phrase-weight", type=float, default=default.phrase, show_default=True,
                      help="Weight of the exact-phrase ranking."),
-        click.option("--rrf-vector-weight", type=float, default=2.0, show_default=True,
+        click.option("--rrf-vector-weight", type=float, default=default.vector, show_default=True,
                      help="Weight of the vector-similarity ranking (indexes with vectors)."),
     ]
     for option in reversed(options):
@@ -358,6 +361,38 @@ def serve(index_dir: Path, transport: str, host: str, port: int, auth_token_env:
                    allowed_origins=list(allowed_origins))
 
     serve_then_exit(run)  # background threads are running from here: see serve_then_exit for why
+
+
+@main.command("mcp-config")
+@click.option("--client", required=True, type=click.Choice(["claude-code", "claude-desktop", "cursor", "vscode"]),
+              help="The MCP client to configure.")
+@click.option("--index", "index_dir", type=INDEX_DIR, default=None,
+              help="A built index, served locally over stdio by this install's docs-mcp.")
+@click.option("--url", default=None, help="A running `docs-mcp serve --transport http` endpoint, e.g. https://docs.example.com/mcp.")
+@click.option("--token-env", metavar="VAR", default=None,
+              help="With --url: the environment variable holding the bearer token (referenced, never printed).")
+@click.option("--name", default=None, help="Server name in the client (default: from the index folder or URL host).")
+@_fail_cleanly
+def mcp_config(client: str, index_dir: Path | None, url: str | None, token_env: str | None, name: str | None) -> None:
+    """Print the MCP client configuration for an index (stdio) or a server URL (HTTP), as JSON on stdout."""
+    from .metadata import require_metadata
+    from .server.client_config import Launch, docs_mcp_command, server_name, snippet
+
+    if (index_dir is None) == (url is None):
+        raise DocsMcpError("give exactly one of --index (a local index, served over stdio) or --url (an HTTP server)")
+    if token_env and not url:
+        raise DocsMcpError("--token-env goes with --url (a local stdio server needs no token)")
+    if index_dir is not None:
+        require_metadata(index_dir)  # a path that is no index is an error, not a broken config
+        index = Path(os.path.abspath(index_dir))
+        launch = Launch(command=[*docs_mcp_command(), "serve", "--index", str(index)])
+    else:
+        if not url.startswith(("http://", "https://")):
+            raise DocsMcpError(f"--url must start with http:// or https:// (got {url!r})")
+        launch = Launch(url=url, token_env=token_env)
+    result = snippet(client, name or server_name(index_dir, url), launch)
+    click.echo(json.dumps(result.config, indent=2))
+    click.echo(f"# put this in {result.where}", err=True)
 
 
 @main.command()

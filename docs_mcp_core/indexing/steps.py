@@ -31,7 +31,7 @@ from .file_reuse import (CHUNKS_FILE, STATE_FILE, PreviousChunks, discard_pendin
 from .tablefiles import (forget_records, manifests, record_files, record_path, remove_files, unrecorded_files,
                          version_problem)
 
-INDEX_SCHEMA_VERSION = "1"
+INDEX_SCHEMA_VERSION = "2"  # bump when the table gains or changes columns (2: derived search fields)
 _WRITING = "index-writing"  # marker: a table write started and did not finish
 
 

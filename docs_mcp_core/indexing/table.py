@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS, Bitmap, BTree
 
+from ..derived_fields import code_languages, content_digest, subwords
 from ..errors import DocsMcpError
 from ..models import Chunk, IndexInfo
 from ..testhook import pause
@@ -48,6 +49,11 @@ def _arrow_table(chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str
         "content_text": pa.array([c.content_text for c in rows], pa.string()),
         "chunk_index": pa.array([c.chunk_index for c in rows], pa.int32()),
         "metadata": pa.array([json.dumps(c.metadata, sort_keys=True) for c in rows], pa.string()),
+        # derived search fields (fields.py); search.py uses each only when the table has it
+        "content_subwords": pa.array([subwords(f"{c.heading}\n{c.content_text}") for c in rows], pa.string()),
+        "code_languages": pa.array([" ".join(code_languages(c.content)) for c in rows], pa.string()),
+        "content_chars": pa.array([len(c.content_text) for c in rows], pa.int32()),
+        "content_digest": pa.array([content_digest(f"{c.heading}\n{c.content_text}") for c in rows], pa.string()),
     }
     for key in keys:
         cols[meta_column(key)] = pa.array([c.metadata.get(key) for c in rows], pa.string())
@@ -85,6 +91,8 @@ def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys
     pause("write")
     table.create_index("heading", config=FTS(with_position=True))
     table.create_index("content_text", config=FTS(with_position=True))
+    table.create_index("breadcrumb", config=FTS())
+    table.create_index("content_subwords", config=FTS())
     table.create_index("chunk_id", config=BTree())
     table.create_index("filepath", config=BTree())
     for key in keys:

@@ -20,9 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
 from ..metadata import METADATA_FILE, require_metadata
 from . import cursor as cursors
+from .weights import Weights
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
@@ -37,17 +39,7 @@ META_PREFIX = "meta_"  # taxonomy columns in the chunks table (see index.py)
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _CHUNK_ID = re.compile(r"^[^#\s][^#\n]*(#[^#\s]+)?$")
 _LIGHT = ["chunk_id", "filepath", "heading", "breadcrumb", "chunk_index", "metadata"]
-
-
-@dataclass(frozen=True)
-class Weights:
-    """Fusion weights. vector = 2 was tuned on the shipped suites with the local model
-    (benchmarks/tune.py): +0.03 MRR@5 on both, lexical cases unchanged."""
-
-    text: float = 1.0
-    phrase: float = 1.25
-    vector: float = 2.0
-    k: int = 60
+_DERIVED = ["code_languages", "content_digest", "content_chars"]  # light columns of indexes written with fields.py
 
 
 @dataclass(frozen=True)
@@ -58,6 +50,9 @@ class ChunkInfo:
     breadcrumb: str
     chunk_index: int
     metadata: dict[str, str]
+    code_languages: tuple[str, ...] = ()
+    digest: str | None = None
+    chars: int | None = None  # length of content_text
 
 
 def snippet(text: str, query: str, width: int = 220) -> str:
@@ -124,6 +119,65 @@ def rrf(lists: list[tuple[float, list[str]]], k: int) -> list[tuple[str, float]]
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
+def text_query(query: str, index: "PublishedIndex", weights: Weights) -> Any:
+    """BM25 over the chunk's fields, each times its boost: heading, breadcrumb (file path and parent
+    headings), content_text, and the identifier sub-words of the chunk (fields.py). `weights.fields`
+    "max" keeps the best field's score (LanceDB's MultiMatchQuery), "sum" adds them. A camelCase
+    identifier in the query also looks for its sub-words as plain words, at half the sub-word boost,
+    so `WithMaxRetries` finds "max retries" while the exact identifier still scores highest."""
+    from lancedb.query import BooleanQuery, MatchQuery, MultiMatchQuery, Occur
+
+    fields = [("heading", weights.heading), ("content_text", 1.0)]
+    if index.has_fields:  # indexes written before fields.py have neither column indexed
+        fields += [("breadcrumb", weights.breadcrumb), ("content_subwords", weights.subwords)]
+    fields = [(column, boost) for column, boost in fields if boost > 0]
+    if weights.fields == "max":
+        clauses = [MultiMatchQuery(query, [c for c, _ in fields], boosts=[b for _, b in fields])]
+    else:
+        clauses = [MatchQuery(query, column, boost=boost) for column, boost in fields]
+    parts = subwords(query) if index.has_fields and weights.subwords > 0 else ""
+    if parts:
+        clauses.append(MatchQuery(parts, "content_text", boost=weights.subwords / 2))
+    return clauses[0] if len(clauses) == 1 else BooleanQuery([(Occur.SHOULD, c) for c in clauses])
+
+
+def in_language(info: ChunkInfo, language: str) -> bool:
+    """Written for that language: its taxonomy says so, or its code blocks are in it."""
+    value = info.metadata.get("language")
+    return (value is not None and normalize_language(value) == language) or language in info.code_languages
+
+
+def fuse(index: "PublishedIndex", lists: dict[str, list[str]], weights: Weights,
+         filters: dict[str, str]) -> list[tuple[str, float]]:
+    """The ranked lists → one ranking. Weighted RRF; a chunk with less text than `weights.short`
+    characters (a bare title, a one-line stub) scales by its share of it; with a `language` filter,
+    chunks in that language scale by 1 + `weights.language`; then one chunk per duplicated text
+    (content_digest) and per page collapsed across a `vector_collapse` key. Ties break by chunk_id."""
+    weight = {"text": weights.text, "phrase": weights.phrase, "vector": weights.vector}
+    fused = rrf([(weight[name], ids[: weights.depth]) for name, ids in lists.items()], weights.k)
+    language = normalize_language(filters["language"]) if "language" in filters else None
+    if weights.short > 0 or (language and weights.language):
+        def prior(info: ChunkInfo) -> float:
+            factor = min(1.0, (info.chars + 1) / weights.short) if weights.short > 0 and info.chars is not None else 1.0
+            if language and weights.language and in_language(info, language):
+                factor *= 1 + weights.language
+            return factor
+
+        fused = sorted(((cid, score * prior(index.info[cid])) for cid, score in fused),
+                       key=lambda item: (-item[1], item[0]))
+    active = [k for k in index.collapse_keys if k not in filters]
+    seen: set[str] = set()
+    kept = []
+    for chunk_id, score in fused:
+        info = index.info[chunk_id]
+        groups = [g for g in (collapse_key(info, active) if active else None,
+                              f"digest:{info.digest}" if info.digest else None) if g is not None]
+        if not any(g in seen for g in groups):
+            kept.append((chunk_id, score))
+            seen.update(groups)
+    return kept
+
+
 def collapse_key(info: ChunkInfo, keys: list[str]) -> str | None:
     """Same page in another language: the path with the key's value starred, plus heading and part."""
     parts = info.filepath.split("/")
@@ -164,6 +218,7 @@ class PublishedIndex:
         self.collapse_keys = sorted(k for k, v in self.taxonomy.items() if v.get("vector_collapse"))
         self.table: Any = None
         self.has_vectors = False
+        self.has_fields = False  # the derived search fields of fields.py (older indexes lack them)
         self.info: dict[str, ChunkInfo] = {}
         self.files: dict[str, list[str]] = {}
         self.texts: dict[str, str] | None = None  # chunk_id -> content_text, when small enough
@@ -185,9 +240,10 @@ class PublishedIndex:
             count = max(1, await table.count_rows())
             schema = await table.schema()
             self.has_vectors = "vector" in schema.names
+            self.has_fields = all(name in schema.names for name in ["content_subwords", *_DERIVED])
             chunks_file = self.out / "chunks.json"  # content + content_text: an upper bound on the text kept
             text_bytes = chunks_file.stat().st_size if chunks_file.exists() else MEMORY_TEXT_BYTES + 1
-            wanted = _LIGHT + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
+            wanted = _LIGHT + (_DERIVED if self.has_fields else []) + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
             dims = schema.field("vector").type.list_size if self.has_vectors else 0
             if self.has_vectors and count * dims * 4 <= MEMORY_VECTOR_BYTES:
                 wanted.append("vector")
@@ -201,9 +257,12 @@ class PublishedIndex:
                 self.vectors = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
                 self.ids = columns["chunk_id"]
             for i, chunk_id in enumerate(columns["chunk_id"]):
+                languages = tuple(columns["code_languages"][i].split()) if self.has_fields else ()
+                digest = columns["content_digest"][i] if self.has_fields else None
+                chars = columns["content_chars"][i] if self.has_fields else None
                 self.info[chunk_id] = ChunkInfo(chunk_id, columns["filepath"][i], columns["heading"][i],
                                                 columns["breadcrumb"][i], columns["chunk_index"][i],
-                                                json.loads(columns["metadata"][i]))
+                                                json.loads(columns["metadata"][i]), languages, digest, chars)
             for info in sorted(self.info.values(), key=lambda c: (c.filepath, c.chunk_index)):
                 self.files.setdefault(info.filepath, []).append(info.chunk_id)
             self.table = table
@@ -307,14 +366,15 @@ class SearchEngine:
 
         The query is embedded while the full-text queries run, not before them.
         """
-        from lancedb.query import MultiMatchQuery, PhraseQuery
+        from lancedb.query import PhraseQuery
 
         table = index.table
+        depth = self.weights.depth
 
         async def run(builder: Any, score: str, ascending: bool) -> list[str]:
             if where:
                 builder = builder.where(where)
-            rows = await builder.select(["chunk_id", score]).limit(CANDIDATES).to_arrow()
+            rows = await builder.select(["chunk_id", score]).limit(depth).to_arrow()
             pairs = zip(rows.column(score).to_pylist(), rows.column("chunk_id").to_pylist())
             return [cid for value, cid in sorted(pairs, key=lambda p: ((p[0] if ascending else -p[0]), p[1]))]
 
@@ -323,11 +383,10 @@ class SearchEngine:
             if vector is None:
                 return None
             if index.vectors is not None:
-                return await self._nearest_in_memory(index, vector, where)
+                return await self._nearest_in_memory(index, vector, where, depth)
             return await run(table.vector_search(vector.astype(np.float32)).distance_type("cosine"), "_distance", True)
 
-        text = MultiMatchQuery(query, ["heading", "content_text"], boosts=[HEADING_BOOST, 1.0])
-        jobs = {"text": run(await table.search(text, query_type="fts"), "_score", False)}
+        jobs = {"text": run(await table.search(text_query(query, index, self.weights), query_type="fts"), "_score", False)}
         if len(_WORD.findall(query)) >= 2:
             phrase = PhraseQuery(query, "content_text", slop=0)
             jobs["phrase"] = run(await table.search(phrase, query_type="fts"), "_score", False)
@@ -335,7 +394,8 @@ class SearchEngine:
         ranked = await asyncio.gather(*jobs.values())
         return {name: ids for name, ids in zip(jobs, ranked) if ids is not None}
 
-    async def _nearest_in_memory(self, index: PublishedIndex, vector: np.ndarray, where: str | None) -> list[str]:
+    async def _nearest_in_memory(self, index: PublishedIndex, vector: np.ndarray, where: str | None,
+                                 depth: int = CANDIDATES) -> list[str]:
         """Cosine ranking over the in-memory matrix; same prefilter, same tie-break as the table path."""
         assert index.vectors is not None
         query = vector.astype(np.float32)
@@ -343,8 +403,8 @@ class SearchEngine:
         similarity = index.vectors @ query
         allowed = await index.mask(where)
         rows = np.flatnonzero(allowed) if allowed is not None else np.arange(len(index.ids))
-        if len(rows) > CANDIDATES:
-            rows = rows[np.argpartition(-similarity[rows], CANDIDATES - 1)[:CANDIDATES]]
+        if len(rows) > depth:
+            rows = rows[np.argpartition(-similarity[rows], depth - 1)[:depth]]
         ranked = sorted(rows.tolist(), key=lambda r: (-float(similarity[r]), index.ids[r]))
         return [index.ids[r] for r in ranked]
 
@@ -357,19 +417,7 @@ class SearchEngine:
         lists = await self._ranked(index, query, where_clause(filters, index.taxonomy))
         mode = "hybrid" if "vector" in lists else "text"
         key = base + (mode,)
-        weight = {"text": self.weights.text, "phrase": self.weights.phrase, "vector": self.weights.vector}
-        fused = rrf([(weight[name], ids) for name, ids in lists.items()], self.weights.k)
-        active = [k for k in index.collapse_keys if k not in filters]
-        if active:
-            seen: set[str] = set()
-            kept = []
-            for chunk_id, score in fused:
-                group = collapse_key(index.info[chunk_id], active)
-                if group is None or group not in seen:
-                    kept.append((chunk_id, score))
-                    if group is not None:
-                        seen.add(group)
-            fused = kept
+        fused = fuse(index, lists, self.weights, filters)
         self._cache[key] = fused
         if len(self._cache) > 256:
             self._cache.popitem(last=False)

@@ -85,6 +85,21 @@ def queries_from(out: Path, count: int = 60, seed: int = 11) -> list[str]:
     return found
 
 
+def wait_until_healthy(proc: subprocess.Popen, base: str, log: Path | None, timeout: float = 60) -> None:
+    """Until `/healthz` answers; a server that exits first is an error carrying its stderr."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with {proc.returncode}" + (f": {log.read_text()[-2000:]}" if log else ""))
+        try:
+            with urllib.request.urlopen(f"{base}/healthz", timeout=5):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 @contextlib.contextmanager
 def http_server(index: Path, log: Path, *extra: str) -> Iterator[str]:
     """`docs-mcp serve --transport http --stateless` on a free port; yields the base URL once /healthz answers.
@@ -98,17 +113,7 @@ def http_server(index: Path, log: Path, *extra: str) -> Iterator[str]:
                                 stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, "LANCEDB_LOG": "error"})
         base = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"the server exited with {proc.returncode}: {log.read_text()[-2000:]}")
-                try:
-                    with urllib.request.urlopen(f"{base}/healthz", timeout=5):
-                        break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.2)
+            wait_until_healthy(proc, base, log)
             yield base
         finally:
             proc.terminate()

@@ -8,8 +8,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.steps import build
 
 from ..conftest import EXAMPLE_DOCS
+from ..reliability.load import wait_until_healthy
 
 
 @pytest.fixture
@@ -64,17 +63,7 @@ def http_server(index: Path, *extra: str, env: dict[str, str] | None = None, log
                             env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=err)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 60
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"server exited with {proc.returncode}" + (f": {log.read_text()}" if log else ""))
-            try:
-                with urllib.request.urlopen(f"{base}/healthz", timeout=2):
-                    break
-            except OSError:
-                if time.time() > deadline:
-                    raise
-                time.sleep(0.2)
+        wait_until_healthy(proc, base, log)
         yield base
     finally:
         proc.terminate()

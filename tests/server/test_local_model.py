@@ -13,7 +13,7 @@ from mcp import Client
 
 from docs_mcp_core.search.engine import run_search
 
-from ..conftest import EXAMPLE_DOCS, REPO
+from ..conftest import EXAMPLE_DOCS
 from .conftest import build_index, http_server
 
 pytest.importorskip("sentence_transformers")

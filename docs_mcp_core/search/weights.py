@@ -1,0 +1,29 @@
+"""The search engine's tunable weights, kept apart from search/engine.py so the CLI can show their defaults
+without importing the engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Field boosts of the full-text query, fusion weights of each ranked list, and priors.
+
+    Chosen with benchmarks/tune.py over every shipped suite at once, text-only and with the
+    local model (see the README's quality table). The suites could not tell language 1 from 4;
+    3 is the smallest that puts the filtered language's own section above a guide on the same
+    topic in the example corpus (tests/core/test_ranking.py).
+    """
+
+    text: float = 1.0
+    phrase: float = 2.0
+    vector: float = 1.25
+    k: int = 10
+    heading: float = 1.0  # field boosts inside the full-text query (content_text is 1)
+    breadcrumb: float = 1.0
+    subwords: float = 0.5
+    fields: str = "max"  # how field scores combine: "max" (best field, as MultiMatchQuery) or "sum"
+    language: float = 3.0
+    short: int = 50  # chunks with fewer characters of text than this rank lower, in proportion
+    depth: int = 100  # candidates per list

@@ -1,0 +1,144 @@
+"""Ranking quality on real LanceDB indexes: identifier sub-words, language, duplicates, determinism."""
+
+from pathlib import Path
+
+import pytest
+
+from docs_mcp_core.derived_fields import code_languages, subwords
+from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.search.engine import run_search
+
+SDK_PAGE = """# Links
+
+## linksCreate
+
+Call `linksCreate` with a destination URL. It returns the new `LinkSchema`.
+
+```typescript
+const result = await dub.linksCreate({ url: "https://example.com" });
+```
+
+## linksDelete
+
+Call `linksDelete` with the ID of the link to remove. It returns the deleted ID; deleting an ID that
+does not exist raises `NotFound`.
+"""
+
+GUIDE_PAGE = """# Working with links
+
+## Links and create permissions
+
+Links belong to a workspace. To create links you need the links create permission;
+links you create are visible to the workspace. Create links from the dashboard or the API:
+the API is described on the links reference page, and links can create analytics events.
+"""
+
+README = """# Acme SDK
+
+## Installation
+
+Install the Acme SDK with your package manager and import the client to begin sending requests.
+The client reads its API key from the ACME_API_KEY environment variable.
+"""
+
+INSTALL_GUIDE = """# Installing
+
+## Installation options
+
+Installation of the Acme SDK works offline too: download the archive and install it from the file.
+"""
+
+
+def _build(docs: Path, out: Path) -> Path:
+    build(docs, out, make_provider(ProviderSettings("none")))
+    return out
+
+
+def _ids(out: Path, query: str, filters: dict | None = None, limit: int = 10) -> list[str]:
+    return [h["chunk_id"] for h in run_search(out, query, filters=filters, limit=limit, hybrid=False).hits]
+
+
+@pytest.fixture
+def sdk_docs(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    (docs / "sdks").mkdir(parents=True)
+    (docs / "guides").mkdir()
+    (docs / "sdks" / "links.md").write_text(SDK_PAGE)
+    (docs / "guides" / "links.md").write_text(GUIDE_PAGE)
+    return docs
+
+
+def test_fields_split_identifiers_and_normalize_fence_languages() -> None:
+    assert subwords("call linksCreate or CreateLinkRequestBody; see HTTPClient, sha256 and SDKs") == \
+        "links Create Create Link Request Body HTTP Client"
+    assert code_languages("```py\nx\n```\n  ```TS title=a.ts\ny\n```\n~~~golang\nz\n~~~\n```bash\n```\n```\n```") == \
+        ["go", "python", "shell", "typescript"]
+
+
+def test_plain_words_find_a_camel_case_identifier(sdk_docs: Path, tmp_path: Path) -> None:
+    out = _build(sdk_docs, tmp_path / "out")
+    # "create link" shares no whole token with `linksCreate`: only the sub-word field connects them
+    for query in ("create link", "create a link", "links create"):
+        ids = _ids(out, query)
+        assert "sdks/links.md#links/linkscreate" in ids[:2], (query, ids)
+        assert ids.index("sdks/links.md#links/linkscreate") < ids.index("sdks/links.md#links/linksdelete")
+
+
+def test_exact_identifier_query_ranks_the_exact_match_first(sdk_docs: Path, tmp_path: Path) -> None:
+    out = _build(sdk_docs, tmp_path / "out")
+    # the guide says "links" and "create" many times; the exact identifier still wins
+    assert _ids(out, "linksCreate")[0] == "sdks/links.md#links/linkscreate"
+    assert _ids(out, "linksDelete")[0] == "sdks/links.md#links/linksdelete"
+    # the other way: an identifier the docs never spell finds its sub-words as plain words
+    assert "sdks/links.md#links/linksdelete" in _ids(out, "linkRemove")
+
+
+def test_language_filter_puts_the_languages_own_section_above_global_guides(example_docs: Path, tmp_path: Path) -> None:
+    out = _build(example_docs, tmp_path / "out")
+    go = _ids(out, "how do I retry a failed request", {"language": "go"}, limit=10)
+    retries = go.index("sdks/go/README.md#parcelly-go-sdk/configuring-retries-and-timeouts")
+    assert retries < 3 and all(not i.startswith("guides/") for i in go[:retries]), go
+    assert any(i.startswith("guides/retries.md") for i in go)  # auto-include keeps the guides reachable
+    python = _ids(out, "verify webhook signature", {"language": "python"}, limit=5)
+    assert python[0] == "sdks/python/webhooks.md#webhooks-in-python/verify-and-parse-an-event"
+
+
+def test_duplicated_pages_take_one_place_in_the_top_five(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    for folder in ("packages/acme", "docs/sdk"):
+        (docs / folder).mkdir(parents=True)
+        (docs / folder / "README.md").write_text(README)
+    (docs / "install.md").write_text(INSTALL_GUIDE)
+    out = _build(docs, tmp_path / "out")
+    top = _ids(out, "install the Acme SDK", limit=5)
+    readmes = [i for i in top if i.endswith("README.md#acme-sdk/installation")]
+    assert len(readmes) == 1, top
+    assert "install.md#installing/installation-options" in top
+
+
+def test_ranking_is_identical_on_two_separate_builds(example_docs: Path, tmp_path: Path) -> None:
+    first, second = _build(example_docs, tmp_path / "a"), _build(example_docs, tmp_path / "b")
+    queries = [("create a shipment", None), ("how do I retry a failed request", {"language": "go"}),
+               ("WithMaxRetries", None), ("verify webhook signature", {"language": "python"})]
+    for query, filters in queries:
+        a = run_search(first, query, filters=filters, limit=20, hybrid=False).hits
+        b = run_search(second, query, filters=filters, limit=20, hybrid=False).hits
+        assert [(h["chunk_id"], h["score"]) for h in a] == [(h["chunk_id"], h["score"]) for h in b]
+        assert a == run_search(first, query, filters=filters, limit=20, hybrid=False).hits  # warm = cold
+
+
+def test_an_index_written_before_the_derived_fields_still_serves(sdk_docs: Path, tmp_path: Path) -> None:
+    import json
+
+    import lancedb
+
+    out = _build(sdk_docs, tmp_path / "out")
+    table = lancedb.connect(str(out / ".lancedb")).open_table("chunks")
+    table.drop_columns(["content_subwords", "code_languages", "content_digest", "content_chars"])
+    meta_file = out / "metadata.json"
+    meta = json.loads(meta_file.read_text())
+    meta["index"]["version"] = table.version
+    meta_file.write_text(json.dumps(meta))
+    assert _ids(out, "linksCreate")[0] == "sdks/links.md#links/linkscreate"  # plain BM25, no sub-words
+    assert "sdks/links.md#links/linkscreate" not in _ids(out, "create link")
