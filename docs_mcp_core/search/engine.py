@@ -9,6 +9,7 @@ weighted reciprocal rank fusion; ties break by chunk_id, so results are determin
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import re
@@ -16,7 +17,7 @@ import sys
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Awaitable, Callable, TypeVar
 
 import numpy as np
 
@@ -25,6 +26,29 @@ from ..errors import SearchError
 from ..metadata import METADATA_FILE, require_metadata
 from . import cursor as cursors
 from .weights import Weights
+
+_T = TypeVar("_T")
+
+
+def unreadable_index(out: Path, exc: BaseException) -> SearchError:
+    """LanceDB failing to open or read the table means files under `.lancedb` are missing or damaged."""
+    reason = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+    return SearchError(f"the index at {out} cannot be read ({reason}); rebuild it with "
+                       f"`docs-mcp build --docs-dir DOCS --out {out}` (a damaged table is rewritten)")
+
+
+def _readable(method: Callable[..., Awaitable[_T]]) -> Callable[..., Awaitable[_T]]:
+    """A request on a damaged index fails with one clear sentence, not a LanceDB traceback."""
+
+    @functools.wraps(method)
+    async def wrapper(self: Any, *args: Any, **kwargs: Any) -> _T:
+        try:
+            return await method(self, *args, **kwargs)
+        except (RuntimeError, OSError) as exc:
+            raise unreadable_index(self.out, exc) from None
+
+    return wrapper
+
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
@@ -233,10 +257,13 @@ class PublishedIndex:
                 return self
             import lancedb
 
-            db = await lancedb.connect_async(str(self.out / ".lancedb"))
-            table = await db.open_table(str((self.metadata.get("index") or {}).get("table", "chunks")))
-            if self.version is not None:
-                await table.checkout(self.version)
+            try:
+                db = await lancedb.connect_async(str(self.out / ".lancedb"))
+                table = await db.open_table(str((self.metadata.get("index") or {}).get("table", "chunks")))
+                if self.version is not None:
+                    await table.checkout(self.version)
+            except (RuntimeError, ValueError, OSError) as exc:  # no table, or not that version
+                raise unreadable_index(self.out, exc) from None
             count = max(1, await table.count_rows())
             schema = await table.schema()
             self.has_vectors = "vector" in schema.names
@@ -318,6 +345,7 @@ class SearchEngine:
         if self.log:
             self.log(message)
 
+    @_readable
     async def index(self) -> PublishedIndex:
         """The published index for this request; notices a new publish and switches to it."""
         signature = metadata_signature(self.out)
@@ -423,6 +451,7 @@ class SearchEngine:
             self._cache.popitem(last=False)
         return fused, mode
 
+    @_readable
     async def search(self, query: str, *, limit: int = DEFAULT_LIMIT, filters: dict[str, Any] | None = None,
                      cursor: str | None = None) -> SearchPage:
         query = (query or "").strip()
@@ -484,6 +513,7 @@ class SearchEngine:
         return {"message": message, "suggested_filters": suggestions}
 
     # -- get_doc ----------------------------------------------------------------------------
+    @_readable
     async def get_doc(self, chunk_id: str, context: int = 0) -> str:
         if not isinstance(chunk_id, str) or not _CHUNK_ID.match(chunk_id):
             raise SearchError(f"Chunk ID '{chunk_id}' has invalid format. Expected {{filepath}} or "

@@ -110,3 +110,24 @@ def test_force_rewrites_the_table_even_when_nothing_changed(built: tuple[Path, P
     # Without --force the same build is a no-op.
     plain = docs_mcp(*build_args(docs, out))
     assert "index unchanged" in plain.stderr and published(out)["version"] == after["version"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("damage", [drop_lancedb, drop_data_file, name_missing_version], ids=lambda f: f.__name__)
+async def test_reading_a_damaged_index_is_one_clear_error(damage: Callable[[Path], None], built, tmp_path: Path) -> None:
+    """Before the next build repairs it, search and search_docs say what is wrong and how to fix it."""
+    from mcp import Client
+
+    from docs_mcp_core.server import create_server
+
+    _, good, _ = built
+    out = tmp_path / "out"
+    shutil.copytree(good, out)
+    damage(out)
+    result = docs_mcp("search", "--index", str(out), QUERY)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"error: the index at {out} cannot be read (")
+    assert f"docs-mcp build --docs-dir DOCS --out {out}" in result.stderr
+    async with Client(create_server(out).server) as client:
+        answer = await client.call_tool("search_docs", {"query": QUERY})
+    assert answer.is_error and "cannot be read" in answer.content[0].text and "docs-mcp build" in answer.content[0].text
