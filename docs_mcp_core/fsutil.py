@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO, Any, Iterator
 
 from .errors import DocsMcpError
-from .testhook import pause
+from .failpoints import pause
 
 
 def write_atomic(path: Path, data: bytes) -> None:

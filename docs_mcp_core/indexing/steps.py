@@ -24,7 +24,7 @@ from ..fsutil import build_lock, remove_temp_files, write_atomic, write_json_ato
 from ..metadata import DEFAULT_DESCRIPTION, METADATA_FILE, build_metadata, read_metadata, write_metadata
 from ..models import Chunk, IndexInfo
 from ..progress import NullReporter, Reporter, Timer
-from ..testhook import pause
+from ..failpoints import pause
 from .audit import new_build_id, record_build
 from .file_reuse import (CHUNKS_FILE, STATE_FILE, PreviousChunks, discard_pending, file_key, load_previous,
                          pending_dir, publish_pending, write_pending)

@@ -22,7 +22,7 @@ from lancedb.index import FTS, Bitmap, BTree
 from ..derived_fields import code_languages, content_digest, subwords
 from ..errors import DocsMcpError
 from ..models import Chunk, IndexInfo
-from ..testhook import pause
+from ..failpoints import pause
 from .tablefiles import LANCEDB_DIR, files_of, manifests, remove_files, table_dir, unrecorded_files
 
 TABLE = "chunks"

@@ -17,11 +17,11 @@ from docs_mcp_core.indexing.table import open_table
 from docs_mcp_core.indexing.file_reuse import pending_paths, published_files
 from docs_mcp_core.search.engine import run_search
 from docs_mcp_core.indexing.tablefiles import manifests
-from docs_mcp_core.testhook import ENV
+from docs_mcp_core.failpoints import ENV
 from tests.conftest import EXAMPLE_DOCS
 from tests.reliability.clitools import CLI, build_args, docs_mcp, published
 
-# See the testhook.pause calls in build.py, index.py and fsutil.write_atomic (temp file written, not renamed).
+# See the failpoints.pause calls in indexing/steps.py, indexing/table.py and fsutil.write_atomic (temp file written, not renamed).
 # The last kill stops a prune half way (manifests gone, files not yet): the final build, a no-op, must finish it.
 PLAN = [None] + ["write", "written", "publish", "prune"] * 2 + ["replace-chunks.json", "replace-metadata.json", "prune"]
 

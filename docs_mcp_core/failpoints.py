@@ -1,4 +1,4 @@
-"""For the kill tests only: pause at a named build phase when DOCS_MCP_TEST_PAUSE_AT names it.
+"""Failpoints for the kill tests: pause at a named build phase when DOCS_MCP_TEST_PAUSE_AT names it.
 
 DOCS_MCP_TEST_PAUSE_AT=write,publish:2 prints `docs-mcp-test: paused at <phase>` on stderr and
 sleeps 2 s (default 5) at each listed phase, so a test can kill the build exactly there.
