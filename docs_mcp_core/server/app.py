@@ -106,9 +106,12 @@ class DocsServer:
                 query = arguments.pop("query")
                 limit = arguments.pop("limit", 10)
                 cursor = arguments.pop("cursor", None)
-                page = await self.engine.search(query, limit=limit, filters=arguments, cursor=cursor)
+                max_chars = arguments.pop("max_chars", None)
+                page = await self.engine.search(query, limit=limit, filters=arguments, cursor=cursor, max_chars=max_chars)
                 return _text(json.dumps(page.to_json(), ensure_ascii=False))  # compact: fewer tokens for the agent
-            text = await self.engine.get_doc(arguments["chunk_id"], arguments.get("context", 0))
+            text = await self.engine.get_doc(arguments["chunk_id"], arguments.get("context", 0),
+                                             max_chars=arguments.get("max_chars"), offset=arguments.get("offset", 0),
+                                             tool=self.get_doc_name)
             return _text(text)
         except SearchError as exc:
             return _text(str(exc), error=True)

@@ -9,6 +9,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from ..search.answers import CONTEXT_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
 from ..search.engine import DEFAULT_LIMIT, MAX_CONTEXT, MAX_LIMIT
 
 SEARCH = "search_docs"
@@ -27,6 +28,10 @@ def search_schema(taxonomy: dict[str, Any]) -> dict[str, Any]:
                   "description": f"Maximum number of results (1-{MAX_LIMIT}). Default {DEFAULT_LIMIT}."},
         "cursor": {"type": "string", "description": "next_cursor from a previous search_docs result, with the same "
                                                     "query and filters, to get the next page. Omit for the first page."},
+        "max_chars": {"type": "integer", "minimum": MIN_MAX_CHARS, "maximum": MAX_MAX_CHARS,
+                      "description": "Largest answer to return, in characters. Hits that do not fit are left out "
+                                     "(the answer says how many) and next_cursor continues from the first of them. "
+                                     "Omit for the whole page."},
     }
     for key, field in sorted(taxonomy.items()):
         properties[key] = {"type": "string", "enum": list(field.get("values", [])),
@@ -43,6 +48,14 @@ def get_doc_schema() -> dict[str, Any]:
             "context": {"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "default": 0,
                         "description": f"Neighbouring chunks of the same file to include on each side (0-{MAX_CONTEXT}). "
                                        "Chunks are self-contained: start with 0."},
+            "max_chars": {"type": "integer", "minimum": MIN_MAX_CHARS, "maximum": MAX_MAX_CHARS,
+                          "description": "Largest answer to return, in characters. The chunk is cut at a paragraph, "
+                                         "list item or code block boundary and ends with a [trimmed: …] note giving "
+                                         "the exact call that reads on. Without it the chunk is whole and context "
+                                         f"neighbours share {CONTEXT_CHARS} characters."},
+            "offset": {"type": "integer", "minimum": 0, "default": 0,
+                       "description": "Character position in the chunk to read on from, as a [trimmed: …] note "
+                                      "gives it. Default 0."},
         },
         "required": ["chunk_id"],
         "additionalProperties": False,
