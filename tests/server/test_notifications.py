@@ -13,6 +13,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters, types
 
+from docs_mcp_core.server import create_server
+
 from ..conftest import EXAMPLE_DOCS, write
 from .conftest import build_index, serve_args
 
@@ -83,3 +85,20 @@ def test_stdio_prints_a_ready_line_on_stderr(example_index: Path) -> None:
     line = next(line for line in lines if "waiting for an MCP client" in line)
     assert line == f"docs-mcp: serving {example_index} (94 chunks) over stdio; waiting for an MCP client\n"
     assert proc.stdout.read() == ""  # type: ignore[union-attr]  # stdout is the protocol: nothing else on it
+
+
+async def test_2026_clients_hear_of_it_on_their_listen_stream(tmp_path: Path) -> None:
+    """The in-process client negotiates the 2026-07-28 protocol: change events ride subscriptions/listen."""
+    docs = tmp_path / "docs"
+    shutil.copytree(EXAMPLE_DOCS, docs)
+    index = build_index(docs, tmp_path / "index")
+    async with Client(create_server(index).server) as client:
+        assert not (await client.call_tool("search_docs", {"query": "retries"})).is_error
+        async with client.listen(tools_list_changed=True) as subscription:
+            write(docs, "sdks/rust/.docs-mcp.json", '{"version": "1", "metadata": {"language": "rust", "scope": "sdk-specific"}}')
+            write(docs, "sdks/rust/retries.md", "# Retries in Rust\n\nThe crate retries 429 responses with backoff.\n")
+            await anyio.to_thread.run_sync(lambda: build_index(docs, index))
+            assert not (await client.call_tool("search_docs", {"query": "retries", "language": "rust"})).is_error
+            with anyio.fail_after(10):
+                event = await subscription.__anext__()
+        assert type(event).__name__ == "ToolsListChanged"
