@@ -20,7 +20,7 @@ from ..embedding import EmbeddingProvider, compute_fingerprint, to_embedding_inp
 from ..embedding.cache import CACHE_DIR, EmbedResult, commit_cache, embed_with_cache
 from ..errors import DocsMcpError, ValidationFailed
 from ..fsutil import build_lock, write_atomic, write_json_atomic
-from ..metadata import DEFAULT_DESCRIPTION, build_metadata, read_metadata, write_metadata
+from ..metadata import build_metadata, read_metadata, write_metadata
 from ..models import Chunk, IndexInfo
 from ..progress import NullReporter, Reporter, Timer
 from .audit import new_build_id, record_build
@@ -232,6 +232,32 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
     return info
 
 
+DESCRIPTION_TITLES = 8  # page titles named in a default corpus description
+DESCRIPTION_VALUES = 8  # values named per taxonomy key
+
+
+def default_description(name: str, chunkset: ChunkSet) -> str:
+    """What the corpus is, for agents choosing whether to search it: its name, size, page titles and taxonomy.
+
+    Used when no --description is given; shown in the search_docs tool description.
+    """
+    titles: list[str] = []
+    for chunk in chunkset.chunks:  # sorted by file, then position: a file's title is its first level-1 heading
+        if chunk.heading_level == 1 and chunk.heading and chunk.heading not in titles:
+            titles.append(chunk.heading)
+    files = len(chunkset.files)
+    parts = [f"{files} Markdown file{'s' if files != 1 else ''}"]
+    if titles:
+        more = len(titles) - DESCRIPTION_TITLES
+        parts.append("pages such as " + ", ".join(titles[:DESCRIPTION_TITLES]) + (f" and {more} more" if more > 0 else ""))
+    for key, field_ in sorted(chunkset.taxonomy.items()):
+        values = list(field_.get("values", []))
+        if values:
+            more = len(values) - DESCRIPTION_VALUES
+            parts.append(f"{key}: " + ", ".join(values[:DESCRIPTION_VALUES]) + (f" and {more} more" if more > 0 else ""))
+    return f"{name} documentation ({'; '.join(parts)})"
+
+
 def publish_metadata(
     out: Path,
     chunkset: ChunkSet,
@@ -242,8 +268,11 @@ def publish_metadata(
     source_commit: str | None = None,
     embedded: EmbedResult | None = None,
     reporter: Reporter | None = None,
+    corpus: str | None = None,
 ) -> dict[str, Any]:
     """Write metadata.json last: from this moment servers switch to the new table version.
+
+    Without a description, one is made from the corpus (`corpus`, else the docs folder's name).
 
     Only then is the embedding cache pruned to `embedded`'s vectors (commit_cache), so a build
     that never publishes never takes a vector away from the published index.
@@ -252,7 +281,7 @@ def publish_metadata(
     with build_lock(out):
         previous = ((read_metadata(out) or {}).get("index") or {}).get("version")
         metadata = build_metadata(
-            description=description or DEFAULT_DESCRIPTION,
+            description=description or default_description(corpus or Path(chunkset.root).name, chunkset),
             taxonomy=chunkset.taxonomy,
             total_chunks=len(chunkset.chunks),
             total_files=len(chunkset.files),
@@ -313,7 +342,7 @@ def build(
                                 rebuild_cache=rebuild_cache, reporter=reporter)
         info = write_index(out, chunkset, embedded, reporter)
         metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit,
-                                    embedded=embedded, reporter=reporter)
+                                    embedded=embedded, reporter=reporter, corpus=corpus)
         reporter.info(f"wrote {len(chunkset.chunks)} chunks and .lancedb index to {out}")
         try:
             record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,

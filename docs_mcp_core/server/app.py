@@ -168,6 +168,8 @@ class DocsServer:
             await self._follow(ctx, index)
             validator = self._schemas(index)[params.name]
             arguments = dict(params.arguments or {})
+            if params.name == self.search_name:
+                arguments = tools.match_taxonomy_case(arguments, index.taxonomy)
             problem = tools.check_arguments(params.name, validator, arguments)
             if problem:
                 return _text(problem, error=True)

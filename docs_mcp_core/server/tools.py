@@ -63,7 +63,7 @@ def get_doc_schema() -> dict[str, Any]:
 
 
 def search_description(metadata: dict[str, Any], hybrid: bool) -> str:
-    corpus = metadata.get("corpus_description") or "documentation"
+    corpus = (metadata.get("corpus_description") or "documentation").strip().rstrip(".").rstrip()  # no ". —"
     how = ("Use exact identifiers, method names, or describe what you want to do."
            if hybrid else "Use exact identifiers, method names and the words the docs would use.")
     keys = sorted(metadata.get("taxonomy") or {})
@@ -76,6 +76,18 @@ def search_description(metadata: dict[str, Any], hybrid: bool) -> str:
 GET_DOC_DESCRIPTION = ("Read a documentation chunk in full by its chunk_id (from search_docs), as Markdown. Each chunk "
                        "is self-contained: leave context at 0 first, and raise it (1-3) only if the chunk refers to "
                        "neighbouring sections you need.")
+
+
+def match_taxonomy_case(arguments: dict[str, Any], taxonomy: dict[str, Any]) -> dict[str, Any]:
+    """Taxonomy values as indexed when they differ only in letter case from exactly one (`Python` -> `python`)."""
+    fixed = dict(arguments)
+    for key, value in arguments.items():
+        allowed = (taxonomy.get(key) or {}).get("values") or []
+        if isinstance(value, str) and value not in allowed:
+            same = [v for v in allowed if v.casefold() == value.casefold()]
+            if len(same) == 1:
+                fixed[key] = same[0]
+    return fixed
 
 
 def check_arguments(tool: str, validator: Draft202012Validator, arguments: dict[str, Any] | None) -> str | None:
