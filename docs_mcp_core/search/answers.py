@@ -39,10 +39,11 @@ def _context_note(omitted: list[str], chunk_id: str, position: int, ids: list[st
 
 
 def render_doc(chunk_id: str, ids: list[str], window: list[str], contents: dict[str, str], *,
-               max_chars: int | None = None, offset: int = 0, tool: str = "get_doc") -> str:
+               max_chars: int | None = None, offset: int = 0, tool: str = "get_doc", trailer: str = "") -> str:
     """The get_doc text: the target (from `offset`), then the neighbours of `window` that fit.
 
-    Every left-out part ends the answer as one `[trimmed: …; next: get_doc {…}]` line.
+    Every left-out part ends the answer as one `[trimmed: …; next: get_doc {…}]` line; `trailer`
+    (a bare file path's chunk list) comes last and counts against max_chars too.
     """
     position = ids.index(chunk_id)
     full = contents[chunk_id]
@@ -56,7 +57,7 @@ def render_doc(chunk_id: str, ids: list[str], window: list[str], contents: dict[
         def pointer(end: int) -> dict[str, Any]:
             return {"chunk_id": chunk_id, "offset": end, "max_chars": max_chars}
 
-        reserve = len(header) + 1 + len(_target_note(len(full), pointer(len(full)), tool)) + 2
+        reserve = len(header) + 1 + len(_target_note(len(full), pointer(len(full)), tool)) + 2 + len(trailer)
         if neighbours:
             reserve += 2 + len(_context_note(neighbours, chunk_id, position, ids, tool)) + len(max(neighbours, key=len))
         piece = cut(text, max(MIN_TARGET_CHARS, max_chars - reserve))
@@ -70,7 +71,7 @@ def render_doc(chunk_id: str, ids: list[str], window: list[str], contents: dict[
         notes = [target_note] if target_note else []
         if omitted:
             notes.append(_context_note(sorted(omitted, key=ids.index), chunk_id, position, ids, tool))
-        return "\n\n".join([*(shown[c] for c in window if c in shown), *notes])
+        return "\n\n".join([*(shown[c] for c in window if c in shown), *notes]) + trailer
 
     stopped: set[int] = set()  # a side where a neighbour did not fit: a farther one would leave a gap
     used = 0

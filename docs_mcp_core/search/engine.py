@@ -521,8 +521,7 @@ class SearchEngine:
         if target is None and "#" not in chunk_id and index.files.get(chunk_id):
             file_ids = index.files[chunk_id]
             target = index.info[file_ids[0]]
-            listing = (f"\n\n[{chunk_id} has {len(file_ids)} chunk{'s' if len(file_ids) != 1 else ''}: "
-                       f"{', '.join(file_ids)}]")
+            listing = _file_listing(chunk_id, file_ids, max_chars)
         if target is None:
             raise SearchError(f"Chunk ID '{chunk_id}' not found. Use search_docs to discover valid chunk IDs."
                               f"{_file_tip(index.files.get(chunk_id.split('#', 1)[0], []))}")
@@ -534,7 +533,7 @@ class SearchEngine:
         window = ids[max(0, position - context) : position + context + 1]
         contents = await self._texts(index, window, "content")
         return answers.render_doc(target.chunk_id, ids, window, contents, max_chars=max_chars, offset=offset,
-                                  tool=tool) + listing
+                                  tool=tool, trailer=listing)
 
     def close(self) -> None:
         if self.embedder is not None:
@@ -542,6 +541,19 @@ class SearchEngine:
 
 
 FILE_TIP_IDS = 20
+
+
+def _file_listing(path: str, file_ids: list[str], max_chars: int | None) -> str:
+    """A file's chunk IDs after its first chunk; with a budget, as many as fit in half of it."""
+    head = f"\n\n[{path} has {len(file_ids)} chunk{'s' if len(file_ids) != 1 else ''}: "
+    shown = list(file_ids)
+    while True:
+        more = len(file_ids) - len(shown)
+        tail = f" and {more} more (get_doc without max_chars lists them all)]" if more else "]"
+        listing = head + ", ".join(shown) + tail
+        if max_chars is None or len(listing) <= max_chars // 2 or len(shown) <= 1:
+            return listing
+        shown.pop()
 
 
 def _file_tip(same_file: list[str]) -> str:

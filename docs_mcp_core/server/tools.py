@@ -69,13 +69,15 @@ def search_description(metadata: dict[str, Any], hybrid: bool) -> str:
     keys = sorted(metadata.get("taxonomy") or {})
     filters = f" Filter with {', '.join(keys)} to narrow results." if keys else ""
     return (f"Search the pre-indexed {corpus} — the authoritative reference for this documentation set, with API "
-            f"docs, code examples and guides. {how}{filters} Returns chunk IDs, breadcrumbs and snippets; read a "
-            "chunk in full with get_doc.")
+            f"docs, code examples and guides. {how}{filters} Returns chunk IDs, breadcrumbs, snippets and each "
+            "chunk's size in characters (chars); read a chunk in full with get_doc.")
 
 
 GET_DOC_DESCRIPTION = ("Read a documentation chunk in full by its chunk_id (from search_docs), as Markdown. Each chunk "
                        "is self-contained: leave context at 0 first, and raise it (1-3) only if the chunk refers to "
-                       "neighbouring sections you need.")
+                       "neighbouring sections you need. Pass max_chars to cap the answer: a [trimmed: …] note at the end "
+                       "gives the exact call that reads on. A file path without '#' reads the file's first chunk and "
+                       "lists all its chunk IDs.")
 
 
 def match_taxonomy_case(arguments: dict[str, Any], taxonomy: dict[str, Any]) -> dict[str, Any]:

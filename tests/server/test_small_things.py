@@ -90,3 +90,10 @@ async def test_taxonomy_values_match_in_any_letter_case_when_unambiguous(client:
             assert not other.is_error and other.content[0].text == exact.content[0].text
         wrong = await client.call_tool("search_docs", {"query": "create a shipment", "language": "Pyton"})
         assert wrong.is_error and "Allowed values: go, python, typescript" in wrong.content[0].text
+
+
+async def test_a_bare_file_path_with_a_budget_keeps_its_chunk_list_within_it(client: Client) -> None:
+    async with client:
+        text = (await client.call_tool("get_doc", {"chunk_id": "longreads/many.md", "max_chars": 1200})).content[0].text
+        assert len(text) <= 1200 and text.endswith(" more (get_doc without max_chars lists them all)]")
+        assert "(Chunk 1 of 26) (Target)" in text and "[longreads/many.md has 26 chunks: " in text
