@@ -242,7 +242,8 @@ def default_description(name: str, chunkset: ChunkSet) -> str:
     Used when no --description is given; shown in the search_docs tool description.
     """
     titles: list[str] = []
-    for chunk in chunkset.chunks:  # sorted by file, then position: a file's title is its first level-1 heading
+    shallow_first = sorted(chunkset.chunks, key=lambda c: (c.filepath.count("/"), c.filepath, c.chunk_index))
+    for chunk in shallow_first:  # top-level pages first: a file's title is its first level-1 heading
         if chunk.heading_level == 1 and chunk.heading and chunk.heading not in titles:
             titles.append(chunk.heading)
     files = len(chunkset.files)

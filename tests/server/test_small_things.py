@@ -42,8 +42,8 @@ def client(index: Path) -> Client:
 async def test_default_corpus_description_says_what_the_corpus_holds(client: Client, index: Path) -> None:
     description = json.loads((index / "metadata.json").read_text())["corpus_description"]
     assert description.startswith("parcelly-docs documentation (19 Markdown files; pages such as Changelog, "
-                                  "Authentication, Errors, Idempotent requests, Pagination, Rate limits, Retries and "
-                                  "timeouts, Webhooks and 11 more; ")
+                                  "Parcelly API overview, Authentication, Errors, Idempotent requests, Pagination, "
+                                  "Rate limits, Retries and timeouts and 11 more; ")
     assert "language: go, python, typescript" in description and "scope: api-reference, global-guide" in description
     async with client:
         tool = {t.name: t for t in (await client.list_tools()).tools}["search_docs"]
