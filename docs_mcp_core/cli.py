@@ -224,11 +224,12 @@ def provider_settings(kwargs: dict[str, Any]) -> Any:
 @click.option("--cache-dir", type=click.Path(path_type=Path), default=None,
               help="Embedding cache folder (default OUT/.embedding-cache); keep one per corpus.")
 @click.option("--rebuild-cache", is_flag=True, help="Re-embed every chunk and write a fresh embedding cache.")
+@click.option("--force", is_flag=True, help="Rewrite everything: re-parse, re-embed, write a new table version.")
 @click.option("--allow-empty", is_flag=True, help="Publish an index even if the docs folder has nothing to index.")
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors on stderr.")
 @_fail_cleanly
 def build(docs_dir: Path, out: Path, description: str | None, source_commit: str | None, cache_dir: Path | None,
-          rebuild_cache: bool, allow_empty: bool, quiet: bool, **embedding: Any) -> None:
+          rebuild_cache: bool, force: bool, allow_empty: bool, quiet: bool, **embedding: Any) -> None:
     """Build the index. Nothing is written if validation fails; publishing is atomic."""
     from .embedding import make_provider
     from .indexing.steps import build as run_build
@@ -244,7 +245,7 @@ def build(docs_dir: Path, out: Path, description: str | None, source_commit: str
     provider = make_provider(provider_settings(embedding))
     try:
         summary = run_build(docs_dir, out, provider, description=description, source_commit=source_commit,
-                            cache_dir=cache_dir, rebuild_cache=rebuild_cache, reporter=reporter,
+                            cache_dir=cache_dir, rebuild_cache=rebuild_cache, force=force, reporter=reporter,
                             allow_empty=allow_empty)
     finally:
         provider.close()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO, Any, Iterator
 
 from .errors import DocsMcpError
+from .testhook import pause
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -24,10 +25,24 @@ def write_atomic(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        pause(f"replace-{path.name}")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def remove_temp_files(folder: Path, names: list[str]) -> int:
+    """Delete write_atomic's temp files for `names` in `folder`, left by a process killed mid-write.
+
+    Only files a build writes under its lock are named, so no other writer's temp file goes.
+    """
+    removed = 0
+    for name in names:
+        for tmp in Path(folder).glob(f".{name}.*.tmp"):
+            tmp.unlink(missing_ok=True)
+            removed += 1
+    return removed
 
 
 def _umask() -> int:

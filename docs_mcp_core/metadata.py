@@ -53,20 +53,60 @@ def write_metadata(out: Path, metadata: dict[str, Any]) -> Path:
     return path
 
 
+# Fields readers rely on, and the JSON type each must have when present.
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "taxonomy": (dict,), "stats": (dict,), "embedding": (dict, type(None)), "prompts": (list,),
+    "index": (dict,), "corpus_description": (str,), "mcpServerInstructions": (str, type(None)),
+}
+_INDEX_TYPES: dict[str, tuple[type, ...]] = {"table": (str,), "version": (int,), "rows": (int,), "content_hash": (str,)}
+_INDEX_OPTIONAL: dict[str, tuple[type, ...]] = {"chunks_sha256": (str,), "previous_version": (int,)}
+_JSON_NAMES = {dict: "an object", list: "an array", str: "a string", int: "an integer", type(None): "null"}
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    return next((name for kind, name in _JSON_NAMES.items() if isinstance(value, kind)), type(value).__name__)
+
+
+def _is(value: Any, kinds: tuple[type, ...]) -> bool:
+    return isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+
+
+def _type_problem(name: str, value: Any, kinds: tuple[type, ...]) -> str:
+    want = " or ".join(_JSON_NAMES.get(k, k.__name__) for k in kinds)
+    got = "missing" if value is None and type(None) not in kinds else _json_type(value)
+    return f"field '{name}' must be {want} (got {got})"
+
+
 def read_metadata(out: Path) -> dict[str, Any] | None:
-    """The published metadata, or None if nothing was published; a broken file is an error."""
+    """The published metadata, or None if nothing was published; a broken file is a one-line error."""
     path = Path(out) / METADATA_FILE
     try:
         data = read_json(path)
     except ValueError as exc:
         raise DocsMcpError(f"{path} is not valid JSON ({exc}); rebuild the index") from None
+    except OSError as exc:
+        raise DocsMcpError(f"cannot read {path} ({exc.strerror or exc}); rebuild the index") from None
     if data is None:
         return None
+    if not isinstance(data, dict):
+        raise DocsMcpError(f"{path} holds {_json_type(data)}, not a JSON object; rebuild the index")
     version = str(data.get("metadata_version", ""))
     if not version.split(".")[0].isdigit() or int(version.split(".")[0]) != SUPPORTED_MAJOR:
         raise DocsMcpError(
             f"{path} has metadata_version {version!r}; this docs-mcp reads {SUPPORTED_MAJOR}.x.x — rebuild the index"
         )
+    problems = [_type_problem(name, data[name], kinds) for name, kinds in _FIELD_TYPES.items()
+                if name in data and not _is(data[name], kinds)]
+    index = data.get("index")
+    if isinstance(index, dict):
+        problems += [_type_problem(f"index.{name}", index.get(name), kinds) for name, kinds in _INDEX_TYPES.items()
+                     if not _is(index.get(name), kinds)]
+        problems += [_type_problem(f"index.{name}", index[name], kinds) for name, kinds in _INDEX_OPTIONAL.items()
+                     if name in index and not _is(index[name], kinds)]
+    if problems:
+        raise DocsMcpError(f"{path}: {problems[0]}; rebuild the index")
     return data
 
 

@@ -57,6 +57,12 @@ class IndexInfo:
     rows: int
     content_hash: str
     vector_dimensions: int
+    files: dict[str, int] = field(default_factory=dict, compare=False)  # data/index files -> size (tablefiles.py)
+    chunks_sha256: str = ""  # the chunks.json this version was built with
 
     def to_json(self) -> dict[str, Any]:
-        return {"table": self.table, "version": self.version, "rows": self.rows, "content_hash": self.content_hash}
+        data: dict[str, Any] = {"table": self.table, "version": self.version, "rows": self.rows,
+                                "content_hash": self.content_hash}
+        if self.chunks_sha256:
+            data["chunks_sha256"] = self.chunks_sha256
+        return data

@@ -24,7 +24,12 @@ class CheckOutcome:
 
 
 def _chunks(out: Path) -> list[dict[str, Any]]:
-    return json.loads((Path(out) / "chunks.json").read_text(encoding="utf-8"))
+    """The written build's chunks.json: the pending one until it is published, then the one in place."""
+    from .file_reuse import CHUNKS_FILE, pending_paths
+
+    pending = pending_paths(Path(out))[0]
+    path = pending if pending.exists() else Path(out) / CHUNKS_FILE
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _table(out: Path, version: int):  # type: ignore[no-untyped-def]

@@ -5,6 +5,7 @@ chunk_corpus → fingerprint_chunks → embed_chunks → write_index → publish
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -19,14 +20,17 @@ from ..diagnostics import Diagnostic, error, has_errors
 from ..embedding import EmbeddingProvider, compute_fingerprint, to_embedding_input
 from ..embedding.cache import CACHE_DIR, EmbedResult, commit_cache, embed_with_cache
 from ..errors import DocsMcpError, ValidationFailed
-from ..fsutil import build_lock, write_atomic, write_json_atomic
-from ..metadata import build_metadata, read_metadata, write_metadata
+from ..fsutil import build_lock, remove_temp_files, write_atomic, write_json_atomic
+from ..metadata import METADATA_FILE, build_metadata, read_metadata, write_metadata
 from ..models import Chunk, IndexInfo
 from ..progress import NullReporter, Reporter, Timer
+from ..testhook import pause
 from .audit import new_build_id, record_build
-from .file_reuse import PreviousChunks, file_key, load_previous, write_state
+from .file_reuse import (CHUNKS_FILE, STATE_FILE, PreviousChunks, discard_pending, file_key, load_previous,
+                         pending_dir, publish_pending, write_pending)
+from .tablefiles import (forget_records, manifests, record_files, record_path, remove_files, unrecorded_files,
+                         version_problem)
 
-CHUNKS_FILE = "chunks.json"
 INDEX_SCHEMA_VERSION = "2"  # bump when the table gains or changes columns (2: derived search fields)
 _WRITING = "index-writing"  # marker: a table write started and did not finish
 
@@ -201,34 +205,88 @@ def written_path(out: Path) -> Path:
     return Path(out) / ".docs-mcp" / "written.json"
 
 
-def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: Reporter | None = None) -> IndexInfo:
-    """Write chunks.json and a new, fully indexed table version (not yet published).
+def _published_index(out: Path, reporter: Reporter) -> dict[str, Any] | None:
+    """metadata.json's `index`, or None when nothing (usable) is published: a damaged file is a warning."""
+    try:
+        return (read_metadata(out) or {}).get("index") or {}
+    except DocsMcpError as exc:
+        reporter.warn(f"ignoring the published index and rebuilding: {exc}")
+        return None
 
-    If nothing the table is made of changed, the published version is reused as is.
+
+def _clean_leftovers(out: Path, published: dict[str, Any] | None) -> None:
+    """What a build killed earlier left behind: temp files, and chunks.json/state it wrote aside.
+
+    If it was stopped after publishing metadata.json, its chunks.json is moved in now;
+    never-published table versions go when this build prunes (see publish_metadata).
+    """
+    state = out / ".docs-mcp"
+    remove_temp_files(out, [CHUNKS_FILE, METADATA_FILE])
+    remove_temp_files(state, [STATE_FILE, written_path(out).name, _WRITING, record_path(out).name])
+    remove_temp_files(pending_dir(out), [CHUNKS_FILE, STATE_FILE])
+    sha = (published or {}).get("chunks_sha256")
+    if isinstance(sha, str) and sha:
+        publish_pending(out, sha)
+    else:
+        discard_pending(out)
+
+
+def _reuse_problem(out: Path, published: dict[str, Any]) -> tuple[str, bool] | None:
+    """Why the published table version cannot simply be republished, and whether it is damage.
+
+    Cheap: a directory listing and a stat per recorded file, no LanceDB.
+    """
+    problem = version_problem(out, published)
+    if problem:
+        return problem, True
+    if max(manifests(out, published["table"])) != published["version"]:
+        return "an interrupted build left table versions that were never published", False
+    return None
+
+
+def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: Reporter | None = None, *,
+                force: bool = False) -> IndexInfo:
+    """Write a new, fully indexed table version, and chunks.json aside (nothing is published yet).
+
+    If nothing the table is made of changed and the published version is intact, it is
+    reused as is; `force` rewrites it anyway. A damaged published version is rewritten.
     """
     reporter = reporter or NullReporter()
     out = Path(out)
     data = chunks_json(chunkset.chunks)
+    chunks_sha = hashlib.sha256(data).hexdigest()
     keys = chunkset.taxonomy_keys
     digest = index_content_hash(data, embedded, keys)
     marker = out / ".docs-mcp" / _WRITING
     with build_lock(out):
-        published = (read_metadata(out) or {}).get("index") or {}
-        if published.get("content_hash") == digest and not marker.exists() and not embedded.forced:
-            info = IndexInfo(published["table"], published["version"], published["rows"], digest, embedded.dimensions)
+        published = _published_index(out, reporter)
+        _clean_leftovers(out, published)
+        unchanged = bool(published) and published.get("content_hash") == digest
+        reuse = unchanged and not marker.exists() and not embedded.forced and not force
+        problem = _reuse_problem(out, published) if reuse and published else None
+        if problem and problem[1]:
+            reporter.warn(f"the published index is damaged ({problem[0]}); rewriting the table")
+        elif problem:
+            reporter.info(f"{problem[0]}; writing a new version so they can be removed")
+        if reuse and published and not problem:
+            info = IndexInfo(published["table"], published["version"], published["rows"], digest, embedded.dimensions,
+                             chunks_sha256=chunks_sha)
             reporter.info("index unchanged: reusing the published table version")
         else:
             from .table import write_table  # LanceDB is imported only when a table is written
 
             write_atomic(marker, b"")
             vectors = embedded.load_vectors()
-            info = write_table(out, chunkset.chunks, vectors, keys, digest)
+            intact = bool(published) and version_problem(out, published) is None
+            written = write_table(out, chunkset.chunks, vectors, keys, digest, discard_damaged=not intact)
+            info = dataclasses.replace(written, chunks_sha256=chunks_sha)
+            record_files(out, info.table, info.version, info.files)
             marker.unlink()
-        write_atomic(out / CHUNKS_FILE, data)
-        write_state(out, data, chunkset.files)
+        write_pending(out, data, chunkset.files)
         write_json_atomic(written_path(out), info.to_json())
     if info.rows != len(chunkset.chunks):
         raise DocsMcpError(f"index has {info.rows} rows but the build has {len(chunkset.chunks)} chunks; rebuild")
+    pause("written")
     return info
 
 
@@ -271,16 +329,24 @@ def publish_metadata(
     reporter: Reporter | None = None,
     corpus: str | None = None,
 ) -> dict[str, Any]:
-    """Write metadata.json last: from this moment servers switch to the new table version.
+    """Write metadata.json: from this moment servers switch to the new table version.
 
     Without a description, one is made from the corpus (`corpus`, else the docs folder's name).
 
-    Only then is the embedding cache pruned to `embedded`'s vectors (commit_cache), so a build
-    that never publishes never takes a vector away from the published index.
+    Then chunks.json and the reuse state are moved in, table versions other than this one
+    and the one published before it are pruned, and only then is the embedding cache pruned
+    to `embedded`'s vectors (commit_cache), so a build that never publishes never takes a
+    vector away from the published index.
     """
     out = Path(out)
     with build_lock(out):
-        previous = ((read_metadata(out) or {}).get("index") or {}).get("version")
+        old = _published_index(out, NullReporter())  # write_index already warned about a damaged one
+        previous = (old or {}).get("version") if (old or {}).get("table") == index.table else None
+        if previous == index.version:  # republished as is: the version before it stays the one to keep
+            previous = (old or {}).get("previous_version")
+        entry = index.to_json()
+        if isinstance(previous, int) and previous != index.version:
+            entry["previous_version"] = previous
         metadata = build_metadata(
             description=description or default_description(corpus or Path(chunkset.root).name, chunkset),
             taxonomy=chunkset.taxonomy,
@@ -290,17 +356,34 @@ def publish_metadata(
             embedding=provider.describe(),
             prompts=chunkset.prompts,
             instructions=chunkset.instructions,
-            index=index.to_json(),
+            index=entry,
             chunker_version=CHUNKER_VERSION,
         )
         write_metadata(out, metadata)
-        if previous != index.version:
-            from .table import prune_versions
-
-            prune_versions(out, previous)
+        pause("publish")
+        if index.chunks_sha256:
+            publish_pending(out, index.chunks_sha256)
+        keep = {index.version} | ({previous} if isinstance(previous, int) else set())
+        # An unreadable metadata.json hid which version a running server may still hold: keep them all this time.
+        if old is not None:
+            _prune(out, index.table, keep)
         if embedded is not None:
             commit_cache(embedded, provider, reporter)
     return metadata
+
+
+def _prune(out: Path, table: str, keep: set[int]) -> None:
+    """Remove table versions not in `keep` and the files only they used (also those of an
+    interrupted prune, which a no-op build finds without importing LanceDB)."""
+    found = manifests(out, table)
+    keep = {v for v in keep if v in found} | ({max(found)} if found else set())
+    if set(found) - keep:
+        from .table import prune_versions
+
+        prune_versions(out, table, keep)
+    else:
+        remove_files(out, table, unrecorded_files(out, table, keep) or [])
+    forget_records(out, table, keep)
 
 
 @dataclass
@@ -324,6 +407,7 @@ def build(
     source_commit: str | None = None,
     cache_dir: Path | None = None,
     rebuild_cache: bool = False,
+    force: bool = False,
     corpus: str | None = None,
     reporter: Reporter | None = None,
     allow_empty: bool = False,
@@ -331,17 +415,18 @@ def build(
     """Every step in order, all under the output's build lock; validation errors stop it before anything is written.
 
     The lock is taken before anything is parsed or paid for, so a second build of the same
-    output fails at once instead of embedding everything again.
+    output fails at once instead of embedding everything again. `force` re-parses every
+    file, re-embeds every chunk and rewrites the table.
     """
     reporter = reporter or NullReporter()
     timer = Timer()
     out = Path(out)
     with build_lock(out):
-        chunkset = chunk_corpus(docs_dir, reporter, reuse_from=out, allow_empty=allow_empty)
+        chunkset = chunk_corpus(docs_dir, reporter, reuse_from=None if force else out, allow_empty=allow_empty)
         fingerprints = fingerprint_chunks(chunkset.chunks, provider)
         embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir or default_cache_dir(out),
-                                rebuild_cache=rebuild_cache, reporter=reporter)
-        info = write_index(out, chunkset, embedded, reporter)
+                                rebuild_cache=rebuild_cache or force, reporter=reporter)
+        info = write_index(out, chunkset, embedded, reporter, force=force)
         metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit,
                                     embedded=embedded, reporter=reporter, corpus=corpus)
         reporter.info(f"wrote {len(chunkset.chunks)} chunks and .lancedb index to {out}")

@@ -2,13 +2,15 @@
 
 Each build writes a new version of the table (rows sorted by chunk_id, then its
 indexes); metadata.json pins that version, so a reader never sees a half-built
-table and keeps its pinned version while the next build writes.
+table and keeps its pinned version while the next build writes. Pruning keeps
+versions by number (the published one and the one before it), never by age.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +20,15 @@ import pyarrow as pa
 from lancedb.index import FTS, Bitmap, BTree
 
 from ..derived_fields import code_languages, content_digest, subwords
+from ..errors import DocsMcpError
 from ..models import Chunk, IndexInfo
+from ..testhook import pause
+from .tablefiles import LANCEDB_DIR, files_of, manifests, remove_files, table_dir, unrecorded_files
 
 TABLE = "chunks"
-LANCEDB_DIR = ".lancedb"
+# Lance deletes versions older than an age; ours are removed by number before it runs (see
+# prune_versions), so this age only has to be longer than any real table has existed.
+_NEVER_BY_AGE = dt.timedelta(days=3650)
 META_PREFIX = "meta_"
 
 
@@ -61,11 +68,27 @@ def connect(out: Path) -> lancedb.DBConnection:
     return lancedb.connect(str(Path(out) / LANCEDB_DIR))
 
 
-def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str], digest: str) -> IndexInfo:
-    """Write a new table version with all its indexes; the caller publishes it."""
+def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str], digest: str, *,
+                discard_damaged: bool = False) -> IndexInfo:
+    """Write a new table version with all its indexes; the caller publishes it.
+
+    The files this write adds are returned (IndexInfo.files) so a later build can check,
+    without LanceDB, that the version is still intact before it republishes it. A table too
+    damaged to take a new version (a corrupt manifest) is deleted and written afresh, but only
+    with `discard_damaged`: when nothing intact is published there.
+    """
     data = _arrow_table(chunks, vectors, keys)
-    db = connect(out)
-    table = db.create_table(TABLE, data=data, mode="overwrite")
+    before = files_of(out, TABLE)
+    try:
+        table = connect(out).create_table(TABLE, data=data, mode="overwrite")
+    except Exception as exc:  # noqa: BLE001 - LanceDB raises plain errors for a corrupt table
+        if not discard_damaged:
+            raise DocsMcpError(f"cannot write a new version of {table_dir(out, TABLE)} "
+                               f"({str(exc).splitlines()[0][:200]}); the published index is unchanged") from None
+        shutil.rmtree(table_dir(out, TABLE), ignore_errors=True)
+        before = {}
+        table = connect(out).create_table(TABLE, data=data, mode="overwrite")
+    pause("write")
     table.create_index("heading", config=FTS(with_position=True))
     table.create_index("content_text", config=FTS(with_position=True))
     table.create_index("breadcrumb", config=FTS())
@@ -75,7 +98,8 @@ def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys
     for key in keys:
         table.create_index(meta_column(key), config=Bitmap())
     dims = int(vectors.shape[1]) if vectors is not None and vectors.size else 0
-    return IndexInfo(TABLE, table.version, data.num_rows, digest, dims)
+    files = {rel: size for rel, size in files_of(out, TABLE).items() if before.get(rel) != size}
+    return IndexInfo(TABLE, table.version, data.num_rows, digest, dims, files=files)
 
 
 def open_table(out: Path, version: int | None = None) -> Any:
@@ -85,15 +109,29 @@ def open_table(out: Path, version: int | None = None) -> Any:
     return table
 
 
-def prune_versions(out: Path, keep_from: int | None) -> None:
-    """Delete table versions older than `keep_from` (the previously published one stays readable)."""
-    if keep_from is None:
-        return
-    table = connect(out).open_table(TABLE)
-    stamps = {v["version"]: v["timestamp"] for v in table.list_versions()}
-    if keep_from not in stamps:
-        return
-    # Lance prunes by age and reports naive local times; turn "older than keep_from" into an age.
-    kept_at = stamps[keep_from].astimezone(dt.timezone.utc)
-    age = dt.datetime.now(dt.timezone.utc) - kept_at + dt.timedelta(milliseconds=1)
-    table.optimize(cleanup_older_than=age)
+def prune_versions(out: Path, table: str, keep: set[int]) -> int:
+    """Delete every version of `table` not in `keep` (nor the latest), then the files only they used.
+
+    Versions are chosen by number: the published version and the one published before it
+    stay, so a reader still answering from the previous one finishes its requests. Lance's
+    cleanup only selects by age, so the unwanted manifests are removed first (they belong to
+    superseded or never-published versions, which no reader holds). Then every data and
+    index file that is not one of the kept versions' recorded files is deleted, and Lance's
+    own cleanup sweeps the rest (all of it when a kept version's files were not recorded).
+    Call with the build lock held: no other writer may be adding files. Returns the number
+    of versions removed.
+    """
+    found = manifests(out, table)
+    if not found:
+        return 0
+    latest = max(found)
+    kept = {v for v in found if v in keep or v == latest}
+    doomed = [v for v in found if v not in kept]
+    for version in doomed:
+        found[version].unlink(missing_ok=True)
+    pause("prune")
+    unused = unrecorded_files(out, table, kept)
+    if unused is not None:
+        remove_files(out, table, unused)
+    connect(out).open_table(table).optimize(cleanup_older_than=_NEVER_BY_AGE, delete_unverified=True)
+    return len(doomed)

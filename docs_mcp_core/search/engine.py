@@ -9,6 +9,7 @@ weighted reciprocal rank fusion; ties break by chunk_id, so results are determin
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import re
@@ -16,7 +17,7 @@ import sys
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Awaitable, Callable, TypeVar
 
 import numpy as np
 
@@ -26,6 +27,29 @@ from ..metadata import METADATA_FILE, require_metadata
 from . import answers
 from . import cursor as cursors
 from .weights import Weights
+
+_T = TypeVar("_T")
+
+
+def unreadable_index(out: Path, exc: BaseException) -> SearchError:
+    """LanceDB failing to open or read the table means files under `.lancedb` are missing or damaged."""
+    reason = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+    return SearchError(f"the index at {out} cannot be read ({reason}); rebuild it with "
+                       f"`docs-mcp build --docs-dir DOCS --out {out}` (a damaged table is rewritten)")
+
+
+def _readable(method: Callable[..., Awaitable[_T]]) -> Callable[..., Awaitable[_T]]:
+    """A request on a damaged index fails with one clear sentence, not a LanceDB traceback."""
+
+    @functools.wraps(method)
+    async def wrapper(self: Any, *args: Any, **kwargs: Any) -> _T:
+        try:
+            return await method(self, *args, **kwargs)
+        except (RuntimeError, OSError) as exc:
+            raise unreadable_index(self.out, exc) from None
+
+    return wrapper
+
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
@@ -235,10 +259,13 @@ class PublishedIndex:
                 return self
             import lancedb
 
-            db = await lancedb.connect_async(str(self.out / ".lancedb"))
-            table = await db.open_table(str((self.metadata.get("index") or {}).get("table", "chunks")))
-            if self.version is not None:
-                await table.checkout(self.version)
+            try:
+                db = await lancedb.connect_async(str(self.out / ".lancedb"))
+                table = await db.open_table(str((self.metadata.get("index") or {}).get("table", "chunks")))
+                if self.version is not None:
+                    await table.checkout(self.version)
+            except (RuntimeError, ValueError, OSError) as exc:  # no table, or not that version
+                raise unreadable_index(self.out, exc) from None
             count = max(1, await table.count_rows())
             schema = await table.schema()
             self.has_vectors = "vector" in schema.names
@@ -327,6 +354,7 @@ class SearchEngine:
         if self.log:
             self.log(message)
 
+    @_readable
     async def index(self) -> PublishedIndex:
         """The published index for this request; notices a new publish and switches to it."""
         signature = metadata_signature(self.out)
@@ -432,6 +460,7 @@ class SearchEngine:
             self._cache.popitem(last=False)
         return fused, mode
 
+    @_readable
     async def search(self, query: str, *, limit: int = DEFAULT_LIMIT, filters: dict[str, Any] | None = None,
                      cursor: str | None = None, max_chars: int | None = None) -> SearchPage:
         """One page of hits; with `max_chars`, only the leading hits whose JSON fits (see answers.fit_page)."""
@@ -504,6 +533,7 @@ class SearchEngine:
         return {"message": message, "suggested_filters": suggestions}
 
     # -- get_doc ----------------------------------------------------------------------------
+    @_readable
     async def get_doc(self, chunk_id: str, context: int = 0, *, max_chars: int | None = None, offset: int = 0,
                       tool: str = "get_doc") -> str:
         """A chunk's Markdown with `context` neighbours (see answers.render_doc for the budgets).

@@ -168,7 +168,7 @@ def test_config_and_cli_reject_an_unknown_backend(tmp_path: Path) -> None:
                                        backend="onnx"))
 
 
-QUERY = "give requests 45 seconds before giving up"  # a paraphrase the words alone do not find
+QUERY = "abort a call that hangs"  # a paraphrase the words alone do not find (the section says "timeout")
 FILTERS = {"language": "typescript"}
 EXPECTED = "sdks/typescript/README.md#parcelly-typescript-sdk/configuring-retries-and-timeouts"
 

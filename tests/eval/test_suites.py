@@ -8,6 +8,7 @@ silent drop in a benchmark table.
 from __future__ import annotations
 
 import importlib.util
+import sys
 import json
 from pathlib import Path
 
@@ -30,7 +31,11 @@ def tune_suites() -> dict[str, tuple[Path, Path]]:
     spec = importlib.util.spec_from_file_location("docs_mcp_tune", REPO / "benchmarks" / "tune.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules[spec.name] = module  # dataclasses in the script look their module up while it loads
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(spec.name, None)
     return module.SUITES
 
 

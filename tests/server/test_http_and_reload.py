@@ -180,5 +180,6 @@ async def test_index_without_vectors_never_calls_a_provider(example_index: Path)
     assert meta["embedding"] is None
     async with stdio_client(example_index, env={"OPENAI_API_KEY": ""}) as session:
         page = search_text(await session.call_tool("search_docs", {"query": "create a shipment"}))
-        assert page["hits"][0]["filepath"] in {"reference/shipments.md", "sdks/python/shipments.md",
-                                               "sdks/typescript/shipments.md", "sdks/go/shipments.md"}
+        # Text-only ranking (the webhook event table's "…created `shipment…`" also matches the phrase).
+        top3 = [hit["chunk_id"] for hit in page["hits"][:3]]
+        assert "reference/shipments.md#shipments-api-reference/shipments/create-a-shipment" in top3

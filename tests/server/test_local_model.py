@@ -38,7 +38,7 @@ def ids(result) -> list[str]:
     return [h["chunk_id"] for h in json.loads(result.content[0].text)["hits"]]
 
 
-QUERY = "give requests 45 seconds before giving up"  # a paraphrase the words alone do not find
+QUERY = "abort a call that hangs"  # a paraphrase the words alone do not find (the section says "timeout")
 FILTERS = {"language": "typescript"}
 EXPECTED = "sdks/typescript/README.md#parcelly-typescript-sdk/configuring-retries-and-timeouts"
 

@@ -1,0 +1,24 @@
+"""For the kill tests only: pause at a named build phase when DOCS_MCP_TEST_PAUSE_AT names it.
+
+DOCS_MCP_TEST_PAUSE_AT=write,publish:2 prints `docs-mcp-test: paused at <phase>` on stderr and
+sleeps 2 s (default 5) at each listed phase, so a test can kill the build exactly there.
+Unset (always, outside tests), it does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+ENV = "DOCS_MCP_TEST_PAUSE_AT"
+
+
+def pause(phase: str) -> None:
+    spec = os.environ.get(ENV)
+    if not spec:
+        return
+    phases, _, seconds = spec.partition(":")
+    if phase in phases.split(","):
+        print(f"docs-mcp-test: paused at {phase}", file=sys.stderr, flush=True)
+        time.sleep(float(seconds or 5))
