@@ -14,7 +14,6 @@ from .fsutil import read_json, write_json_atomic
 METADATA_FILE = "metadata.json"
 METADATA_VERSION = "1.0.0"
 SUPPORTED_MAJOR = 1
-DEFAULT_DESCRIPTION = "Documentation corpus"
 
 
 def build_metadata(

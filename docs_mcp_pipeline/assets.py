@@ -179,7 +179,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 published = publish_metadata(
                     out, chunks, lancedb_index, provider,
                     description=corpora.get(corpus).description, source_commit=staged_docs.source_commit,
-                    embedded=cached_vectors, reporter=DagsterReporter(context),
+                    embedded=cached_vectors, reporter=DagsterReporter(context), corpus=corpus,
                 )
         except DocsMcpError as exc:
             raise _fail(exc) from exc

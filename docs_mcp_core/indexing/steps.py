@@ -21,7 +21,7 @@ from ..embedding import EmbeddingProvider, compute_fingerprint, to_embedding_inp
 from ..embedding.cache import CACHE_DIR, EmbedResult, commit_cache, embed_with_cache
 from ..errors import DocsMcpError, ValidationFailed
 from ..fsutil import build_lock, remove_temp_files, write_atomic, write_json_atomic
-from ..metadata import DEFAULT_DESCRIPTION, METADATA_FILE, build_metadata, read_metadata, write_metadata
+from ..metadata import METADATA_FILE, build_metadata, read_metadata, write_metadata
 from ..models import Chunk, IndexInfo
 from ..progress import NullReporter, Reporter, Timer
 from ..failpoints import pause
@@ -290,6 +290,33 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
     return info
 
 
+DESCRIPTION_TITLES = 8  # page titles named in a default corpus description
+DESCRIPTION_VALUES = 8  # values named per taxonomy key
+
+
+def default_description(name: str, chunkset: ChunkSet) -> str:
+    """What the corpus is, for agents choosing whether to search it: its name, size, page titles and taxonomy.
+
+    Used when no --description is given; shown in the search_docs tool description.
+    """
+    titles: list[str] = []
+    shallow_first = sorted(chunkset.chunks, key=lambda c: (c.filepath.count("/"), c.filepath, c.chunk_index))
+    for chunk in shallow_first:  # top-level pages first: a file's title is its first level-1 heading
+        if chunk.heading_level == 1 and chunk.heading and chunk.heading not in titles:
+            titles.append(chunk.heading)
+    files = len(chunkset.files)
+    parts = [f"{files} Markdown file{'s' if files != 1 else ''}"]
+    if titles:
+        more = len(titles) - DESCRIPTION_TITLES
+        parts.append("pages such as " + ", ".join(titles[:DESCRIPTION_TITLES]) + (f" and {more} more" if more > 0 else ""))
+    for key, field_ in sorted(chunkset.taxonomy.items()):
+        values = list(field_.get("values", []))
+        if values:
+            more = len(values) - DESCRIPTION_VALUES
+            parts.append(f"{key}: " + ", ".join(values[:DESCRIPTION_VALUES]) + (f" and {more} more" if more > 0 else ""))
+    return f"{name} documentation ({'; '.join(parts)})"
+
+
 def publish_metadata(
     out: Path,
     chunkset: ChunkSet,
@@ -300,8 +327,11 @@ def publish_metadata(
     source_commit: str | None = None,
     embedded: EmbedResult | None = None,
     reporter: Reporter | None = None,
+    corpus: str | None = None,
 ) -> dict[str, Any]:
     """Write metadata.json: from this moment servers switch to the new table version.
+
+    Without a description, one is made from the corpus (`corpus`, else the docs folder's name).
 
     Then chunks.json and the reuse state are moved in, table versions other than this one
     and the one published before it are pruned, and only then is the embedding cache pruned
@@ -318,7 +348,7 @@ def publish_metadata(
         if isinstance(previous, int) and previous != index.version:
             entry["previous_version"] = previous
         metadata = build_metadata(
-            description=description or DEFAULT_DESCRIPTION,
+            description=description or default_description(corpus or Path(chunkset.root).name, chunkset),
             taxonomy=chunkset.taxonomy,
             total_chunks=len(chunkset.chunks),
             total_files=len(chunkset.files),
@@ -398,7 +428,7 @@ def build(
                                 rebuild_cache=rebuild_cache or force, reporter=reporter)
         info = write_index(out, chunkset, embedded, reporter, force=force)
         metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit,
-                                    embedded=embedded, reporter=reporter)
+                                    embedded=embedded, reporter=reporter, corpus=corpus)
         reporter.info(f"wrote {len(chunkset.chunks)} chunks and .lancedb index to {out}")
         try:
             record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,

@@ -24,6 +24,7 @@ import numpy as np
 from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
 from ..metadata import METADATA_FILE, require_metadata
+from . import answers
 from . import cursor as cursors
 from .weights import Weights
 
@@ -245,6 +246,7 @@ class PublishedIndex:
         self.has_fields = False  # the derived search fields of fields.py (older indexes lack them)
         self.info: dict[str, ChunkInfo] = {}
         self.files: dict[str, list[str]] = {}
+        self.sizes: dict[str, int] = {}  # chunk_id -> characters of its Markdown (what get_doc returns)
         self.texts: dict[str, str] | None = None  # chunk_id -> content_text, when small enough
         self.ids: list[str] = []  # row order of `vectors`
         self.vectors: np.ndarray | None = None  # unit rows, when small enough
@@ -290,6 +292,9 @@ class PublishedIndex:
                 self.info[chunk_id] = ChunkInfo(chunk_id, columns["filepath"][i], columns["heading"][i],
                                                 columns["breadcrumb"][i], columns["chunk_index"][i],
                                                 json.loads(columns["metadata"][i]), languages, digest, chars)
+            sizes = await table.query().select({"chunk_id": "chunk_id", "chars": "character_length(content)"}) \
+                .limit(count).to_arrow()
+            self.sizes = dict(zip(sizes.column("chunk_id").to_pylist(), sizes.column("chars").to_pylist()))
             for info in sorted(self.info.values(), key=lambda c: (c.filepath, c.chunk_index)):
                 self.files.setdefault(info.filepath, []).append(info.chunk_id)
             self.table = table
@@ -312,9 +317,13 @@ class SearchPage:
     next_cursor: str | None
     hint: dict[str, Any] | None = None
     mode: str = "text"  # "hybrid" when a query vector took part
+    trimmed: dict[str, Any] | None = None  # hits left out to fit max_chars, and how to get them
 
     def to_json(self) -> dict[str, Any]:
-        return {"hits": self.hits, "next_cursor": self.next_cursor, "hint": self.hint}
+        out = {"hits": self.hits, "next_cursor": self.next_cursor, "hint": self.hint}
+        if self.trimmed:
+            out["trimmed"] = self.trimmed
+        return out
 
 
 @dataclass
@@ -453,7 +462,8 @@ class SearchEngine:
 
     @_readable
     async def search(self, query: str, *, limit: int = DEFAULT_LIMIT, filters: dict[str, Any] | None = None,
-                     cursor: str | None = None) -> SearchPage:
+                     cursor: str | None = None, max_chars: int | None = None) -> SearchPage:
+        """One page of hits; with `max_chars`, only the leading hits whose JSON fits (see answers.fit_page)."""
         query = (query or "").strip()
         if not query:
             raise SearchError("query must be a non-empty string: describe what you are looking for")
@@ -476,12 +486,22 @@ class SearchEngine:
                 "snippet": snippet(texts.get(chunk_id, ""), query),
                 "filepath": info.filepath,
                 "metadata": info.metadata,
+                "chars": index.sizes.get(chunk_id, 0),
             })
         more = offset + limit < len(fused)
         next_cursor = cursors.encode(self.secret, offset=offset + limit, query=query, filters=clean,
                                      index=index.key) if more else None
         hint = await self._hint(index, query, clean) if not hits and offset == 0 else None
-        return SearchPage(hits, next_cursor, hint, mode)
+        page = SearchPage(hits, next_cursor, hint, mode)
+        if max_chars is not None and hits:
+            def cursor_at(kept: int) -> str:
+                return cursors.encode(self.secret, offset=offset + kept, query=query, filters=clean, index=index.key)
+
+            def page_json(kept: list[dict[str, Any]], next_at: str | None, note: dict[str, Any] | None) -> dict[str, Any]:
+                return SearchPage(kept, next_at, hint, mode, note).to_json()
+
+            page.hits, page.next_cursor, page.trimmed = answers.fit_page(page_json, hits, next_cursor, cursor_at, max_chars)
+        return page
 
     async def _texts(self, index: PublishedIndex, ids: list[str], column: str = "content_text") -> dict[str, str]:
         if not ids:
@@ -514,7 +534,12 @@ class SearchEngine:
 
     # -- get_doc ----------------------------------------------------------------------------
     @_readable
-    async def get_doc(self, chunk_id: str, context: int = 0) -> str:
+    async def get_doc(self, chunk_id: str, context: int = 0, *, max_chars: int | None = None, offset: int = 0,
+                      tool: str = "get_doc") -> str:
+        """A chunk's Markdown with `context` neighbours (see answers.render_doc for the budgets).
+
+        A bare file path reads the file's first chunk, followed by the list of its chunk IDs.
+        """
         if not isinstance(chunk_id, str) or not _CHUNK_ID.match(chunk_id):
             raise SearchError(f"Chunk ID '{chunk_id}' has invalid format. Expected {{filepath}} or "
                               "{filepath}#{heading-path}, exactly as search_docs returns it.")
@@ -522,24 +547,53 @@ class SearchEngine:
             raise SearchError(f"context must be an integer from 0 to {MAX_CONTEXT}")
         index = await self.index()
         target = index.info.get(chunk_id)
+        listing = ""
+        if target is None and "#" not in chunk_id and index.files.get(chunk_id):
+            file_ids = index.files[chunk_id]
+            target = index.info[file_ids[0]]
+            listing = _file_listing(chunk_id, file_ids, max_chars)
         if target is None:
-            same_file = index.files.get(chunk_id.split("#", 1)[0], [])
-            tip = f" That file has: {', '.join(same_file[:8])}." if same_file else ""
-            raise SearchError(f"Chunk ID '{chunk_id}' not found. Use search_docs to discover valid chunk IDs.{tip}")
+            raise SearchError(f"Chunk ID '{chunk_id}' not found. Use search_docs to discover valid chunk IDs."
+                              f"{_file_tip(index.files.get(chunk_id.split('#', 1)[0], []))}")
         ids = index.files[target.filepath]
-        position = ids.index(chunk_id)
+        position = ids.index(target.chunk_id)
+        if not isinstance(offset, int) or not 0 <= offset < max(1, index.sizes.get(target.chunk_id, 1)):
+            raise SearchError(f"offset must be an integer from 0 to {index.sizes.get(target.chunk_id, 1) - 1}: "
+                              f"the position in chunk '{target.chunk_id}' to read on from, as a [trimmed: …] note gave it")
         window = ids[max(0, position - context) : position + context + 1]
         contents = await self._texts(index, window, "content")
-        blocks = []
-        for chunk in window:
-            offset = ids.index(chunk) - position
-            role = "Target" if offset == 0 else f"Context: {offset:+d}"
-            blocks.append(f"--- Chunk: {chunk} (Chunk {ids.index(chunk) + 1} of {len(ids)}) ({role}) ---\n{contents[chunk]}")
-        return "\n\n".join(blocks)
+        return answers.render_doc(target.chunk_id, ids, window, contents, max_chars=max_chars, offset=offset,
+                                  tool=tool, trailer=listing)
 
     def close(self) -> None:
         if self.embedder is not None:
             self.embedder.close()
+
+
+FILE_TIP_IDS = 20
+
+
+def _file_listing(path: str, file_ids: list[str], max_chars: int | None) -> str:
+    """A file's chunk IDs after its first chunk; with a budget, as many as fit in half of it."""
+    head = f"\n\n[{path} has {len(file_ids)} chunk{'s' if len(file_ids) != 1 else ''}: "
+    shown = list(file_ids)
+    while True:
+        more = len(file_ids) - len(shown)
+        tail = f" and {more} more (get_doc without max_chars lists them all)]" if more else "]"
+        listing = head + ", ".join(shown) + tail
+        if max_chars is None or len(listing) <= max_chars // 2 or len(shown) <= 1:
+            return listing
+        shown.pop()
+
+
+def _file_tip(same_file: list[str]) -> str:
+    """The chunk IDs of the file a bad chunk ID names: all of them, or the first ones and how many more."""
+    if not same_file:
+        return ""
+    shown = ", ".join(same_file[:FILE_TIP_IDS])
+    more = len(same_file) - FILE_TIP_IDS
+    rest = f" and {more} more (get_doc {{\"chunk_id\": \"{same_file[0].split('#', 1)[0]}\"}} lists them all)" if more > 0 else ""
+    return f" That file has {len(same_file)} chunk{'s' if len(same_file) != 1 else ''}: {shown}{rest}."
 
 
 def _stderr(message: str) -> None:

@@ -7,18 +7,21 @@ import os
 import sys
 import threading
 import traceback
+import weakref
 from pathlib import Path
 from typing import Any, Callable, NoReturn
 
+import anyio
 from jsonschema import Draft202012Validator
 from mcp import types
-from mcp.server import Server
+from mcp.server import NotificationOptions, Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 
 from .. import __version__
 from ..embedding.query import QueryEmbedder
 from ..errors import DocsMcpError
-from ..search.engine import PublishedIndex, SearchEngine, SearchError, Weights
+from ..search.engine import PublishedIndex, SearchEngine, SearchError, Weights, metadata_signature
 from . import tools
 from .mustache import TemplateError, render
 
@@ -43,6 +46,19 @@ def tool_names(tool_prefix: str | None) -> tuple[str, str]:
     return names
 
 
+class _Server(Server):
+    """The SDK's low-level Server, declaring `tools.listChanged` on handshake-era connections
+    (the SDK's transports build their initialization options without arguments)."""
+
+    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
+                                      *args: Any, **kwargs: Any) -> Any:
+        return super().create_initialization_options(notification_options or NotificationOptions(tools_changed=True),
+                                                      *args, **kwargs)
+
+
+WATCH_SECONDS = 1.0  # how often a stdio server looks for a new publish while its client is idle
+
+
 class DocsServer:
     """Binds one SearchEngine to MCP tools and prompts; tool names may carry a prefix."""
 
@@ -51,8 +67,12 @@ class DocsServer:
         self.search_name, self.get_doc_name = tool_names(tool_prefix)
         self._schemas_for: PublishedIndex | None = None
         self._schema_cache: dict[str, Draft202012Validator] = {}
+        # tools/list_changed: the tool signature each connection last saw, and a session to reach it by
+        self._clients: weakref.WeakKeyDictionary[Any, tuple[Any, str]] = weakref.WeakKeyDictionary()
+        self._announced: str | None = None
+        self.bus = InMemorySubscriptionBus()  # 2026-07-28 clients hear of changes on subscriptions/listen
         metadata = engine.current.metadata
-        self.server = Server(
+        self.server = _Server(
             f"{tool_prefix}-docs" if tool_prefix else "docs-mcp",
             version=__version__,
             instructions=metadata.get("mcpServerInstructions") or None,
@@ -60,6 +80,7 @@ class DocsServer:
             on_call_tool=self.call_tool,
             on_list_prompts=self.list_prompts,
             on_get_prompt=self.get_prompt,
+            on_subscriptions_listen=ListenHandler(self.bus),
         )
 
     # tools ----------------------------------------------------------------------------------
@@ -73,6 +94,51 @@ class DocsServer:
             return self.engine.current
         return await self.engine.index()
 
+    # change notifications ---------------------------------------------------------------------
+    def tool_signature(self, index: PublishedIndex) -> str:
+        """What tools/list shows for this index: when it changes, clients are told to list again."""
+        schemas = self._schemas(index)
+        return json.dumps([tools.search_description(index.metadata, bool(index.embedding)),
+                           schemas[self.search_name].schema, schemas[self.get_doc_name].schema], sort_keys=True)
+
+    async def _follow(self, ctx: Any, index: PublishedIndex) -> None:
+        """Remember what this request's connection has seen, and tell every connection if the tools changed.
+
+        Handshake-era connections get `notifications/tools/list_changed` on their own channel (stdio,
+        or a stateful HTTP session's stream; a stateless HTTP server has no channel to push on);
+        2026-07-28 connections get it on their `subscriptions/listen` stream.
+        """
+        signature = self.tool_signature(index)
+        session = getattr(ctx, "session", None)
+        connection = getattr(session, "_connection", None)  # one per client; the session object is per request
+        if connection is not None:
+            seen = self._clients.get(connection)
+            self._clients[connection] = (session, seen[1] if seen else signature)
+        await self._announce(signature)
+
+    async def _announce(self, signature: str) -> None:
+        if self._announced is not None and signature != self._announced:
+            log("the republished index changes the tool schemas: notifying clients (tools/list_changed)")
+            await self.bus.publish(ToolsListChanged())
+        self._announced = signature
+        for connection, (session, seen) in list(self._clients.items()):
+            if seen != signature:
+                self._clients[connection] = (session, signature)
+                try:
+                    await session.send_tool_list_changed()
+                except Exception as exc:  # noqa: BLE001 - a client that left must not fail the request at hand
+                    log(f"could not send tools/list_changed: {exc}")
+
+    async def watch(self, every: float = WATCH_SECONDS) -> None:
+        """Notice a publish while the client is idle, so list_changed reaches it before its next call."""
+        while True:
+            await anyio.sleep(every)
+            if self.engine.current.table is not None and metadata_signature(self.engine.out) != self.engine.current.signature:
+                try:
+                    await self._announce(self.tool_signature(await self.engine.index()))
+                except Exception as exc:  # noqa: BLE001 - requests report a broken index; the watcher keeps going
+                    log(f"watching for a new publish failed: {exc}")
+
     def _schemas(self, index: PublishedIndex) -> dict[str, Draft202012Validator]:
         """Tool name -> validator (its schema in `.schema`), built once per published index."""
         if self._schemas_for is not index:
@@ -83,6 +149,7 @@ class DocsServer:
 
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         index = await self._serving()
+        await self._follow(ctx, index)
         schemas = self._schemas(index)
         hybrid = bool(index.embedding)
         annotations = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -97,8 +164,12 @@ class DocsServer:
         if params.name not in (self.search_name, self.get_doc_name):
             return _text(f"Unknown tool '{params.name}'. Available: {self.search_name}, {self.get_doc_name}.", error=True)
         try:
-            validator = self._schemas(await self.engine.index())[params.name]
+            index = await self.engine.index()
+            await self._follow(ctx, index)
+            validator = self._schemas(index)[params.name]
             arguments = dict(params.arguments or {})
+            if params.name == self.search_name:
+                arguments = tools.match_taxonomy_case(arguments, index.taxonomy)
             problem = tools.check_arguments(params.name, validator, arguments)
             if problem:
                 return _text(problem, error=True)
@@ -106,9 +177,12 @@ class DocsServer:
                 query = arguments.pop("query")
                 limit = arguments.pop("limit", 10)
                 cursor = arguments.pop("cursor", None)
-                page = await self.engine.search(query, limit=limit, filters=arguments, cursor=cursor)
+                max_chars = arguments.pop("max_chars", None)
+                page = await self.engine.search(query, limit=limit, filters=arguments, cursor=cursor, max_chars=max_chars)
                 return _text(json.dumps(page.to_json(), ensure_ascii=False))  # compact: fewer tokens for the agent
-            text = await self.engine.get_doc(arguments["chunk_id"], arguments.get("context", 0))
+            text = await self.engine.get_doc(arguments["chunk_id"], arguments.get("context", 0),
+                                             max_chars=arguments.get("max_chars"), offset=arguments.get("offset", 0),
+                                             tool=self.get_doc_name)
             return _text(text)
         except SearchError as exc:
             return _text(str(exc), error=True)
@@ -199,8 +273,18 @@ def serve_then_exit(serve: Callable[[], None]) -> NoReturn:
     os._exit(code)
 
 
+def ready_line(docs: DocsServer, transport: str) -> str:
+    """What a person running `docs-mcp serve` by hand sees once the server waits for a client."""
+    stats = docs.engine.current.metadata.get("stats") or {}
+    return f"serving {docs.engine.out} ({stats.get('total_chunks', '?')} chunks) over {transport}; waiting for an MCP client"
+
+
 async def serve_stdio(docs: DocsServer) -> None:
     from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read, write):
-        await docs.server.run(read, write, docs.server.create_initialization_options())
+        log(ready_line(docs, "stdio"))
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(docs.watch)
+            await docs.server.run(read, write, docs.server.create_initialization_options())
+            tasks.cancel_scope.cancel()

@@ -9,6 +9,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from ..search.answers import CONTEXT_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
 from ..search.engine import DEFAULT_LIMIT, MAX_CONTEXT, MAX_LIMIT
 
 SEARCH = "search_docs"
@@ -27,6 +28,10 @@ def search_schema(taxonomy: dict[str, Any]) -> dict[str, Any]:
                   "description": f"Maximum number of results (1-{MAX_LIMIT}). Default {DEFAULT_LIMIT}."},
         "cursor": {"type": "string", "description": "next_cursor from a previous search_docs result, with the same "
                                                     "query and filters, to get the next page. Omit for the first page."},
+        "max_chars": {"type": "integer", "minimum": MIN_MAX_CHARS, "maximum": MAX_MAX_CHARS,
+                      "description": "Largest answer to return, in characters. Hits that do not fit are left out "
+                                     "(the answer says how many) and next_cursor continues from the first of them. "
+                                     "Omit for the whole page."},
     }
     for key, field in sorted(taxonomy.items()):
         properties[key] = {"type": "string", "enum": list(field.get("values", [])),
@@ -43,6 +48,14 @@ def get_doc_schema() -> dict[str, Any]:
             "context": {"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "default": 0,
                         "description": f"Neighbouring chunks of the same file to include on each side (0-{MAX_CONTEXT}). "
                                        "Chunks are self-contained: start with 0."},
+            "max_chars": {"type": "integer", "minimum": MIN_MAX_CHARS, "maximum": MAX_MAX_CHARS,
+                          "description": "Largest answer to return, in characters. The chunk is cut at a paragraph, "
+                                         "list item or code block boundary and ends with a [trimmed: …] note giving "
+                                         "the exact call that reads on. Without it the chunk is whole and context "
+                                         f"neighbours share {CONTEXT_CHARS} characters."},
+            "offset": {"type": "integer", "minimum": 0, "default": 0,
+                       "description": "Character position in the chunk to read on from, as a [trimmed: …] note "
+                                      "gives it. Default 0."},
         },
         "required": ["chunk_id"],
         "additionalProperties": False,
@@ -50,19 +63,33 @@ def get_doc_schema() -> dict[str, Any]:
 
 
 def search_description(metadata: dict[str, Any], hybrid: bool) -> str:
-    corpus = metadata.get("corpus_description") or "documentation"
+    corpus = (metadata.get("corpus_description") or "documentation").strip().rstrip(".").rstrip()  # no ". —"
     how = ("Use exact identifiers, method names, or describe what you want to do."
            if hybrid else "Use exact identifiers, method names and the words the docs would use.")
     keys = sorted(metadata.get("taxonomy") or {})
     filters = f" Filter with {', '.join(keys)} to narrow results." if keys else ""
     return (f"Search the pre-indexed {corpus} — the authoritative reference for this documentation set, with API "
-            f"docs, code examples and guides. {how}{filters} Returns chunk IDs, breadcrumbs and snippets; read a "
-            "chunk in full with get_doc.")
+            f"docs, code examples and guides. {how}{filters} Returns chunk IDs, breadcrumbs, snippets and each "
+            "chunk's size in characters (chars); read a chunk in full with get_doc.")
 
 
 GET_DOC_DESCRIPTION = ("Read a documentation chunk in full by its chunk_id (from search_docs), as Markdown. Each chunk "
                        "is self-contained: leave context at 0 first, and raise it (1-3) only if the chunk refers to "
-                       "neighbouring sections you need.")
+                       "neighbouring sections you need. Pass max_chars to cap the answer: a [trimmed: …] note at the end "
+                       "gives the exact call that reads on. A file path without '#' reads the file's first chunk and "
+                       "lists all its chunk IDs.")
+
+
+def match_taxonomy_case(arguments: dict[str, Any], taxonomy: dict[str, Any]) -> dict[str, Any]:
+    """Taxonomy values as indexed when they differ only in letter case from exactly one (`Python` -> `python`)."""
+    fixed = dict(arguments)
+    for key, value in arguments.items():
+        allowed = (taxonomy.get(key) or {}).get("values") or []
+        if isinstance(value, str) and value not in allowed:
+            same = [v for v in allowed if v.casefold() == value.casefold()]
+            if len(same) == 1:
+                fixed[key] = same[0]
+    return fixed
 
 
 def check_arguments(tool: str, validator: Draft202012Validator, arguments: dict[str, Any] | None) -> str | None:

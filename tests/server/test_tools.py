@@ -81,7 +81,7 @@ async def test_search_with_and_without_filters(client: Client) -> None:
     async with client:
         plain = await search(client, query="idempotency key header")
         assert plain["hits"][0]["chunk_id"].startswith("guides/idempotency.md#")
-        assert set(plain["hits"][0]) == {"chunk_id", "score", "heading", "breadcrumb", "snippet", "filepath", "metadata"}
+        assert set(plain["hits"][0]) == {"chunk_id", "score", "heading", "breadcrumb", "snippet", "filepath", "metadata", "chars"}
         assert "Idempotency-Key" in plain["hits"][0]["snippet"] and plain["hint"] is None
         scores = [h["score"] for h in plain["hits"]]
         assert scores == sorted(scores, reverse=True) and len(plain["hits"]) <= 10
@@ -95,7 +95,7 @@ async def test_invalid_arguments_are_error_results(client: Client) -> None:
         assert await error_of(client, "search_docs", query="retries", language="cobol") == (
             "Invalid taxonomy value for 'language': 'cobol'. Allowed values: go, python, typescript")
         assert (await error_of(client, "search_docs", query="x", colour="red")).startswith(
-            "Unexpected argument 'colour'. search_docs accepts: query, limit, cursor, language, scope, topic.")
+            "Unexpected argument 'colour'. search_docs accepts: query, limit, cursor, max_chars, language, scope, topic.")
         assert await error_of(client, "search_docs", query="x", limit=500) == "limit must be an integer from 1 to 50."
         assert (await error_of(client, "search_docs")).startswith("'query' is required.")
         assert (await error_of(client, "nope")).startswith("Unknown tool 'nope'.")
