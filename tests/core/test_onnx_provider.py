@@ -153,9 +153,9 @@ def test_query_embedding_recreates_the_onnx_backend_without_torch(onnx_index: Pa
     code = ("import sys, json; from docs_mcp_core.embedding.query import QueryEmbedder; "
             f"q = QueryEmbedder(json.loads({json.dumps(embedding)!r}), log=lambda m: None); q.wait(60); "
             "v = q.embed('verify webhook signature'); "
-            "print(q.status, type(q.provider).__name__, v.shape[0], 'torch' in sys.modules, "
+            "print(q.status, type(q.provider).__name__, v.shape[0], q.provider.threads, 'torch' in sys.modules, "
             "'sentence_transformers' in sys.modules)")
-    assert _python(code).split() == ["ready", "OnnxProvider", "384", "False", "False"]
+    assert _python(code).split() == ["ready", "OnnxProvider", "384", "1", "False", "False"]
 
 
 def test_config_and_cli_reject_an_unknown_backend(tmp_path: Path) -> None:
