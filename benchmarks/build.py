@@ -103,23 +103,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--providers", default="hash,openai")
+    parser.add_argument("--no-warm", action="store_true", help="skip part 2 (the warm in-process builds)")
     parser.add_argument("--latency", type=float, default=0.05, help="seconds the fake OpenAI server adds per request")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="docs-mcp-bench-"))
     files = len(list(CORPUS.rglob("*.md")))
     print(f"corpus: {CORPUS.relative_to(REPO)} ({files} files), median of {args.runs} runs, fresh process per build")
-    print(f"{'provider':<8} {'case':<8} {'wall s':>8} {'build s':>8} {'peak RSS MB':>12} {'embedded':>9}")
+    print(f"{'provider':<12} {'case':<8} {'wall s':>8} {'build s':>8} {'peak RSS MB':>12} {'embedded':>9}")
     server = FakeEmbeddingServer(dims=256, latency=args.latency).start()
     try:
         summary = {}
         for provider in args.providers.split(","):
-            provider_args = ["--embedding-provider", provider]
+            name, _, backend = provider.partition(":")  # local:onnx, local:torch
+            provider_args = ["--embedding-provider", name] + (["--embedding-backend", backend] if backend else [])
             if provider == "openai":
                 provider_args += ["--embedding-model", "text-embedding-3-small", "--embedding-dimensions", "256",
                                   "--embedding-base-url", server.url]
             results = bench(provider, provider_args, args.runs, work)
             for case, rows in results.items():
-                print(f"{provider:<8} {case:<8} {median(rows, 'wall'):>8.2f} {median(rows, 'build'):>8.2f} "
+                print(f"{provider:<12} {case:<8} {median(rows, 'wall'):>8.2f} {median(rows, 'build'):>8.2f} "
                       f"{median(rows, 'rss_mb'):>12.0f} {median(rows, 'embedded'):>9.0f}")
             summary[provider] = {case: (median(rows, "wall"), median(rows, "build")) for case, rows in results.items()}
         print()
@@ -134,13 +136,17 @@ def main() -> None:
         import openai  # noqa: F401
 
         from docs_mcp_core.embedding import ProviderSettings
+        from docs_mcp_eval.benchmark import parse_spec
+
+        if args.no_warm:
+            return
 
         print()
         print(f"warm process (imports done), median of {args.runs} runs, seconds")
         print(f"{'provider':<8} {'cold':>7} {'no-op':>7} {'1% edit':>8} {'no-op/cold':>11} {'edit/cold':>10}")
         for provider in args.providers.split(","):
             settings = (ProviderSettings("openai", "text-embedding-3-small", 256, server.url) if provider == "openai"
-                        else ProviderSettings(provider))
+                        else parse_spec(provider, None))
             times = bench_in_process(settings, args.runs, work)
             cold, noop, edit = (statistics.median(times[c]) for c in ("cold", "no-op", "1% edit"))
             print(f"{provider:<8} {cold:>7.2f} {noop:>7.2f} {edit:>8.2f} {noop / cold:>11.3f} {edit / cold:>10.3f}")

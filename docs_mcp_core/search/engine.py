@@ -320,7 +320,7 @@ class SearchPage:
     trimmed: dict[str, Any] | None = None  # hits left out to fit max_chars, and how to get them
 
     def to_json(self) -> dict[str, Any]:
-        out = {"hits": self.hits, "next_cursor": self.next_cursor, "hint": self.hint}
+        out = {"hits": self.hits, "next_cursor": self.next_cursor, "hint": self.hint, "mode": self.mode}
         if self.trimmed:
             out["trimmed"] = self.trimmed
         return out
@@ -445,8 +445,12 @@ class SearchEngine:
         ranked = sorted(rows.tolist(), key=lambda r: (-float(similarity[r]), index.ids[r]))
         return [index.ids[r] for r in ranked]
 
+    def mode(self, index: PublishedIndex) -> str:
+        """How a search would be answered now: "hybrid" once a query vector can take part, else "text"."""
+        return "hybrid" if index.has_vectors and getattr(self.embedder, "provider", None) is not None else "text"
+
     async def _fused(self, index: PublishedIndex, query: str, filters: dict[str, str]) -> tuple[list[tuple[str, float]], str]:
-        expected = "hybrid" if index.has_vectors and getattr(self.embedder, "provider", None) is not None else "text"
+        expected = self.mode(index)
         base = (index.key, " ".join(query.split()), tuple(sorted(filters.items())))
         if base + (expected,) in self._cache:
             self._cache.move_to_end(base + (expected,))

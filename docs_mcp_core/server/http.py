@@ -179,6 +179,7 @@ def build_app(docs: DocsServer, *, host: str = "127.0.0.1", token: str | None = 
             "index_version": index.version,
             "chunks": (index.metadata.get("stats") or {}).get("total_chunks"),
             "vector_search": embedder.status if embedder is not None else "none",
+            "mode": engine.mode(index),
         }
         if engine.publish_refused():
             body["warning"] = (f"the index published last cannot be opened; still serving table version "

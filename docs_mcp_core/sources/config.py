@@ -21,7 +21,7 @@ from pydantic import (
 
 from ..corpus.globs import check_globs
 from ..corpus.manifest import format_loc
-from ..embedding import BACKENDS, PROVIDERS, ProviderSettings
+from ..embedding import BACKENDS, PROVIDERS, ProviderSettings, resolve_settings
 from ..errors import DocsMcpError
 from ..paths import read_bytes
 
@@ -48,8 +48,10 @@ class SourceConfig(BaseModel):
 
 
 class EmbeddingConfig(BaseModel):
+    """A corpus's provider; without `provider`, the build default (local/onnx where installed, else none)."""
+
     model_config = ConfigDict(extra="forbid")
-    provider: StrictStr = "none"
+    provider: StrictStr | None = None
     model: StrictStr | None = None
     dimensions: Annotated[int, Field(ge=1)] | None = None
     base_url: StrictStr | None = None
@@ -61,15 +63,16 @@ class EmbeddingConfig(BaseModel):
 
     @model_validator(mode="after")
     def _known(self) -> "EmbeddingConfig":
-        if self.provider not in PROVIDERS:
+        if self.provider is not None and self.provider not in PROVIDERS:
             raise ValueError(f"unknown provider {self.provider!r}; choose one of: {', '.join(PROVIDERS)}")
         if self.backend is not None and self.backend not in BACKENDS:
             raise ValueError(f"unknown backend {self.backend!r}; choose one of: {', '.join(BACKENDS)}")
         return self
 
     def settings(self) -> ProviderSettings:
-        return ProviderSettings(self.provider, self.model, self.dimensions, self.base_url, self.batch_size,
-                                self.concurrency, self.max_retries, self.device, self.backend)
+        named = ProviderSettings("none", self.model, self.dimensions, self.base_url, self.batch_size,
+                                 self.concurrency, self.max_retries, self.device, self.backend)
+        return resolve_settings(named, self.provider)[0]
 
 
 class CorpusConfig(BaseModel):

@@ -41,8 +41,28 @@ def test_audit_errors_are_clear(example_docs: Path, tmp_path: Path) -> None:
     assert missing.exit_code == 1 and "no index at" in missing.output and "docs-mcp build --docs-dir DOCS --out" in missing.output
     assert not (tmp_path / "nope").exists()
     out = tmp_path / "out"
-    runner.invoke(main, ["build", "--docs-dir", str(example_docs), "--out", str(out), "-q"])
+    runner.invoke(main, ["build", "--docs-dir", str(example_docs), "--out", str(out), "-q", "--embedding-provider", "none"])
     bad = runner.invoke(main, ["audit", "--out", str(out), "--sql", "SELECT nope FROM builds"])
     assert bad.exit_code == 1 and bad.output.startswith("error: audit query failed:") and "Traceback" not in bad.output
     write = runner.invoke(main, ["audit", "--out", str(out), "--sql", "DELETE FROM builds"])
     assert write.exit_code == 1 and "read-only" in write.output
+
+
+OLD_BUILDS = """CREATE TABLE builds (build_id VARCHAR PRIMARY KEY, corpus VARCHAR, finished_at TIMESTAMPTZ,
+    source_commit VARCHAR, files INTEGER, files_reparsed INTEGER, chunks INTEGER, hits INTEGER, misses INTEGER,
+    embedded INTEGER, pruned INTEGER, provider VARCHAR, model VARCHAR, table_version INTEGER, seconds DOUBLE)"""
+
+
+def test_an_audit_file_from_before_backends_gains_the_columns_and_keeps_its_rows(example_docs: Path,
+                                                                                 tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    audit_path(out).parent.mkdir(parents=True)
+    with duckdb.connect(str(audit_path(out))) as con:
+        con.execute(OLD_BUILDS)
+        con.execute("INSERT INTO builds VALUES ('old', 'out', now(), NULL, 1, 1, 1, 0, 1, 1, 0, 'hash', 'hash-v1', 1, 0.1)")
+    build = ["build", "--docs-dir", str(example_docs), "--out", str(out), "--embedding-provider", "hash", "-q"]
+    assert CliRunner().invoke(main, build).exit_code == 0
+    with duckdb.connect(str(audit_path(out)), read_only=True) as con:
+        rows = con.execute("SELECT build_id = 'old', provider, backend, model_sha256, length(config_fingerprint) "
+                           "FROM builds ORDER BY finished_at").fetchall()
+    assert rows == [(True, "hash", None, None, None), (False, "hash", None, None, 64)]

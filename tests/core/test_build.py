@@ -38,7 +38,8 @@ def metadata_without_time(out: Path) -> dict:
 
 
 def cli_build(runner: CliRunner, docs: Path, out: Path, *extra: str):
-    return runner.invoke(main, ["build", "--docs-dir", str(docs), "--out", str(out), *extra])
+    return runner.invoke(main, ["build", "--docs-dir", str(docs), "--out", str(out), "--embedding-provider", "none",
+                                *extra])
 
 
 def test_build_writes_the_documented_layout(runner: CliRunner, example_docs: Path, tmp_path: Path) -> None:

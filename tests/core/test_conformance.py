@@ -47,7 +47,7 @@ def test_no_chunk_exceeds_the_max_size(dub_chunks) -> None:
 def test_dub_ts_builds_and_searches(dub_ts_docs: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "dub"
-    result = runner.invoke(main, ["build", "--docs-dir", str(dub_ts_docs), "--out", str(out), "-q"])
+    result = runner.invoke(main, ["build", "--docs-dir", str(dub_ts_docs), "--out", str(out), "-q", "--embedding-provider", "none"])
     assert result.exit_code == 0, result.output
     assert len(json.loads((out / "chunks.json").read_text())) == len(EXPECTED) + 51
     search = runner.invoke(main, ["search", "--index", str(out), "retry backoff strategy", "--limit", "3"])

@@ -37,7 +37,7 @@ def test_excluded_files_stay_out_of_build_and_validate(tmp_path: Path, runner: C
     report = json.loads(result.output)
     assert report["files"] == len(INDEXED) and report["diagnostics"] == []
     out = tmp_path / "index"
-    result = runner.invoke(main, ["build", "--docs-dir", str(docs), "--out", str(out), "-q"])
+    result = runner.invoke(main, ["build", "--docs-dir", str(docs), "--out", str(out), "-q", "--embedding-provider", "none"])
     assert result.exit_code == 0, result.output
     chunks = json.loads((out / "chunks.json").read_text())
     assert sorted({c["filepath"] for c in chunks}) == INDEXED

@@ -82,7 +82,7 @@ def test_write_then_validate_clean_and_second_fix_proposes_nothing(tmp_path: Pat
     assert json.loads(out)["proposals"] == []
     # the taxonomy reaches the index
     index = tmp_path / "index"
-    result = runner.invoke(main, ["build", "--docs-dir", str(docs), "--out", str(index), "-q"])
+    result = runner.invoke(main, ["build", "--docs-dir", str(docs), "--out", str(index), "-q", "--embedding-provider", "none"])
     assert result.exit_code == 0, result.output
     taxonomy = json.loads((index / "metadata.json").read_text())["taxonomy"]
     assert taxonomy["language"]["values"] == ["go", "python", "typescript"]

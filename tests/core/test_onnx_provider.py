@@ -139,15 +139,23 @@ def test_identity_is_the_files_not_the_name(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "out" / "metadata.json").read_text())["embedding"]["model"] == str(copy)
 
 
+def test_the_audit_records_the_backend_and_model_that_made_the_vectors(onnx_index: Path) -> None:
+    embedding = json.loads((onnx_index / "metadata.json").read_text())["embedding"]
+    result = CliRunner().invoke(main, ["audit", "--out", str(onnx_index), "--sql",
+                                       "SELECT provider, backend, model, model_sha256 FROM builds"])
+    assert result.exit_code == 0, result.output
+    assert result.output.split()[8:12] == ["local", "onnx", embedding["model"], embedding["model_sha256"]]
+
+
 def test_query_embedding_recreates_the_onnx_backend_without_torch(onnx_index: Path) -> None:
     embedding = json.loads((onnx_index / "metadata.json").read_text())["embedding"]
     assert embedding["backend"] == "onnx"
     code = ("import sys, json; from docs_mcp_core.embedding.query import QueryEmbedder; "
             f"q = QueryEmbedder(json.loads({json.dumps(embedding)!r}), log=lambda m: None); q.wait(60); "
             "v = q.embed('verify webhook signature'); "
-            "print(q.status, type(q.provider).__name__, v.shape[0], 'torch' in sys.modules, "
+            "print(q.status, type(q.provider).__name__, v.shape[0], q.provider.threads, 'torch' in sys.modules, "
             "'sentence_transformers' in sys.modules)")
-    assert _python(code).split() == ["ready", "OnnxProvider", "384", "False", "False"]
+    assert _python(code).split() == ["ready", "OnnxProvider", "384", "1", "False", "False"]
 
 
 def test_config_and_cli_reject_an_unknown_backend(tmp_path: Path) -> None:
@@ -205,3 +213,44 @@ async def test_server_answers_with_an_onnx_index_and_goes_hybrid(onnx_index: Pat
             assert not result.is_error, result.content[0].text
             assert [h["chunk_id"] for h in json.loads(result.content[0].text)["hits"]] == hybrid
     assert "query embedding model sentence-transformers/all-MiniLM-L6-v2 is ready: search is hybrid" in log.read_text()
+
+
+@pytest.mark.anyio
+async def test_every_search_result_and_healthz_say_which_mode_answered(onnx_index: Path, hybrid_ranking: list[str],
+                                                                       tmp_path: Path) -> None:
+    # The onnx model loads in well under a second; the test-only delay keeps it "loading" long enough to look.
+    with http_server(onnx_index, env={"DOCS_MCP_TEST_QUERY_MODEL_DELAY": "5"}) as base:
+        async with Client(f"{base}/mcp") as session:
+            assert [t.name for t in (await session.list_tools()).tools] == ["search_docs", "get_doc"]
+            early = await session.call_tool("search_docs", {"query": QUERY, **FILTERS})
+            health = _health(base)
+            assert (health["vector_search"], health["mode"]) == ("loading", "text")
+            assert json.loads(early.content[0].text)["mode"] == "text"
+            deadline = time.time() + 60
+            while _health(base)["vector_search"] != "ready":
+                assert time.time() < deadline, "the ONNX model never finished loading"
+                time.sleep(0.2)
+            assert _health(base)["mode"] == "hybrid"
+            late = json.loads((await session.call_tool("search_docs", {"query": QUERY, **FILTERS})).content[0].text)
+            assert late["mode"] == "hybrid" and [h["chunk_id"] for h in late["hits"]] == hybrid_ranking
+
+
+def test_search_json_says_which_mode_answered(onnx_index: Path) -> None:
+    for flag, mode in ((), "hybrid"), (("--text-only",), "text"):
+        cli = CliRunner().invoke(main, ["search", "--index", str(onnx_index), QUERY, "--json", *flag])
+        assert cli.exit_code == 0 and json.loads(cli.stdout)["mode"] == mode
+
+
+def test_build_without_a_provider_is_semantic_with_the_bundled_model_and_says_so(tmp_path: Path) -> None:
+    docs = write(tmp_path, "docs/guide.md", "# Retries\n\nThe client retries 429 responses.\n").parent
+    result = CliRunner().invoke(main, ["build", "--docs-dir", str(docs), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "embedding: local (onnx, sentence-transformers/all-MiniLM-L6-v2), the default; " \
+           "--embedding-provider none for text-only" in result.output
+    embedding = json.loads((tmp_path / "out" / "metadata.json").read_text())["embedding"]
+    assert (embedding["provider"], embedding["backend"]) == ("local", "onnx")
+    config = write(tmp_path, "docs-mcp.yaml", "corpora:\n  - name: docs\n    source: {path: docs}\n")
+    assert load_config(config).get("docs").embedding.settings() == ProviderSettings("local", backend="onnx")
+    named = write(tmp_path, "named.yaml", "corpora:\n  - name: docs\n    source: {path: docs}\n"
+                  "    embedding: {provider: none}\n")
+    assert load_config(named).get("docs").embedding.settings() == ProviderSettings("none")

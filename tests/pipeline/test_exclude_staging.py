@@ -32,9 +32,9 @@ def test_staging_skips_excluded_files_for_local_and_git_sources(tmp_path: Path) 
     git(repo, "commit", "-qm", "docs")
     config = write_config(tmp_path / "docs-mcp.yaml", [
         {"name": "local", "source": {"path": str(repo / "docs")}, "out": str(tmp_path / "a"),
-         "exclude": ["drafts/**"]},
+         "exclude": ["drafts/**"], "embedding": {"provider": "none"}},
         {"name": "git", "source": {"git": str(repo), "subdir": "docs"}, "out": str(tmp_path / "b"),
-         "exclude": ["drafts/**"]},
+         "exclude": ["drafts/**"], "embedding": {"provider": "none"}},
     ])
     defs = build_definitions(str(config))
     instance = dg.DagsterInstance.ephemeral()

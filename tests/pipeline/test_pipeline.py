@@ -96,6 +96,7 @@ def test_repo_sensor_requests_one_run_per_new_commit(tmp_path: Path, docs_repo: 
 def test_git_source_errors_are_clear(tmp_path: Path, docs_repo: Path) -> None:
     config = write_config(tmp_path / "docs-mcp.yaml", [{
         "name": "bad", "source": {"git": str(docs_repo), "ref": "main", "subdir": "nope"}, "out": str(tmp_path / "o"),
+        "embedding": {"provider": "none"},
     }])
     defs = build_definitions(str(config))
     result = materialize(defs, "bad", dg.DagsterInstance.ephemeral(), raise_on_error=False)
@@ -105,8 +106,10 @@ def test_git_source_errors_are_clear(tmp_path: Path, docs_repo: Path) -> None:
 
 def test_two_corpora_are_independent(tmp_path: Path, example_docs: Path, docs_repo: Path) -> None:
     config = write_config(tmp_path / "docs-mcp.yaml", [
-        {"name": "example", "source": {"path": str(example_docs)}, "out": str(tmp_path / "a")},
-        {"name": "repo", "source": {"git": str(docs_repo), "subdir": "docs"}, "out": str(tmp_path / "b")},
+        {"name": "example", "source": {"path": str(example_docs)}, "out": str(tmp_path / "a"),
+         "embedding": {"provider": "none"}},
+        {"name": "repo", "source": {"git": str(docs_repo), "subdir": "docs"}, "out": str(tmp_path / "b"),
+         "embedding": {"provider": "none"}},
     ])
     defs = build_definitions(str(config))
     assert defs.resolve_implicit_global_asset_job_def().partitions_def.get_partition_keys() == ["example", "repo"]

@@ -39,7 +39,8 @@ def docs_mcp(*args: str, timeout: float = VALIDATE_TIMEOUT) -> subprocess.Comple
 
 
 def build(docs: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return docs_mcp("build", "--docs-dir", str(docs), "--out", str(out), *extra, timeout=BUILD_TIMEOUT)
+    return docs_mcp("build", "--docs-dir", str(docs), "--out", str(out), "--embedding-provider", "none", *extra,
+                    timeout=BUILD_TIMEOUT)
 
 
 def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:

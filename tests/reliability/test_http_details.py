@@ -140,7 +140,8 @@ def audited(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A CLI-built index (the CLI records the audit); each test checks nothing in it changes."""
     root = tmp_path_factory.mktemp("audited")
     shutil.copytree(EXAMPLE_DOCS, root / "docs")
-    assert cli("build", "--docs-dir", str(root / "docs"), "--out", str(root / "index"), "-q").returncode == 0
+    assert cli("build", "--docs-dir", str(root / "docs"), "--out", str(root / "index"), "-q",
+               "--embedding-provider", "none").returncode == 0
     return root
 
 
