@@ -1,6 +1,6 @@
 """Embedding providers behind one interface, plus the input and fingerprint they share."""
 
-from .base import EmbeddingProvider, ProviderSettings
+from .base import EmbeddingProvider, ProviderSettings, Usage
 from .fingerprint import EMBEDDING_FORMAT_VERSION, compute_fingerprint
 from .input import to_embedding_input
 from .registry import BACKENDS, PROVIDERS, default_provider, make_provider, resolve_settings, settings_from_metadata
@@ -17,4 +17,5 @@ __all__ = [
     "resolve_settings",
     "settings_from_metadata",
     "to_embedding_input",
+    "Usage",
 ]

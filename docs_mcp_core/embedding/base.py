@@ -24,14 +24,29 @@ class ProviderSettings:
     backend: str | None = None  # local provider: onnx or torch (None: onnx when it can run the model)
 
 
+@dataclass(frozen=True)
+class Usage:
+    """What a provider's requests have cost so far, for the build summary and its warnings."""
+
+    tokens: int = 0
+    cost: float = 0.0  # estimated, in USD
+    truncated: tuple[int, ...] = ()  # lengths of inputs cut to the model's limit
+
+
 class EmbeddingProvider(ABC):
-    """Implement `embed`; set name, model and dimensions; list what changes vectors in config_fingerprint."""
+    """Implement `embed`; set name, model and dimensions; list what changes vectors in config_fingerprint.
+
+    Everything else callers use has a default here: override it when a provider differs.
+    """
 
     name: str
     model: str
     dimensions: int
-    batch_size: int = 64
+    batch_size: int = 64  # texts per `embed` call
+    concurrency: int = 1  # `embed` calls in flight at once (threads)
     cost_per_million_tokens: float = 0.0
+    digest: str | None = None  # sha256 of the model's files when they are local: its identity beyond a name
+    slow_to_load: bool = False  # `load` takes seconds (a model in memory): run it off the event loop
 
     @property
     @abstractmethod
@@ -50,6 +65,16 @@ class EmbeddingProvider(ABC):
         if not self.produces_vectors:
             return None
         return {"provider": self.name, "model": self.model, "dimensions": self.dimensions}
+
+    def load(self) -> None:
+        """Get ready to embed (import libraries, load a model); `embed` calls it when needed."""
+
+    def tune_for_queries(self) -> None:
+        """Set up for embedding one short query at a time (a server's query embedder); default: as built."""
+
+    def usage(self) -> Usage:
+        """Tokens, estimated cost and truncated inputs so far; free local providers report nothing."""
+        return Usage()
 
     def close(self) -> None:
         """Release clients or models; the default has nothing to release."""

@@ -337,7 +337,7 @@ class EmbeddingCache:
         provider = self.provider
         size = max(1, provider.batch_size)
         batches = [items[i : i + size] for i in range(0, len(items), size)]
-        workers = max(1, getattr(provider, "concurrency", 1) or 1)
+        workers = max(1, provider.concurrency)
         timer = Timer()
         done = 0
         failure: BaseException | None = None
@@ -366,9 +366,10 @@ class EmbeddingCache:
                         if len(futures) >= workers * 2:
                             break
         stats.seconds = timer.seconds
-        stats.tokens = int(getattr(provider, "tokens_used", 0))
-        stats.cost = float(getattr(provider, "estimated_cost", 0.0))
-        truncated = getattr(provider, "truncated", [])
+        usage = provider.usage()
+        stats.tokens = usage.tokens
+        stats.cost = usage.cost
+        truncated = usage.truncated
         if truncated:
             self.reporter.warn(f"{len(truncated)} embedding input(s) were longer than {provider.model}'s limit and "
                                f"were truncated (longest: {max(truncated)} characters)")

@@ -106,6 +106,7 @@ class LocalProvider(EmbeddingProvider):
     name = "local"
     backend = "torch"
     normalize = True
+    slow_to_load = True
 
     def __init__(self, model: str | None = None, *, device: str | None = None, batch_size: int | None = None,
                  dimensions: int | None = None) -> None:

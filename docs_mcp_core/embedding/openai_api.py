@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import DocsMcpError
-from .base import EmbeddingProvider
+from .base import EmbeddingProvider, Usage
 from .fingerprint import config_fingerprint
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -131,9 +131,10 @@ class OpenAIProvider(EmbeddingProvider):
             self.tokens_used += int(getattr(usage, "prompt_tokens", 0) or 0)
         return vectors
 
-    @property
-    def estimated_cost(self) -> float:
-        return self.tokens_used * self.cost_per_million_tokens / 1_000_000
+    def usage(self) -> Usage:
+        with self._lock:
+            return Usage(self.tokens_used, self.tokens_used * self.cost_per_million_tokens / 1_000_000,
+                         tuple(self.truncated))
 
     def close(self) -> None:
         if self._client is not None:

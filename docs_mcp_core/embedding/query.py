@@ -50,22 +50,18 @@ class QueryEmbedder:
                 settings = replace(settings, max_retries=1)
             provider = make_provider(settings)
             digest = self.expected.get("model_sha256")
-            if digest and getattr(provider, "digest", digest) != digest:
+            if digest and provider.digest is not None and provider.digest != digest:
                 raise RuntimeError(f"the model {provider.model} here differs from the one the index was built with")
             if provider.dimensions != self.expected.get("dimensions"):
                 raise RuntimeError(f"the provider makes {provider.dimensions}-dimension vectors, the index has "
                                    f"{self.expected.get('dimensions')}")
-            if getattr(provider, "backend", None) == "onnx":
-                # One short text per call: a second thread buys nothing (measured: p50 5.4 ms on 1 thread,
-                # 5.9 ms on 2, on 2 busy cores) and competes with the server; vectors are bit-identical.
-                provider.threads = 1  # type: ignore[attr-defined]
-            slow = hasattr(provider, "load")
-            if slow:
+            provider.tune_for_queries()
+            if provider.slow_to_load:
                 time.sleep(float(os.environ.get(TEST_LOAD_DELAY_ENV) or 0))  # tests only, see TEST_LOAD_DELAY_ENV
-                provider.load()  # seconds for local models: this is why it runs in the background
+            provider.load()  # seconds for local models: this is why it runs in the background
             self.provider = provider
             self.status = "ready"
-            if slow or self._warned:
+            if provider.slow_to_load or self._warned:
                 self.log(f"query embedding model {provider.model} is ready: search is hybrid")
         except Exception as exc:  # noqa: BLE001 - any failure means: text-only, with the reason
             self.status = "unavailable"

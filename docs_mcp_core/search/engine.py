@@ -17,7 +17,7 @@ import sys
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
 import numpy as np
 
@@ -27,6 +27,9 @@ from ..metadata import METADATA_FILE, require_metadata
 from . import answers
 from . import cursor as cursors
 from .weights import Weights
+
+if TYPE_CHECKING:
+    from ..embedding.query import QueryEmbedder
 
 _T = TypeVar("_T")
 
@@ -332,7 +335,7 @@ class SearchEngine:
 
     out: Path
     weights: Weights = field(default_factory=Weights)
-    embedder_factory: Any = None  # callable(embedding_meta) -> QueryEmbedder-like, or None
+    embedder_factory: Callable[[dict[str, Any]], QueryEmbedder] | None = None  # for the index's embedding block
     log: Any = None
 
     def __post_init__(self) -> None:
@@ -345,7 +348,7 @@ class SearchEngine:
         self._reload_lock = asyncio.Lock()
         self._refused: tuple[int, int, int] | None = None
 
-    def _embedder_for(self, index: PublishedIndex) -> Any:
+    def _embedder_for(self, index: PublishedIndex) -> QueryEmbedder | None:
         if self.embedder_factory is None or not index.embedding:
             return None
         return self.embedder_factory(index.embedding)
@@ -388,7 +391,7 @@ class SearchEngine:
         cached = self._vectors.get(query)
         if cached is not None:
             return cached
-        if getattr(self.embedder, "inline", False):  # microseconds of work: a thread hop would cost more
+        if self.embedder.inline:  # microseconds of work: a thread hop would cost more
             vector = self.embedder.embed(query)
         else:
             vector = await asyncio.to_thread(self.embedder.embed, query)
@@ -447,7 +450,7 @@ class SearchEngine:
 
     def mode(self, index: PublishedIndex) -> str:
         """How a search would be answered now: "hybrid" once a query vector can take part, else "text"."""
-        return "hybrid" if index.has_vectors and getattr(self.embedder, "provider", None) is not None else "text"
+        return "hybrid" if index.has_vectors and self.embedder is not None and self.embedder.provider is not None else "text"
 
     async def _fused(self, index: PublishedIndex, query: str, filters: dict[str, str]) -> tuple[list[tuple[str, float]], str]:
         expected = self.mode(index)
@@ -604,7 +607,7 @@ def _stderr(message: str) -> None:
     print(f"docs-mcp: {message}", file=sys.stderr, flush=True)
 
 
-def loaded_embedder(embedding: dict[str, Any]) -> Any:
+def loaded_embedder(embedding: dict[str, Any]) -> QueryEmbedder:
     """For one-shot callers (the CLI): a query embedder whose model has finished loading."""
     from ..embedding.query import QueryEmbedder
 
