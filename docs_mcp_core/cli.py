@@ -164,57 +164,29 @@ def _listing(docs_dir: Path) -> list[dict[str, str]]:
 
 
 def embedding_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Provider options shared by commands that embed; each also reads DOCS_MCP_<CMD>_<OPTION>."""
-    from .embedding import BACKENDS, PROVIDERS
+    """`--embedding-<setting>` for each ProviderSettings field; each also reads DOCS_MCP_<CMD>_<OPTION>."""
+    from .embedding.base import provider_setting_fields
 
-    options = [
-        click.option("--embedding-provider", type=click.Choice(list(PROVIDERS)), default=None,
-                     help="Default: local with the bundled model when docs-mcp[semantic] is installed, else none. "
-                          "none: full-text only; hash: deterministic offline vectors for tests; "
-                          "openai: OpenAI or any OpenAI-compatible endpoint (key from OPENAI_API_KEY); "
-                          "local: an offline model, needs docs-mcp[semantic] (or docs-mcp[local] for torch; "
-                          "the alias sentence-transformers picks the torch backend)."),
-        click.option("--embedding-model", default=None,
-                     help="Model name or folder (openai default: text-embedding-3-small; "
-                          "local default: sentence-transformers/all-MiniLM-L6-v2)."),
-        click.option("--embedding-dimensions", type=click.IntRange(min=1), default=None,
-                     help="Vector size (hash default 256; openai: the model's size, or a smaller one for text-embedding-3)."),
-        click.option("--embedding-base-url", default=None,
-                     help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1 for Ollama."),
-        click.option("--embedding-batch-size", type=click.IntRange(min=1), default=None,
-                     help="Inputs per embedding request (openai default 128)."),
-        click.option("--embedding-concurrency", type=click.IntRange(min=1), default=None,
-                     help="Embedding requests in flight at once (openai default 4)."),
-        click.option("--embedding-max-retries", type=click.IntRange(min=0), default=None,
-                     help="Retries per request on 429, 5xx and connection errors (openai default 5)."),
-        click.option("--embedding-device", default=None,
-                     help="Torch device for the local provider: cpu (default), cuda, cuda:1, mps."),
-        click.option("--embedding-backend", type=click.Choice(list(BACKENDS)), default=None,
-                     help="How the local provider runs its model: onnx (ONNX Runtime, no torch; the default when "
-                          "docs-mcp[semantic] is installed and the model has an ONNX file) or torch "
-                          "(sentence-transformers: any model, GPUs). Each gives its own vectors."),
-    ]
-    for option in reversed(options):
-        fn = option(fn)
+    for f, setting in reversed(provider_setting_fields()):
+        kind: Any = None
+        if setting.choices is not None:
+            kind = click.Choice(list(setting.choices))
+        elif setting.min is not None:
+            kind = click.IntRange(min=setting.min)
+        # Unset options stay None: the provider's own defaults apply, and resolve_settings picks the provider.
+        fn = click.option(f"--embedding-{f.name.replace('_', '-')}", type=kind, default=None, help=setting.help)(fn)
     return fn
 
 
 def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
     """The provider the options name; without --embedding-provider, the default (said on `reporter`)."""
+    from dataclasses import fields
+
     from .embedding import ProviderSettings, resolve_settings
 
-    provider = kwargs.pop("embedding_provider")
-    settings = ProviderSettings(
-        model=kwargs.pop("embedding_model"),
-        dimensions=kwargs.pop("embedding_dimensions"),
-        base_url=kwargs.pop("embedding_base_url"),
-        batch_size=kwargs.pop("embedding_batch_size"),
-        concurrency=kwargs.pop("embedding_concurrency"),
-        max_retries=kwargs.pop("embedding_max_retries"),
-        device=kwargs.pop("embedding_device"),
-        backend=kwargs.pop("embedding_backend"),
-    )
-    settings, note = resolve_settings(settings, provider)
+    values = {f.name: kwargs.pop(f"embedding_{f.name}") for f in fields(ProviderSettings)}
+    provider = values.pop("provider")
+    settings, note = resolve_settings(ProviderSettings(**values), provider)
     if note and reporter is not None:
         reporter.info(note)
     return settings

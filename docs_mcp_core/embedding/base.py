@@ -3,25 +3,69 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import Field, dataclass, field, fields
+from typing import Any, Sequence
 
 import numpy as np
 
 
+PROVIDERS = ("none", "hash", "openai", "local", "sentence-transformers")
+BACKENDS = ("onnx", "torch")  # of the local provider
+
+
+@dataclass(frozen=True)
+class Setting:
+    """How a provider setting shows outside Python: `--embedding-<name>` (and its environment
+    variable), the `embedding:` key in docs-mcp.yaml, and whether metadata.json records it."""
+
+    help: str
+    choices: tuple[str, ...] | None = None
+    min: int | None = None  # for integers
+    in_index: bool = False  # in metadata.json's embedding block: query embedding recreates it from there
+
+
+def _setting(help: str, *, default: Any = None, **kwargs: Any) -> Any:
+    return field(default=default, metadata={"setting": Setting(help, **kwargs)})
+
+
 @dataclass(frozen=True)
 class ProviderSettings:
-    """Everything a build or server needs to recreate a provider (the API key is never here)."""
+    """Everything a build or server needs to recreate a provider (the API key is never here).
 
-    provider: str = "none"
-    model: str | None = None
-    dimensions: int | None = None
-    base_url: str | None = None
-    batch_size: int | None = None
-    concurrency: int | None = None
-    max_retries: int | None = None
-    device: str | None = None
-    backend: str | None = None  # local provider: onnx or torch (None: onnx when it can run the model)
+    The one list of provider settings: the CLI options, docs-mcp.yaml's `embedding:` block
+    (and so the Dagster resource) and `settings_from_metadata` are all made from these fields.
+    """
+
+    provider: str = _setting(
+        "Default: local with the bundled model when docs-mcp[semantic] is installed, else none. "
+        "none: full-text only; hash: deterministic offline vectors for tests; "
+        "openai: OpenAI or any OpenAI-compatible endpoint (key from OPENAI_API_KEY); "
+        "local: an offline model, needs docs-mcp[semantic] (or docs-mcp[local] for torch; "
+        "the alias sentence-transformers picks the torch backend).",
+        default="none", choices=PROVIDERS, in_index=True)
+    model: str | None = _setting(
+        "Model name or folder (openai default: text-embedding-3-small; "
+        "local default: sentence-transformers/all-MiniLM-L6-v2).", in_index=True)
+    dimensions: int | None = _setting(
+        "Vector size (hash default 256; openai: the model's size, or a smaller one for text-embedding-3).",
+        min=1, in_index=True)
+    base_url: str | None = _setting(
+        "OpenAI-compatible base URL, e.g. http://localhost:11434/v1 for Ollama.", in_index=True)
+    batch_size: int | None = _setting("Inputs per embedding request (openai default 128).", min=1)
+    concurrency: int | None = _setting("Embedding requests in flight at once (openai default 4).", min=1)
+    max_retries: int | None = _setting(
+        "Retries per request on 429, 5xx and connection errors (openai default 5).", min=0)
+    device: str | None = _setting("Torch device for the local provider: cpu (default), cuda, cuda:1, mps.")
+    backend: str | None = _setting(  # None: onnx when it can run the model
+        "How the local provider runs its model: onnx (ONNX Runtime, no torch; the default when "
+        "docs-mcp[semantic] is installed and the model has an ONNX file) or torch "
+        "(sentence-transformers: any model, GPUs). Each gives its own vectors.",
+        choices=BACKENDS, in_index=True)
+
+
+def provider_setting_fields() -> list[tuple[Field[Any], Setting]]:
+    """Each ProviderSettings field with its Setting, in declaration order."""
+    return [(f, f.metadata["setting"]) for f in fields(ProviderSettings)]
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ import importlib.util
 from dataclasses import replace
 
 from ..errors import DocsMcpError
-from .base import EmbeddingProvider, ProviderSettings
+from .base import BACKENDS, PROVIDERS, EmbeddingProvider, ProviderSettings, provider_setting_fields
 
-PROVIDERS = ("none", "hash", "openai", "local", "sentence-transformers")
-BACKENDS = ("onnx", "torch")  # of the local provider
+__all__ = ["BACKENDS", "PROVIDERS", "default_provider", "local_backend", "make_provider", "resolve_settings",
+           "settings_from_metadata"]
 
 
 def default_provider() -> tuple[ProviderSettings, str]:
@@ -41,17 +41,11 @@ def settings_from_metadata(embedding: dict | None) -> ProviderSettings:
     """Recreate the provider a published index was built with (for query embedding)."""
     if not embedding:
         return ProviderSettings("none")
-    provider = str(embedding["provider"])
-    backend = embedding.get("backend")
-    if backend is None and provider in ("local", "sentence-transformers"):
-        backend = "torch"  # indexes from before the onnx backend
-    return ProviderSettings(
-        provider=provider,
-        model=embedding.get("model"),
-        dimensions=embedding.get("dimensions"),
-        base_url=embedding.get("base_url"),
-        backend=backend,
-    )
+    recorded = {f.name: embedding.get(f.name) for f, setting in provider_setting_fields() if setting.in_index}
+    settings = ProviderSettings(**{**recorded, "provider": str(embedding["provider"])})
+    if settings.backend is None and settings.provider in ("local", "sentence-transformers"):
+        settings = replace(settings, backend="torch")  # indexes from before the onnx backend
+    return settings
 
 
 def local_backend(settings: ProviderSettings) -> str:

@@ -5,23 +5,26 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, get_type_hints
 
 import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    Strict,
     StrictBool,
     StrictStr,
     ValidationError,
+    create_model,
     field_validator,
     model_validator,
 )
 
 from ..corpus.globs import check_globs
 from ..corpus.manifest import format_loc
-from ..embedding import BACKENDS, PROVIDERS, ProviderSettings, resolve_settings
+from ..embedding import resolve_settings
+from ..embedding.base import ProviderSettings, provider_setting_fields
 from ..errors import DocsMcpError
 from ..paths import read_bytes
 
@@ -47,32 +50,42 @@ class SourceConfig(BaseModel):
         return self
 
 
-class EmbeddingConfig(BaseModel):
+class _EmbeddingBlock(BaseModel):
     """A corpus's provider; without `provider`, the build default (local/onnx where installed, else none)."""
 
     model_config = ConfigDict(extra="forbid")
-    provider: StrictStr | None = None
-    model: StrictStr | None = None
-    dimensions: Annotated[int, Field(ge=1)] | None = None
-    base_url: StrictStr | None = None
-    batch_size: Annotated[int, Field(ge=1)] | None = None
-    concurrency: Annotated[int, Field(ge=1)] | None = None
-    max_retries: Annotated[int, Field(ge=0)] | None = None
-    device: StrictStr | None = None
-    backend: StrictStr | None = None
 
     @model_validator(mode="after")
-    def _known(self) -> "EmbeddingConfig":
-        if self.provider is not None and self.provider not in PROVIDERS:
-            raise ValueError(f"unknown provider {self.provider!r}; choose one of: {', '.join(PROVIDERS)}")
-        if self.backend is not None and self.backend not in BACKENDS:
-            raise ValueError(f"unknown backend {self.backend!r}; choose one of: {', '.join(BACKENDS)}")
+    def _known(self) -> "_EmbeddingBlock":
+        values = self.model_dump()
+        for f, setting in provider_setting_fields():
+            value = values[f.name]
+            if setting.choices is not None and value is not None and value not in setting.choices:
+                raise ValueError(f"unknown {f.name} {value!r}; choose one of: {', '.join(setting.choices)}")
         return self
 
     def settings(self) -> ProviderSettings:
-        named = ProviderSettings("none", self.model, self.dimensions, self.base_url, self.batch_size,
-                                 self.concurrency, self.max_retries, self.device, self.backend)
-        return resolve_settings(named, self.provider)[0]
+        values = self.model_dump()
+        provider = values.pop("provider")
+        return resolve_settings(ProviderSettings(**values), provider)[0]
+
+
+def _embedding_fields() -> dict[str, Any]:
+    """The fields of ProviderSettings, typed and bounded as the CLI options are; each may be left out."""
+    hints = get_type_hints(ProviderSettings)
+    fields: dict[str, Any] = {}
+    for f, setting in provider_setting_fields():
+        kind: Any = hints[f.name]
+        if setting.min is not None:
+            kind = Annotated[kind, Field(ge=setting.min)]
+        else:
+            kind = Annotated[kind, Strict()]
+        fields[f.name] = (kind | None, None)
+    return fields
+
+
+# docs-mcp.yaml's `embedding:` block: exactly the provider settings, made from ProviderSettings.
+EmbeddingConfig = create_model("EmbeddingConfig", __base__=_EmbeddingBlock, **_embedding_fields())
 
 
 class CorpusConfig(BaseModel):
