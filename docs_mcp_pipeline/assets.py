@@ -9,7 +9,6 @@ import dagster as dg
 
 from docs_mcp_core.chunking.chunker import CHUNKER_VERSION
 from docs_mcp_core.embedding.cache import EmbedResult
-from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.fsutil import dir_size
 from docs_mcp_core.indexing.audit import audit_path, record_build
 from docs_mcp_core.indexing.steps import (
@@ -25,17 +24,12 @@ from docs_mcp_core.models import IndexInfo
 from docs_mcp_core.sources.git import stage_git
 from docs_mcp_core.sources.local import StagedDocs, stage_local
 
-from .resources import DagsterReporter, DocsMcpConfig
+from .resources import DagsterReporter, DocsMcpConfig, failure_on_error
 
 GROUP = "docs_index"
 COMMIT_TAG = "docs_mcp/commit"  # set by docs_repo_sensor: the exact commit a run must index
 # Output(data_version=...) is beta in Dagster 1.13; it is what drives staleness here, so keep logs quiet.
 warnings.filterwarnings("ignore", message=r"Parameter `data_version`", category=dg.BetaWarning)
-
-
-def _fail(exc: DocsMcpError) -> dg.Failure:
-    """Bad input ends the step with the core's actionable message, not a traceback."""
-    return dg.Failure(description=str(exc), allow_retries=False)
 
 
 def staged_path(docs_mcp: DocsMcpConfig, corpus: str) -> Path:
@@ -47,7 +41,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     def staged_docs(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig) -> dg.Output[StagedDocs]:
         """The corpus source (a folder, or one commit of a git repo) copied into a deterministic folder."""
         corpus = context.partition_key
-        try:
+        with failure_on_error():
             corpora = docs_mcp.corpora()
             dest = staged_path(docs_mcp, corpus)
             repo = corpora.git_source(corpus)
@@ -59,8 +53,6 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                                        exclude=exclude)
                 else:
                     staged = stage_local(corpora.source_path(corpus), dest, exclude=exclude)
-        except DocsMcpError as exc:
-            raise _fail(exc) from exc
         for line in staged.warnings:  # skipped symlinks and special files, as validate and build report them
             context.log.warning(line)
         return dg.Output(
@@ -83,13 +75,10 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version=CHUNKER_VERSION)
     def chunks(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, staged_docs: StagedDocs) -> dg.Output[ChunkSet]:
         """Every staged file parsed and chunked (unchanged files reused); validation errors fail the run."""
-        try:
-            with docs_mcp.build_lock(context):
-                chunkset = chunk_corpus(Path(staged_docs.path), DagsterReporter(context),
-                                        reuse_from=docs_mcp.out_dir(context.partition_key),
-                                        allow_empty=docs_mcp.corpora().get(context.partition_key).allow_empty)
-        except DocsMcpError as exc:
-            raise _fail(exc) from exc
+        with failure_on_error(), docs_mcp.build_lock(context):
+            chunkset = chunk_corpus(Path(staged_docs.path), DagsterReporter(context),
+                                    reuse_from=docs_mcp.out_dir(context.partition_key),
+                                    allow_empty=docs_mcp.corpora().get(context.partition_key).allow_empty)
         return dg.Output(
             chunkset,
             metadata={
@@ -105,11 +94,8 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
     def fingerprints(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet) -> dg.Output[list[str]]:
         """One embedding fingerprint per chunk: what decides whether a cached vector is reusable."""
-        try:
-            with docs_mcp.build_lock(context):
-                prints = fingerprint_chunks(chunks.chunks, docs_mcp.provider(context.partition_key))
-        except DocsMcpError as exc:
-            raise _fail(exc) from exc
+        with failure_on_error(), docs_mcp.build_lock(context):
+            prints = fingerprint_chunks(chunks.chunks, docs_mcp.provider(context.partition_key))
         return dg.Output(prints, metadata={"count": len(prints), "distinct": len(set(prints))})
 
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
@@ -118,15 +104,10 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     ) -> dg.Output[EmbedResult]:
         """Cache hits reused, only misses embedded (kept in .pending); the cache is pruned once `metadata` publishes."""
         corpus = context.partition_key
-        provider = docs_mcp.provider(corpus)
-        try:
-            with docs_mcp.build_lock(context):
-                result = embed_chunks(chunks, fingerprints, provider, cache_dir=docs_mcp.cache_dir(corpus),
-                                      reporter=DagsterReporter(context))
-        except DocsMcpError as exc:
-            raise _fail(exc) from exc
-        finally:
-            provider.close()
+        with failure_on_error(), docs_mcp.build_lock(context):
+            provider = docs_mcp.provider(corpus)
+            result = embed_chunks(chunks, fingerprints, provider, cache_dir=docs_mcp.cache_dir(corpus),
+                                  reporter=DagsterReporter(context))
         stats = result.stats
         return dg.Output(
             result,
@@ -149,11 +130,8 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     ) -> dg.Output[IndexInfo]:
         """chunks.json and a fully indexed LanceDB table version, checked before it is published."""
         out = docs_mcp.out_dir(context.partition_key)
-        try:
-            with docs_mcp.build_lock(context):
-                info = write_index(out, chunks, cached_vectors, DagsterReporter(context))
-        except DocsMcpError as exc:
-            raise _fail(exc) from exc
+        with failure_on_error(), docs_mcp.build_lock(context):
+            info = write_index(out, chunks, cached_vectors, DagsterReporter(context))
         return dg.Output(
             info,
             metadata={
@@ -173,16 +151,12 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         corpus = context.partition_key
         corpora = docs_mcp.corpora()
         out = corpora.out_dir(corpus)
-        provider = docs_mcp.provider(corpus)
-        try:
-            with docs_mcp.build_lock(context):
-                published = publish_metadata(
-                    out, chunks, lancedb_index, provider,
-                    description=corpora.get(corpus).description, source_commit=staged_docs.source_commit,
-                    embedded=cached_vectors, reporter=DagsterReporter(context), corpus=corpus,
-                )
-        except DocsMcpError as exc:
-            raise _fail(exc) from exc
+        with failure_on_error(), docs_mcp.build_lock(context):
+            published = publish_metadata(
+                out, chunks, lancedb_index, docs_mcp.provider(corpus),
+                description=corpora.get(corpus).description, source_commit=staged_docs.source_commit,
+                embedded=cached_vectors, reporter=DagsterReporter(context), corpus=corpus,
+            )
         return dg.Output(
             published,
             metadata={
@@ -206,14 +180,11 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         out = docs_mcp.out_dir(corpus)
         record = context.instance.get_run_record_by_id(context.run_id)
         started = record.start_time if record and record.start_time else time.time()
-        provider = docs_mcp.provider(corpus)
-        try:
-            with docs_mcp.build_lock(context):
-                record_build(out, build_id=context.run_id, corpus=corpus, source_commit=staged_docs.source_commit,
-                             chunkset=chunks, fingerprints=fingerprints, embedded=cached_vectors, provider=provider,
-                             table_version=lancedb_index.version, seconds=time.time() - started)
-        except DocsMcpError as exc:
-            raise _fail(exc) from exc
+        with failure_on_error(), docs_mcp.build_lock(context):
+            record_build(out, build_id=context.run_id, corpus=corpus, source_commit=staged_docs.source_commit,
+                         chunkset=chunks, fingerprints=fingerprints, embedded=cached_vectors,
+                         provider=docs_mcp.provider(corpus), table_version=lancedb_index.version,
+                         seconds=time.time() - started)
         stats = cached_vectors.stats
         return dg.MaterializeResult(metadata={
             "build_id": context.run_id,

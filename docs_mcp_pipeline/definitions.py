@@ -23,8 +23,8 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
         assets=build_assets(partitions),
         asset_checks=build_checks(),
         jobs=[job],
-        sensors=[build_sensor(corpora, job)],
-        schedules=[build_schedule(corpora, job)],
+        sensors=[build_sensor(corpora, JOB)],
+        schedules=[build_schedule(corpora, JOB)],
         resources={"docs_mcp": DocsMcpConfig(config_path=str(corpora.path))},
         # One process per step costs ~20 s a run; switch to multiprocess/k8s executors to scale out.
         executor=dg.in_process_executor,

@@ -1,4 +1,5 @@
-"""Resources: the corpora config (which also holds each run's build lock), and a reporter for the run log."""
+"""Resources: the corpora config (which also holds each run's build lock and provider), a reporter for the run
+log, and the one place a core error becomes a Dagster failure."""
 
 from __future__ import annotations
 
@@ -23,8 +24,10 @@ LEASE_FILE = "build-run.json"  # the Dagster run that last held an output's lock
 class DocsMcpConfig(dg.ConfigurableResource):
     """Points at docs-mcp.yaml (empty: $DOCS_MCP_CONFIG, else ./docs-mcp.yaml).
 
-    It also holds the build lock of the partition's output for the rest of the run, from the
-    first asset that asks for it (`build_lock`) until the resource is torn down. With the
+    For the rest of the run it holds what is costly to make: each corpus's embedding provider
+    (built once per run, by the first asset that asks; a local model hashes its weights when
+    built) and the build lock of the partition's output, from the first asset that asks for it
+    (`build_lock`) until the resource is torn down. With the
     in-process executor that is one lock for the whole run, like `docs-mcp build`. With an
     executor that runs each step in its own process the flock lasts one step, so a lease
     (`.docs-mcp/build-run.json`: run ID, host, run worker pid) keeps other runs out until
@@ -33,14 +36,21 @@ class DocsMcpConfig(dg.ConfigurableResource):
 
     config_path: str = ""
     _locks: dict[str, BuildLock] = PrivateAttr(default_factory=dict)
+    _providers: dict[str, EmbeddingProvider] = PrivateAttr(default_factory=dict)
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         self._locks = {}
+        self._providers = {}
 
     def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
-        for lock in self._locks.values():
-            lock.release()
-        self._locks = {}
+        try:
+            for provider in self._providers.values():
+                provider.close()
+        finally:
+            for lock in self._locks.values():
+                lock.release()
+            self._locks = {}
+            self._providers = {}
 
     @contextmanager
     def build_lock(self, context: dg.AssetExecutionContext) -> Iterator[None]:
@@ -75,7 +85,20 @@ class DocsMcpConfig(dg.ConfigurableResource):
         return corpora.resolve(configured) if configured else corpora.out_dir(corpus) / CACHE_DIR
 
     def provider(self, corpus: str) -> EmbeddingProvider:
-        return make_provider(self.corpora().get(corpus).embedding.settings())
+        """The corpus's embedding provider, built on first use and shared by the run's assets."""
+        provider = self._providers.get(corpus)
+        if provider is None:
+            provider = self._providers[corpus] = make_provider(self.corpora().get(corpus).embedding.settings())
+        return provider
+
+
+@contextmanager
+def failure_on_error() -> Iterator[None]:
+    """Bad input ends the step with the core's actionable message (DocsMcpError), not a traceback."""
+    try:
+        yield
+    except DocsMcpError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from exc
 
 
 def _take_lease(context: dg.AssetExecutionContext, lock: BuildLock) -> None:

@@ -3,7 +3,6 @@
 import json
 
 import dagster as dg
-from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.sources.config import Corpora
@@ -13,10 +12,10 @@ from .assets import COMMIT_TAG
 from .resources import DocsMcpConfig
 
 
-def build_sensor(corpora: Corpora, job: "UnresolvedAssetJobDefinition") -> dg.SensorDefinition:
+def build_sensor(corpora: Corpora, job_name: str) -> dg.SensorDefinition:
     @dg.sensor(
         name="docs_repo_sensor",
-        job=job,
+        job_name=job_name,
         minimum_interval_seconds=corpora.config.sensor_interval_seconds,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Polls each git corpus's ref and requests a run for its partition when the commit changes.",
@@ -46,13 +45,13 @@ def build_sensor(corpora: Corpora, job: "UnresolvedAssetJobDefinition") -> dg.Se
     return docs_repo_sensor
 
 
-def build_schedule(corpora: Corpora, job: "UnresolvedAssetJobDefinition") -> dg.ScheduleDefinition:
+def build_schedule(corpora: Corpora, job_name: str) -> dg.ScheduleDefinition:
     refresh = corpora.config.refresh
     unwatched = [c.name for c in corpora.config.corpora if c.source.git is None]
 
     @dg.schedule(
         name="docs_refresh_schedule",
-        job=job,
+        job_name=job_name,
         cron_schedule=refresh.cron,
         execution_timezone=refresh.timezone,
         default_status=dg.DefaultScheduleStatus.RUNNING if refresh.enabled else dg.DefaultScheduleStatus.STOPPED,
