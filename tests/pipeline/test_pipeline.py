@@ -8,8 +8,7 @@ import dagster as dg
 import duckdb
 import lancedb
 import pytest
-from dagster._core.definitions.data_version import StaleStatus
-from dagster._utils.test.data_versions import get_stale_status_resolver
+from dagster_graphql.test.utils import define_out_of_process_workspace, execute_dagster_graphql
 
 from docs_mcp_core.indexing import checks
 from docs_mcp_core.indexing.audit import audit_path
@@ -122,26 +121,42 @@ def test_two_corpora_are_independent(tmp_path: Path, example_docs: Path, docs_re
     assert json.loads((tmp_path / "b" / "metadata.json").read_text())["stats"]["total_chunks"] == 2
 
 
-def test_downstream_is_stale_only_when_the_staged_data_version_changes(example_config: Path, example_docs: Path) -> None:
+STALENESS = """{ assetNodes { assetKey { path } staleStatus(partition: "example")
+                  staleCauses(partition: "example") { key { path } } } }"""
+
+
+def test_downstream_is_stale_only_when_the_staged_data_version_changes(
+    example_config: Path, example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     defs = build_definitions(str(example_config))
-    instance = dg.DagsterInstance.ephemeral()
+    (tmp_path / "dagster-home").mkdir()
+    instance = dg.DagsterInstance.local_temp(str(tmp_path / "dagster-home"))
     materialize(defs, "example", instance)
     staged_only = [a for a in defs.assets if a.key == dg.AssetKey("staged_docs")]
+    workspace = tmp_path / "workspace.yaml"
+    workspace.write_text("load_from:\n  - python_module: docs_mcp_pipeline\n")
+    monkeypatch.setenv("DOCS_MCP_CONFIG", str(example_config))  # for the code server the workspace starts
 
-    def status(name: str) -> StaleStatus:
-        resolver = get_stale_status_resolver(instance, list(defs.assets))
-        return resolver.get_status(dg.AssetKey(name), "example")
+    # Staleness as the UI reads it: through Dagster's GraphQL API (a fresh request each time).
+    with define_out_of_process_workspace(str(workspace), None, instance) as process:
+        def nodes() -> dict[str, dict]:
+            result = execute_dagster_graphql(process.create_request_context(), STALENESS)
+            assert not result.errors, result.errors
+            return {n["assetKey"]["path"][0]: n for n in result.data["assetNodes"]}
 
-    assert {status(n) for n in ("chunks", "lancedb_index", "metadata")} == {StaleStatus.FRESH}
-    dg.materialize(staged_only, partition_key="example", instance=instance, resources=defs.resources)
-    assert status("chunks") == StaleStatus.FRESH  # same files, same data version
-    page = example_docs / "guides" / "errors.md"
-    page.write_text(page.read_text() + "\nA new paragraph.\n")
-    dg.materialize(staged_only, partition_key="example", instance=instance, resources=defs.resources)
-    assert status("chunks") == StaleStatus.STALE
-    assert status("metadata") == StaleStatus.STALE
-    causes = get_stale_status_resolver(instance, list(defs.assets)).get_stale_root_causes(dg.AssetKey("chunks"), "example")
-    assert [c.key.asset_key.to_user_string() for c in causes] == ["staged_docs"]
+        def status(name: str) -> str:
+            return nodes()[name]["staleStatus"]
+
+        assert {status(n) for n in ("chunks", "lancedb_index", "metadata")} == {"FRESH"}
+        dg.materialize(staged_only, partition_key="example", instance=instance, resources=defs.resources)
+        assert status("chunks") == "FRESH"  # same files, same data version
+        page = example_docs / "guides" / "errors.md"
+        page.write_text(page.read_text() + "\nA new paragraph.\n")
+        dg.materialize(staged_only, partition_key="example", instance=instance, resources=defs.resources)
+        assert status("chunks") == "STALE"
+        assert status("metadata") == "STALE"
+        causes = nodes()["chunks"]["staleCauses"]
+        assert [c["key"]["path"][0] for c in causes] == ["staged_docs"]
 
 
 def test_cache_audit_keeps_history_across_builds(example_config: Path, example_docs: Path, tmp_path: Path) -> None:
