@@ -176,13 +176,11 @@ def test_cli_build_fails_while_a_dagster_run_holds_the_output(example_config: Pa
 
 def test_a_run_lease_keeps_other_runs_out_until_its_run_is_over(example_config: Path, tmp_path: Path) -> None:
     """Under an executor with one process per step the flock lasts a step; the lease covers the gaps."""
-    from dagster._core.test_utils import create_run_for_test
-
     defs = build_definitions(str(example_config))
     out = tmp_path / "indexes" / "example"
     instance = dg.DagsterInstance.ephemeral()
     assert materialize(defs, instance).success
-    other = create_run_for_test(instance, job_name="docs_index_job", status=dg.DagsterRunStatus.STARTED)
+    other = instance.add_run(dg.DagsterRun(job_name="docs_index_job", status=dg.DagsterRunStatus.STARTED))
     lease = out / ".docs-mcp" / "build-run.json"
     lease.write_text(json.dumps({"run_id": other.run_id, "host": socket.gethostname(), "pid": os.getpid()}))
     refused = materialize(defs, instance)
