@@ -1,9 +1,15 @@
-"""The chunk record shared by chunks.json, the LanceDB table and the server."""
+"""The chunk record shared by chunks.json, the LanceDB table and the server, and the names both sides agree on."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+# What a chunk ID looks like (`{filepath}` or `{filepath}#{heading-path}`, made in chunking/ids.py);
+# get_doc refuses anything else before touching the table.
+CHUNK_ID = re.compile(r"^[^#\s][^#\n]*(#[^#\s]+)?$")
+META_PREFIX = "meta_"  # taxonomy key `k` is the chunks-table column `meta_k`
 
 CHUNK_FIELDS = (
     "chunk_id",
@@ -48,6 +54,11 @@ class Chunk:
         return cls(**{k: d[k] for k in CHUNK_FIELDS})
 
 
+def meta_column(key: str) -> str:
+    """The chunks-table column that holds taxonomy key `key` (written by indexing, filtered by search)."""
+    return META_PREFIX + key
+
+
 @dataclass(frozen=True)
 class IndexInfo:
     """Which table version holds a build, and what it was made from (metadata.json `index`)."""
@@ -56,7 +67,6 @@ class IndexInfo:
     version: int
     rows: int
     content_hash: str
-    vector_dimensions: int
     files: dict[str, int] = field(default_factory=dict, compare=False)  # data/index files -> size (tablefiles.py)
     chunks_sha256: str = ""  # the chunks.json this version was built with
 

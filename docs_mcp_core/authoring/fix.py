@@ -32,7 +32,7 @@ from ..corpus.manifest import (
     nearest_manifest,
     resolve_manifest_rules,
 )
-from ..corpus.walk import CorpusScan, read_text, resolve_file, scan_corpus, show_path
+from ..corpus.walk import CorpusScan, read_source, read_text, scan_corpus, show_path
 from ..diagnostics import has_errors
 from ..errors import DocsMcpError
 
@@ -275,10 +275,9 @@ def analyze(docs_dir: Path) -> tuple[CorpusScan, dict[str, FileStats]]:
                            "error); fix proposes manifests only for a corpus whose manifests load")
     stats: dict[str, FileStats] = {}
     for rel in scan.markdown:
-        text, digest, problem = read_text(scan.root / rel, rel)
-        if problem or text is None:
+        source, _ = read_source(scan, rel)
+        if source is None:  # unreadable: validate and build report it
             continue
-        source, _ = resolve_file(rel, text, digest, scan.manifests)
         hinted = source.strategy_source.endswith(("frontmatter", "inline hint"))
         stats[rel] = file_stats(rel, source.body, source.tokens, hinted)
     return scan, stats

@@ -58,9 +58,3 @@ def file_part_id(filepath: str, part: int) -> str:
     """`chunk_by: file` IDs: the bare path, then `{path}#_part-N` for size splits."""
     return filepath if part == 1 else f"{filepath}#_part-{part}"
 
-
-_CHUNK_ID = re.compile(r"^[^#\s][^#]*(#[^#]+)?$")
-
-
-def is_valid_chunk_id(value: str) -> bool:
-    return bool(_CHUNK_ID.match(value)) and len(value) <= 4096

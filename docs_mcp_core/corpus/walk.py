@@ -330,6 +330,7 @@ def scan_corpus(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Corpus
 
 
 def read_source(scan: CorpusScan, relpath: str) -> tuple[SourceFile | None, list[Diagnostic]]:
+    """One file read and resolved against its manifests (None, with the problem, when it cannot be read)."""
     text, digest, problem = read_text(scan.root / relpath, relpath)
     if problem:
         return None, [problem]

@@ -49,7 +49,6 @@ class FileRecord:
 class ChunkSet:
     """Output of the chunk step: everything later steps and metadata.json need."""
 
-    root: str
     chunks: list[Chunk]
     files: list[FileRecord]
     taxonomy: dict[str, Any]
@@ -107,7 +106,7 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
     instructions, instr_diags = server_instructions(scan.manifests)
     diags.extend(instr_diags)
     chunks.sort(key=lambda c: (c.filepath, c.chunk_index))
-    return ChunkSet(str(scan.root), chunks, files, taxonomy, instructions, prompts, sorted(set(diags)),
+    return ChunkSet(chunks, files, taxonomy, instructions, prompts, sorted(set(diags)),
                     reparsed=len(files) - reused, reused=reused, seconds=timer.seconds)
 
 
@@ -269,8 +268,7 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
         elif problem:
             reporter.info(f"{problem[0]}; writing a new version so they can be removed")
         if reuse and published and not problem:
-            info = IndexInfo(published["table"], published["version"], published["rows"], digest, embedded.dimensions,
-                             chunks_sha256=chunks_sha)
+            info = IndexInfo(published["table"], published["version"], published["rows"], digest, chunks_sha256=chunks_sha)
             reporter.info("index unchanged: reusing the published table version")
         else:
             from .table import write_table  # LanceDB is imported only when a table is written

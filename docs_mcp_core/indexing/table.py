@@ -21,7 +21,7 @@ from lancedb.index import FTS, Bitmap, BTree
 
 from ..derived_fields import code_languages, content_digest, subwords
 from ..errors import DocsMcpError
-from ..models import Chunk, IndexInfo
+from ..models import Chunk, IndexInfo, meta_column
 from ..failpoints import pause
 from .tablefiles import LANCEDB_DIR, files_of, manifests, remove_files, table_dir, unrecorded_files
 
@@ -29,11 +29,6 @@ TABLE = "chunks"
 # Lance deletes versions older than an age; ours are removed by number before it runs (see
 # prune_versions), so this age only has to be longer than any real table has existed.
 _NEVER_BY_AGE = dt.timedelta(days=3650)
-META_PREFIX = "meta_"
-
-
-def meta_column(key: str) -> str:
-    return META_PREFIX + key
 
 
 def _arrow_table(chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str]) -> pa.Table:
@@ -97,9 +92,8 @@ def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys
     table.create_index("filepath", config=BTree())
     for key in keys:
         table.create_index(meta_column(key), config=Bitmap())
-    dims = int(vectors.shape[1]) if vectors is not None and vectors.size else 0
     files = {rel: size for rel, size in files_of(out, TABLE).items() if before.get(rel) != size}
-    return IndexInfo(TABLE, table.version, data.num_rows, digest, dims, files=files)
+    return IndexInfo(TABLE, table.version, data.num_rows, digest, files=files)
 
 
 def open_table(out: Path, version: int | None = None) -> Any:

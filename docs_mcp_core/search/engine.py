@@ -24,6 +24,7 @@ import numpy as np
 from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
 from ..metadata import METADATA_FILE, require_metadata
+from ..models import CHUNK_ID, meta_column
 from . import answers
 from . import cursor as cursors
 from .weights import Weights
@@ -63,9 +64,7 @@ HEADING_BOOST = 3.0
 # bigger ones read them from the table.
 MEMORY_TEXT_BYTES = 64 * 2**20
 MEMORY_VECTOR_BYTES = 128 * 2**20
-META_PREFIX = "meta_"  # taxonomy columns in the chunks table (see index.py)
 _WORD = re.compile(r"[A-Za-z0-9_]+")
-_CHUNK_ID = re.compile(r"^[^#\s][^#\n]*(#[^#\s]+)?$")
 _LIGHT = ["chunk_id", "filepath", "heading", "breadcrumb", "chunk_index", "metadata"]
 _DERIVED = ["code_languages", "content_digest", "content_chars"]  # light columns of indexes written with fields.py
 
@@ -106,10 +105,6 @@ def _literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _col(key: str) -> str:
-    return f"{META_PREFIX}{key}"
-
-
 def validate_filters(filters: dict[str, Any], taxonomy: dict[str, Any]) -> dict[str, str]:
     """Every key a taxonomy key, every value one of its indexed values; else a SearchError listing them."""
     clean: dict[str, str] = {}
@@ -127,9 +122,9 @@ def validate_filters(filters: dict[str, Any], taxonomy: dict[str, Any]) -> dict[
 def where_clause(filters: dict[str, str], taxonomy: dict[str, Any]) -> str | None:
     """A prefilter from validated values. `language` without `scope` also admits global guides."""
     auto_include = "language" in filters and "scope" not in filters and "scope" in taxonomy
-    clauses = [f"{_col(k)} = {_literal(v)}" for k, v in sorted(filters.items()) if not (auto_include and k == "language")]
+    clauses = [f"{meta_column(k)} = {_literal(v)}" for k, v in sorted(filters.items()) if not (auto_include and k == "language")]
     if auto_include:
-        lang, scope, language = _literal(filters["language"]), _col("scope"), _col("language")
+        lang, scope, language = _literal(filters["language"]), meta_column("scope"), meta_column("language")
         clauses.append(
             f"(({scope} = 'sdk-specific' AND {language} = {lang}) OR {scope} = 'global-guide' OR "
             f"(({scope} IS NULL OR {scope} NOT IN ('sdk-specific', 'global-guide')) AND "
@@ -547,7 +542,7 @@ class SearchEngine:
 
         A bare file path reads the file's first chunk, followed by the list of its chunk IDs.
         """
-        if not isinstance(chunk_id, str) or not _CHUNK_ID.match(chunk_id):
+        if not isinstance(chunk_id, str) or not CHUNK_ID.match(chunk_id):
             raise SearchError(f"Chunk ID '{chunk_id}' has invalid format. Expected {{filepath}} or "
                               "{filepath}#{heading-path}, exactly as search_docs returns it.")
         if not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT:
