@@ -59,7 +59,6 @@ DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
 MAX_CONTEXT = 5
 CANDIDATES = 100  # per signal; the fused list (what pagination walks) is their union
-HEADING_BOOST = 3.0
 # Small indexes keep snippet text and the vector matrix in memory (a LanceDB read costs ~2 ms);
 # bigger ones read them from the table.
 MEMORY_TEXT_BYTES = 64 * 2**20
