@@ -49,6 +49,7 @@ class FileRecord:
 class ChunkSet:
     """Output of the chunk step: everything later steps and metadata.json need."""
 
+    root: str
     chunks: list[Chunk]
     files: list[FileRecord]
     taxonomy: dict[str, Any]
@@ -106,7 +107,7 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
     instructions, instr_diags = server_instructions(scan.manifests)
     diags.extend(instr_diags)
     chunks.sort(key=lambda c: (c.filepath, c.chunk_index))
-    return ChunkSet(chunks, files, taxonomy, instructions, prompts, sorted(set(diags)),
+    return ChunkSet(str(scan.root), chunks, files, taxonomy, instructions, prompts, sorted(set(diags)),
                     reparsed=len(files) - reused, reused=reused, seconds=timer.seconds)
 
 
