@@ -91,6 +91,7 @@ class EmbeddingProvider(ABC):
     cost_per_million_tokens: float = 0.0
     digest: str | None = None  # sha256 of the model's files when they are local: its identity beyond a name
     slow_to_load: bool = False  # `load` takes seconds (a model in memory): run it off the event loop
+    backend: str | None = None  # the runtime that computes the vectors (local: onnx or torch), for the audit
 
     @property
     @abstractmethod

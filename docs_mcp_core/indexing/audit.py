@@ -102,7 +102,7 @@ def record_build(
             f"INSERT INTO builds ({', '.join(BUILD_COLUMNS)}) VALUES ({', '.join('?' * len(BUILD_COLUMNS))})",
             [build_id, corpus, dt.datetime.now(dt.timezone.utc), source_commit, len(chunkset.files), chunkset.reparsed,
              len(chunkset.chunks), stats.hits, stats.misses, stats.embedded, stats.pruned,
-             provider.name, provider.model, table_version, round(seconds, 3), getattr(provider, "backend", None),
+             provider.name, provider.model, table_version, round(seconds, 3), provider.backend,
              described.get("model_sha256"), provider.config_fingerprint],
         )
         con.register("new_events", table)
