@@ -1,8 +1,9 @@
-"""Failpoints for the kill tests: pause at a named build phase when DOCS_MCP_TEST_PAUSE_AT names it.
+"""Failpoints for tests: pause at a named phase when DOCS_MCP_TEST_PAUSE_AT names it.
 
+Phases: the build's (so a kill test can kill it exactly there) and `query-model-load` (so a
+server test sees text-only answers before the query model is ready).
 DOCS_MCP_TEST_PAUSE_AT=write,publish:2 prints `docs-mcp-test: paused at <phase>` on stderr and
-sleeps 2 s (default 5) at each listed phase, so a test can kill the build exactly there.
-Unset (always, outside tests), it does nothing.
+sleeps 2 s (default 5) at each listed phase. Unset (always, outside tests), it does nothing.
 """
 
 from __future__ import annotations

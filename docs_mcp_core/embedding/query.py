@@ -6,7 +6,6 @@ or when the index has no vectors, search is text-only, and says so once on stder
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -15,12 +14,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..failpoints import pause
 from . import EmbeddingProvider, make_provider, settings_from_metadata
 
 RETRY_AFTER_FAILURE = 30.0  # seconds to stay text-only after a failed query embedding
-# TESTS ONLY: seconds to wait before loading the query model, so tests can see the server answer
-# in text mode before a fast (onnx) model is ready. Never set it in production.
-TEST_LOAD_DELAY_ENV = "DOCS_MCP_TEST_QUERY_MODEL_DELAY"
 
 
 def _stderr(message: str) -> None:
@@ -57,7 +54,7 @@ class QueryEmbedder:
                                    f"{self.expected.get('dimensions')}")
             provider.tune_for_queries()
             if provider.slow_to_load:
-                time.sleep(float(os.environ.get(TEST_LOAD_DELAY_ENV) or 0))  # tests only, see TEST_LOAD_DELAY_ENV
+                pause("query-model-load")  # a failpoint: tests hold the model back to see text-only answers
             provider.load()  # seconds for local models: this is why it runs in the background
             self.provider = provider
             self.status = "ready"
