@@ -204,10 +204,14 @@ def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
 @click.option("--rebuild-cache", is_flag=True, help="Re-embed every chunk and write a fresh embedding cache.")
 @click.option("--force", is_flag=True, help="Rewrite everything: re-parse, re-embed, write a new table version.")
 @click.option("--allow-empty", is_flag=True, help="Publish an index even if the docs folder has nothing to index.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Processes that parse and chunk changed files (default: one per CPU core); used only when "
+                   "enough files changed to pay for starting them. 1 parses in the build process.")
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors on stderr.")
 @_fail_cleanly
 def build(docs_dir: Path, out: Path, description: str | None, source_commit: str | None, cache_dir: Path | None,
-          rebuild_cache: bool, force: bool, allow_empty: bool, quiet: bool, **embedding: Any) -> None:
+          rebuild_cache: bool, force: bool, allow_empty: bool, workers: int | None, quiet: bool,
+          **embedding: Any) -> None:
     """Build the index. Nothing is written if validation fails; publishing is atomic."""
     from .embedding import make_provider
     from .indexing.steps import build as run_build
@@ -224,7 +228,7 @@ def build(docs_dir: Path, out: Path, description: str | None, source_commit: str
     try:
         summary = run_build(docs_dir, out, provider, description=description, source_commit=source_commit,
                             cache_dir=cache_dir, rebuild_cache=rebuild_cache, force=force, reporter=reporter,
-                            allow_empty=allow_empty)
+                            allow_empty=allow_empty, workers=workers)
     finally:
         provider.close()
     reporter.info(f"done: {summary.files} files ({summary.reused_files} unchanged), {summary.chunks} chunks, "

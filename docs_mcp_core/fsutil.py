@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import tempfile
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterable, Iterator
 
 from .errors import DocsMcpError
 from .failpoints import pause
@@ -30,6 +31,27 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_atomic_pieces(path: Path, pieces: Iterable[bytes]) -> str:
+    """write_atomic for output made piece by piece (never held whole in memory); returns its sha256."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    digest = hashlib.sha256()
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+        with os.fdopen(fd, "wb", buffering=1 << 20) as fh:
+            for piece in pieces:
+                digest.update(piece)
+                fh.write(piece)
+            fh.flush()
+            os.fsync(fh.fileno())
+        pause(f"replace-{path.name}")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return digest.hexdigest()
 
 
 def remove_temp_files(folder: Path, names: list[str]) -> int:

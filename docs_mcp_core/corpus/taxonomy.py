@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ..diagnostics import Diagnostic, error, warning
-from ..models import Chunk
 from .manifest import MAX_TAXONOMY_KEYS, MAX_TAXONOMY_VALUES, LoadedManifest
 
 
@@ -39,11 +39,15 @@ def collapse_keys(manifests: dict[str, LoadedManifest]) -> set[str]:
     return {k for m in manifests.values() for k, cfg in m.manifest.taxonomy.items() if cfg.vector_collapse}
 
 
-def build_taxonomy(chunks: list[Chunk], manifests: dict[str, LoadedManifest]) -> tuple[dict[str, Any], list[Diagnostic]]:
-    """metadata.json's taxonomy: indexed values (sorted), descriptions and vector_collapse from manifests."""
+def build_taxonomy(metadatas: Iterable[dict[str, str]],
+                   manifests: dict[str, LoadedManifest]) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """metadata.json's taxonomy: indexed values (sorted), descriptions and vector_collapse from manifests.
+
+    `metadatas`: the metadata of every indexed file with chunks (its chunks all carry it).
+    """
     values: dict[str, set[str]] = {}
-    for chunk in chunks:
-        for key, value in chunk.metadata.items():
+    for metadata in metadatas:
+        for key, value in metadata.items():
             values.setdefault(key, set()).add(value)
     descriptions: dict[str, tuple[str, str]] = {}
     diags: list[Diagnostic] = []

@@ -85,7 +85,8 @@ def record_build(
     stats = embedded.stats
     described = provider.describe() or {}
     events = embedded.fingerprint_events
-    rows = [(c.chunk_id, fp, events.get(fp)) for c, fp in zip(chunkset.chunks, fingerprints) if events.get(fp)]
+    rows = [(c.chunk_id, fp, events.get(fp)) for c, fp in zip(chunkset.chunks, fingerprints) if events.get(fp)] \
+        if events else []
     rows += [(cid, fp, "pruned") for fp, cid in embedded.pruned]
     table = pa.table({
         "build_id": pa.array([build_id] * len(rows), pa.string()),
@@ -101,7 +102,7 @@ def record_build(
         con.execute(
             f"INSERT INTO builds ({', '.join(BUILD_COLUMNS)}) VALUES ({', '.join('?' * len(BUILD_COLUMNS))})",
             [build_id, corpus, dt.datetime.now(dt.timezone.utc), source_commit, len(chunkset.files), chunkset.reparsed,
-             len(chunkset.chunks), stats.hits, stats.misses, stats.embedded, stats.pruned,
+             chunkset.chunk_count, stats.hits, stats.misses, stats.embedded, stats.pruned,
              provider.name, provider.model, table_version, round(seconds, 3), provider.backend,
              described.get("model_sha256"), provider.config_fingerprint],
         )

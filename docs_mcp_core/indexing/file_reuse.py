@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,19 +19,29 @@ from ..chunking.chunker import CHUNKER_VERSION
 from ..corpus.manifest import Resolution
 from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
-from ..fsutil import read_json, write_atomic, write_json_atomic
+from ..fsutil import read_json, write_atomic_pieces, write_json_atomic
 from ..metadata import METADATA_FILE, read_metadata
 from ..models import Chunk
 
 CHUNKS_FILE = "chunks.json"
 STATE_FILE = "files.json"
-STATE_VERSION = "1"
+STATE_VERSION = "2"  # 2: per-file chunk counts and titles, and chunks.json's size and mtime
 
 
 def file_key(relpath: str, sha256: str, rules: Resolution) -> str:
     """Changes when the file, the manifest rules that govern it, or the chunker change."""
     parts = [CHUNKER_VERSION, relpath, sha256, rules.strategy.key(), json.dumps(rules.metadata, sort_keys=True)]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def chunk_pieces(chunks: Iterable[Chunk]) -> Iterator[bytes]:
+    """chunks.json piece by piece: a JSON array with one chunk per line (readable, diffable, streamable)."""
+    first = True
+    for chunk in chunks:
+        line = json.dumps(chunk.to_dict(), ensure_ascii=False)
+        yield (b"[\n" if first else b",\n") + line.encode()
+        first = False
+    yield b"[]\n" if first else b"\n]\n"
 
 
 def state_path(out: Path) -> Path:
@@ -49,17 +60,39 @@ def pending_paths(out: Path) -> tuple[Path, Path]:
 
 def _sha256(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        return h.hexdigest()
     except (FileNotFoundError, NotADirectoryError):
         return None
 
 
-def _state_sha(path: Path) -> str | None:
+def _stat(path: Path) -> list[int] | None:
+    """(size, mtime_ns) of a file: a chunks.json still as its build wrote it has the ones its state records."""
+    try:
+        st = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _read_state(path: Path) -> dict[str, Any] | None:
     try:
         state = read_json(path)
     except (ValueError, OSError):
         return None
-    return state.get("chunks_sha256") if isinstance(state, dict) else None
+    return state if isinstance(state, dict) else None
+
+
+def chunks_match(path: Path, sha256: str, state: dict[str, Any] | None) -> bool:
+    """Whether `path` holds the chunks.json with `sha256`: trusted without reading it when its size and
+    mtime are the ones `state` recorded for it (as git trusts its index), hashed otherwise."""
+    if state is not None and state.get("chunks_sha256") == sha256 and state.get("chunks_stat") is not None \
+            and state.get("chunks_stat") == _stat(path):
+        return True
+    return _sha256(path) == sha256
 
 
 def published_files(out: Path, chunks_sha256: str) -> tuple[Path | None, Path | None]:
@@ -70,17 +103,24 @@ def published_files(out: Path, chunks_sha256: str) -> tuple[Path | None, Path | 
     """
     out = Path(out)
     pending_chunks, pending_state = pending_paths(out)
-    chunks = next((p for p in (out / CHUNKS_FILE, pending_chunks) if _sha256(p) == chunks_sha256), None)
-    state = next((p for p in (state_path(out), pending_state) if _state_sha(p) == chunks_sha256), None)
+    states = [(p, _read_state(p)) for p in (state_path(out), pending_state)]
+    state = next((p for p, s in states if s is not None and s.get("chunks_sha256") == chunks_sha256), None)
+    recorded = next((s for p, s in states if p == state), None)
+    chunks = next((p for p in (out / CHUNKS_FILE, pending_chunks) if chunks_match(p, chunks_sha256, recorded)), None)
     return chunks, state
 
 
 @dataclass
 class PreviousChunks:
-    files: dict[str, dict[str, Any]]
-    chunks: dict[str, list[Chunk]]
+    """The last published build: its reuse state now, its chunks only when a reused file needs them."""
 
-    def match(self, relpath: str, key: str) -> tuple[list[Chunk], list[Diagnostic], dict[str, str]] | None:
+    files: dict[str, dict[str, Any]]
+    chunks_path: Path
+    chunks_sha256: str
+    _by_file: dict[str, list[Chunk]] | None = field(default=None, repr=False)
+
+    def match(self, relpath: str, key: str) -> tuple[int, list[Diagnostic], dict[str, str], list[str]] | None:
+        """(chunk count, diagnostics, metadata, titles) of an unchanged file, or None if it must be parsed."""
         entry = self.files.get(relpath)
         if entry is None or entry.get("key") != key:
             return None
@@ -88,11 +128,29 @@ class PreviousChunks:
         if any(len(fields) != 4 for fields in stored):
             return None  # saved before diagnostics had codes: re-parse so every finding has one
         diags = [Diagnostic(relpath, *fields) for fields in stored]  # line, severity, message, code
-        return self.chunks.get(relpath, []), diags, dict(entry.get("metadata", {}))
+        return int(entry.get("chunks", 0)), diags, dict(entry.get("metadata", {})), list(entry.get("titles", []))
+
+    def chunks_of(self, relpath: str) -> list[Chunk]:
+        if self._by_file is None:
+            self._by_file = {}
+            for chunk in self.all_chunks():
+                self._by_file.setdefault(chunk.filepath, []).append(chunk)
+        return self._by_file.get(relpath, [])
+
+    def all_chunks(self) -> list[Chunk]:
+        """Every chunk of the previous build, in chunks.json order; checked against its sha256 as read."""
+        raw = self.chunks_path.read_bytes()
+        if hashlib.sha256(raw).hexdigest() != self.chunks_sha256:
+            raise DocsMcpError(f"{self.chunks_path} changed during the build; build again")
+        return [Chunk.from_dict(item) for item in json.loads(raw)]
 
 
 def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
-    """The last published build's chunks, or None and the reason they cannot be reused."""
+    """The last published build's reuse state, or None and the reason it cannot be reused.
+
+    chunks.json is not read here: when its size and mtime are the recorded ones it is trusted
+    until a reused file's chunks are needed (a no-op build never reads it).
+    """
     if out is None:
         return None, None
     out = Path(out)
@@ -110,33 +168,32 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
         return None, f"{STATE_FILE} is corrupt"
     if state is None:
         return None, None
-    if not isinstance(state, dict):
+    if not isinstance(state, dict) or not isinstance(state.get("files", {}), dict):
         return None, f"{STATE_FILE} is corrupt"
     if state.get("state_version") != STATE_VERSION or state.get("chunker_version") != CHUNKER_VERSION:
         return None, "the chunker changed since the last build"
-    try:
-        raw = chunks_file.read_bytes()
-    except FileNotFoundError:
+    sha = state.get("chunks_sha256")
+    if not chunks_file.exists():
         return None, "chunks.json is missing"
-    if hashlib.sha256(raw).hexdigest() != state.get("chunks_sha256"):
+    if not isinstance(sha, str) or not chunks_match(chunks_file, sha, state):
         return None, "chunks.json does not match the recorded build state"
-    if published and state.get("chunks_sha256") != published:
+    if published and sha != published:
         return None, "chunks.json does not match the published index"
-    by_file: dict[str, list[Chunk]] = {}
-    for item in json.loads(raw):
-        by_file.setdefault(item["filepath"], []).append(Chunk.from_dict(item))
-    return PreviousChunks(state.get("files", {}), by_file), None
+    return PreviousChunks(state.get("files", {}), chunks_file, sha), None
 
 
-def state_json(chunks_json: bytes, files: list[Any]) -> dict[str, Any]:
+def state_json(chunks_sha256: str, chunks_stat: list[int] | None, files: list[Any]) -> dict[str, Any]:
     """What a chunks.json was built from (FileRecord list): the reuse state saved with it."""
     return {
         "state_version": STATE_VERSION,
         "chunker_version": CHUNKER_VERSION,
-        "chunks_sha256": hashlib.sha256(chunks_json).hexdigest(),
+        "chunks_sha256": chunks_sha256,
+        "chunks_stat": chunks_stat,
         "files": {
             f.relpath: {
                 "key": f.key,
+                "chunks": f.chunks,
+                "titles": f.titles,
                 "metadata": f.metadata,
                 "diagnostics": [[d.line, d.severity, d.message, d.code] for d in f.diagnostics],
             }
@@ -145,11 +202,18 @@ def state_json(chunks_json: bytes, files: list[Any]) -> dict[str, Any]:
     }
 
 
-def write_pending(out: Path, chunks_json: bytes, files: list[Any]) -> None:
-    """Put chunks.json and its reuse state aside; publish_pending moves them in after metadata.json."""
+def write_pending_chunks(out: Path, chunks: Iterable[Chunk]) -> str:
+    """Write chunks.json aside, streamed; returns its sha256."""
+    return write_atomic_pieces(pending_paths(out)[0], chunk_pieces(chunks))
+
+
+def write_pending(out: Path, chunks_sha256: str, files: list[Any]) -> None:
+    """Put the reuse state aside next to the chunks.json it describes (the pending one, or the one in
+    place when this build's chunks are the published ones); publish_pending moves them in after metadata.json."""
     chunks, state = pending_paths(out)
-    write_atomic(chunks, chunks_json)
-    write_json_atomic(state, state_json(chunks_json, files))
+    if not chunks.exists():
+        chunks = Path(out) / CHUNKS_FILE
+    write_json_atomic(state, state_json(chunks_sha256, _stat(chunks), files))
 
 
 def publish_pending(out: Path, chunks_sha256: str) -> None:

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
+from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..chunking.chunker import CHUNKER_VERSION, chunk_markdown
+from ..chunking.chunker import CHUNKER_VERSION
 from ..corpus.prompts import load_prompts
 from ..corpus.taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
-from ..corpus.walk import manifest_rules, read_text, resolve_file, scan_corpus
+from ..corpus.walk import manifest_rules, read_text, scan_corpus
 from ..diagnostics import Diagnostic, error, has_errors
 from ..embedding import EmbeddingProvider, compute_fingerprint, to_embedding_input
 from ..embedding.cache import CACHE_DIR, EmbedResult, commit_cache, embed_with_cache
@@ -26,8 +27,10 @@ from ..models import Chunk, IndexInfo
 from ..progress import NullReporter, Reporter, Timer
 from ..failpoints import pause
 from .audit import new_build_id, record_build
-from .file_reuse import (CHUNKS_FILE, STATE_FILE, PreviousChunks, discard_pending, file_key, load_previous,
-                         pending_dir, publish_pending, write_pending)
+from .file_reuse import (CHUNKS_FILE, STATE_FILE, PreviousChunks, chunk_pieces, discard_pending, file_key,
+                         load_previous, pending_dir, publish_pending, published_files, write_pending,
+                         write_pending_chunks)
+from .parsing import Parsed, Parser, ParseJob
 from .tablefiles import (forget_records, manifests, record_files, record_path, remove_files, unrecorded_files,
                          version_problem)
 
@@ -43,14 +46,20 @@ class FileRecord:
     key: str = ""
     metadata: dict[str, str] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    titles: list[str] = field(default_factory=list)  # headings of its level-1 chunks, for the default description
+    reused: bool = False
 
 
 @dataclass
 class ChunkSet:
-    """Output of the chunk step: everything later steps and metadata.json need."""
+    """Output of the chunk step: everything later steps and metadata.json need.
+
+    When no file was re-parsed, `chunks` is read from the previous build's chunks.json only if
+    a step asks for it; `unchanged_sha256` then names that chunks.json when this build's chunks
+    are exactly its chunks, which lets a no-op build skip re-serializing them.
+    """
 
     root: str
-    chunks: list[Chunk]
     files: list[FileRecord]
     taxonomy: dict[str, Any]
     instructions: str | None
@@ -59,6 +68,28 @@ class ChunkSet:
     reparsed: int = 0
     reused: int = 0
     seconds: float = 0.0
+    workers: int = 1  # processes that parsed files (1: this one)
+    unchanged_sha256: str = ""
+    _chunks: list[Chunk] | None = field(default=None, repr=False)
+    _previous: PreviousChunks | None = field(default=None, repr=False)
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        if self._chunks is None:
+            kept = {f.relpath for f in self.files if f.chunks}
+            everything = self._previous.all_chunks() if self._previous and kept else []
+            self._chunks = everything if self.unchanged_sha256 else [c for c in everything if c.filepath in kept]
+            self._previous = None
+        return self._chunks
+
+    @property
+    def chunk_count(self) -> int:
+        return sum(f.chunks for f in self.files)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (between Dagster assets) with its chunks: the previous chunks.json may be gone by then."""
+        self.chunks
+        return {**self.__dict__, "_previous": None}
 
     @property
     def taxonomy_keys(self) -> list[str]:
@@ -69,49 +100,83 @@ class ChunkSet:
         return [d for d in self.diagnostics if d.severity == "warning"]
 
 
-def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: PreviousChunks | None = None) -> ChunkSet:
-    """Parse, check and chunk every file, reusing unchanged files' chunks from `previous`."""
+def _titles(chunks: list[Chunk]) -> list[str]:
+    return [c.heading for c in chunks if c.heading_level == 1 and c.heading]
+
+
+def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: PreviousChunks | None = None, *,
+                   workers: int | None = None) -> ChunkSet:
+    """Parse, check and chunk every file, reusing unchanged files' chunks from `previous`.
+
+    Files that need parsing go to `workers` processes (default: one per core) when there are
+    enough of them to pay for it (indexing/parsing.py); the result does not depend on it.
+    """
     reporter = reporter or NullReporter()
     timer = Timer()
     scan = scan_corpus(Path(docs_dir))
     diags = list(scan.diagnostics)
-    chunks: list[Chunk] = []
     files: list[FileRecord] = []
-    reused = 0
-    for n, rel in enumerate(scan.markdown, start=1):
-        text, digest, problem = read_text(scan.root / rel, rel)
-        if problem:
-            diags.append(problem)
-            continue
-        rules = manifest_rules(rel, scan.manifests)
-        key = file_key(rel, digest, rules)
-        hit = previous.match(rel, key) if previous else None
-        if hit is not None:
-            file_chunks, file_diags, metadata = hit
-            reused += 1
-        else:
-            source, file_diags = resolve_file(rel, text or "", digest, scan.manifests, rules)
-            file_chunks = chunk_markdown(rel, source.body, source.strategy, source.metadata,
-                                         tokens=source.tokens, title=source.title)
-            metadata = source.metadata
-        chunks.extend(file_chunks)
-        diags.extend(file_diags)
-        files.append(FileRecord(rel, digest, len(file_chunks), key, metadata, file_diags))
-        reporter.progress("parsing", n, len(scan.markdown))
+    parsed_chunks: dict[str, list[Chunk]] = {}
+    waiting: deque[FileRecord] = deque()  # files sent to the parser, in order, awaiting their result
+    parser = Parser(scan.manifests, workers)
+
+    def take(results: Iterator[Parsed]) -> None:
+        for result in results:
+            record = waiting.popleft()
+            record.chunks, record.diagnostics, record.metadata = len(result.chunks), result.diagnostics, result.metadata
+            record.titles = _titles(result.chunks)
+            if result.chunks:
+                parsed_chunks[record.relpath] = result.chunks
+
+    try:
+        for n, rel in enumerate(scan.markdown, start=1):
+            text, digest, problem = read_text(scan.root / rel, rel)
+            if problem:
+                diags.append(problem)
+                continue
+            rules = manifest_rules(rel, scan.manifests)
+            key = file_key(rel, digest, rules)
+            hit = previous.match(rel, key) if previous else None
+            if hit is not None:
+                count, file_diags, metadata, titles = hit
+                files.append(FileRecord(rel, digest, count, key, metadata, file_diags, titles, reused=True))
+            else:
+                record = FileRecord(rel, digest, 0, key)
+                files.append(record)
+                waiting.append(record)
+                take(parser.feed(ParseJob(rel, text or "", digest, rules)))
+            reporter.progress("parsing", n, len(scan.markdown))
+        take(parser.finish())
+    finally:
+        parser.close()
+    for record in files:
+        diags.extend(record.diagnostics)
+    reused = sum(f.reused for f in files)
     diags.extend(check_taxonomy_limits([(f.relpath, f.metadata) for f in files]))
-    diags.extend(_duplicate_ids(chunks))
+    diags.extend(_duplicate_ids(c for chunks in parsed_chunks.values() for c in chunks))
     prompts, prompt_diags = load_prompts(scan.root, scan.templates)
     diags.extend(prompt_diags)
-    taxonomy, tax_diags = build_taxonomy(chunks, scan.manifests)
+    taxonomy, tax_diags = build_taxonomy((f.metadata for f in files if f.chunks), scan.manifests)
     diags.extend(tax_diags)
     instructions, instr_diags = server_instructions(scan.manifests)
     diags.extend(instr_diags)
-    chunks.sort(key=lambda c: (c.filepath, c.chunk_index))
-    return ChunkSet(str(scan.root), chunks, files, taxonomy, instructions, prompts, sorted(set(diags)),
-                    reparsed=len(files) - reused, reused=reused, seconds=timer.seconds)
+    chunkset = ChunkSet(str(scan.root), files, taxonomy, instructions, prompts, sorted(set(diags)),
+                        reparsed=len(files) - reused, reused=reused, seconds=timer.seconds, workers=parser.used_workers)
+    if previous is not None and not parsed_chunks and reused == len(files):
+        # Nothing parsed: the chunks are the previous build's (all of them if no file went), read when needed.
+        chunkset._previous = previous
+        if [f.relpath for f in files] == list(previous.files):
+            chunkset.unchanged_sha256 = previous.chunks_sha256
+    else:
+        chunks: list[Chunk] = []
+        for f in files:  # in path order, each file's chunks in document order: chunks.json's order
+            if f.chunks:
+                chunks.extend(previous.chunks_of(f.relpath) if f.reused and previous else parsed_chunks[f.relpath])
+        chunkset._chunks = chunks
+    return chunkset
 
 
-def _duplicate_ids(chunks: list[Chunk]) -> list[Diagnostic]:
+def _duplicate_ids(chunks: Iterable[Chunk]) -> list[Diagnostic]:
     seen: set[str] = set()
     diags = []
     for c in chunks:
@@ -122,7 +187,7 @@ def _duplicate_ids(chunks: list[Chunk]) -> list[Diagnostic]:
 
 
 def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from: Path | None = None,
-                 allow_empty: bool = False) -> ChunkSet:
+                 allow_empty: bool = False, workers: int | None = None) -> ChunkSet:
     """The chunk step: validation errors stop the build; unchanged files reuse `reuse_from`'s chunks.
 
     A corpus with no chunks is refused unless `allow_empty`: an empty index is almost always a
@@ -132,10 +197,10 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from
     previous, why_not = load_previous(reuse_from)
     if why_not:
         reporter.info(f"re-parsing every file: {why_not}")
-    chunkset = analyze_corpus(docs_dir, reporter, previous)
+    chunkset = analyze_corpus(docs_dir, reporter, previous, workers=workers)
     if has_errors(chunkset.diagnostics):
         raise ValidationFailed(chunkset.diagnostics)
-    if not chunkset.chunks and not allow_empty:
+    if not chunkset.chunk_count and not allow_empty:
         found = (f"its {len(chunkset.files)} Markdown file(s) have no content" if chunkset.files
                  else "it has no Markdown files (**/*.md, outside dot-folders and node_modules)")
         raise DocsMcpError(f"nothing to index in {docs_dir}: {found}; check the docs folder, or pass --allow-empty "
@@ -147,15 +212,20 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from
     if defaults:
         reporter.warn(f"{defaults} file(s) have no explicit chunking strategy; the default chunk_by: h2 applies "
                       "(run `docs-mcp validate` for the list)")
-    reused = f" ({chunkset.reused} unchanged files reused)" if chunkset.reused else ""
-    reporter.info(f"parsed {len(chunkset.files)} files into {len(chunkset.chunks)} chunks in "
-                  f"{chunkset.seconds:.1f}s{reused}")
+    notes = [f"{chunkset.reused} unchanged files reused"] if chunkset.reused else []
+    if chunkset.workers > 1:
+        notes.append(f"{chunkset.workers} worker processes")
+    reporter.info(f"parsed {len(chunkset.files)} files into {chunkset.chunk_count} chunks in "
+                  f"{chunkset.seconds:.1f}s" + (f" ({'; '.join(notes)})" if notes else ""))
     return chunkset
 
 
-def fingerprint_chunks(chunks: list[Chunk], provider: EmbeddingProvider) -> list[str]:
+def fingerprint_chunks(chunks: ChunkSet | list[Chunk], provider: EmbeddingProvider) -> list[str]:
+    """One fingerprint per chunk; none for a provider that makes no vectors (nothing is cached for it)."""
+    if not provider.produces_vectors:
+        return []
     config = provider.config_fingerprint
-    return [compute_fingerprint(c, config) for c in chunks]
+    return [compute_fingerprint(c, config) for c in (chunks.chunks if isinstance(chunks, ChunkSet) else chunks)]
 
 
 def default_cache_dir(out: Path) -> Path:
@@ -172,6 +242,8 @@ def embed_chunks(
     reporter: Reporter | None = None,
 ) -> EmbedResult:
     """Vectors for every chunk: cache hits reused, only misses sent to the provider."""
+    if not provider.produces_vectors:
+        return embed_with_cache([], [], fingerprints, provider, Path(cache_dir), rebuild=rebuild_cache, reporter=reporter)
     chunks = chunkset.chunks
     return embed_with_cache(
         [c.chunk_id for c in chunks],
@@ -185,16 +257,14 @@ def embed_chunks(
 
 
 def chunks_json(chunks: list[Chunk]) -> bytes:
-    """A JSON array with one chunk per line: readable, diffable, and fast to write."""
-    ordered = sorted(chunks, key=lambda c: (c.filepath, c.chunk_index))
-    lines = ",\n".join(json.dumps(c.to_dict(), ensure_ascii=False) for c in ordered)
-    return f"[\n{lines}\n]\n".encode() if lines else b"[]\n"
+    """chunks.json's bytes: a JSON array with one chunk per line (builds stream it: file_reuse.chunk_pieces)."""
+    return b"".join(chunk_pieces(sorted(chunks, key=lambda c: (c.filepath, c.chunk_index))))
 
 
-def index_content_hash(chunks_bytes: bytes, embedded: EmbedResult, keys: list[str]) -> str:
-    """Everything the table is made of: chunks, taxonomy columns, and (via fingerprints) vectors."""
+def index_content_hash(chunks_sha256: str, embedded: EmbedResult, keys: list[str]) -> str:
+    """Everything the table is made of: chunks (by chunks.json's sha256), taxonomy columns, and (via fingerprints) vectors."""
     h = hashlib.sha256(f"schema={INDEX_SCHEMA_VERSION}\0keys={','.join(keys)}\0dims={embedded.dimensions}\0".encode())
-    h.update(chunks_bytes)
+    h.update(chunks_sha256.encode())
     for fp in embedded.fingerprints:
         h.update(fp.encode())
     return h.hexdigest()
@@ -253,14 +323,15 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
     """
     reporter = reporter or NullReporter()
     out = Path(out)
-    data = chunks_json(chunkset.chunks)
-    chunks_sha = hashlib.sha256(data).hexdigest()
     keys = chunkset.taxonomy_keys
-    digest = index_content_hash(data, embedded, keys)
     marker = out / ".docs-mcp" / _WRITING
     with build_lock(out):
         published = _published_index(out, reporter)
         _clean_leftovers(out, published)
+        chunks_sha = chunkset.unchanged_sha256
+        if not chunks_sha or published_files(out, chunks_sha)[0] != out / CHUNKS_FILE:
+            chunks_sha = write_pending_chunks(out, chunkset.chunks)  # streamed, never held whole
+        digest = index_content_hash(chunks_sha, embedded, keys)
         unchanged = bool(published) and published.get("content_hash") == digest
         reuse = unchanged and not marker.exists() and not embedded.forced and not force
         problem = _reuse_problem(out, published) if reuse and published else None
@@ -281,10 +352,10 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             info = dataclasses.replace(written, chunks_sha256=chunks_sha)
             record_files(out, info.table, info.version, info.files)
             marker.unlink()
-        write_pending(out, data, chunkset.files)
+        write_pending(out, chunks_sha, chunkset.files)
         write_json_atomic(written_path(out), info.to_json())
-    if info.rows != len(chunkset.chunks):
-        raise DocsMcpError(f"index has {info.rows} rows but the build has {len(chunkset.chunks)} chunks; rebuild")
+    if info.rows != chunkset.chunk_count:
+        raise DocsMcpError(f"index has {info.rows} rows but the build has {chunkset.chunk_count} chunks; rebuild")
     pause("written")
     return info
 
@@ -299,10 +370,9 @@ def default_description(name: str, chunkset: ChunkSet) -> str:
     Used when no --description is given; shown in the search_docs tool description.
     """
     titles: list[str] = []
-    shallow_first = sorted(chunkset.chunks, key=lambda c: (c.filepath.count("/"), c.filepath, c.chunk_index))
-    for chunk in shallow_first:  # top-level pages first: a file's title is its first level-1 heading
-        if chunk.heading_level == 1 and chunk.heading and chunk.heading not in titles:
-            titles.append(chunk.heading)
+    shallow_first = sorted(chunkset.files, key=lambda f: (f.relpath.count("/"), f.relpath))
+    for record in shallow_first:  # top-level pages first: a file's title is its first level-1 heading
+        titles.extend(t for t in record.titles if t not in titles)
     files = len(chunkset.files)
     parts = [f"{files} Markdown file{'s' if files != 1 else ''}"]
     if titles:
@@ -349,7 +419,7 @@ def publish_metadata(
         metadata = build_metadata(
             description=description or default_description(corpus or Path(chunkset.root).name, chunkset),
             taxonomy=chunkset.taxonomy,
-            total_chunks=len(chunkset.chunks),
+            total_chunks=chunkset.chunk_count,
             total_files=len(chunkset.files),
             source_commit=source_commit,
             embedding=provider.describe(),
@@ -410,6 +480,7 @@ def build(
     corpus: str | None = None,
     reporter: Reporter | None = None,
     allow_empty: bool = False,
+    workers: int | None = None,
 ) -> BuildSummary:
     """Every step in order, all under the output's build lock; validation errors stop it before anything is written.
 
@@ -421,19 +492,20 @@ def build(
     timer = Timer()
     out = Path(out)
     with build_lock(out):
-        chunkset = chunk_corpus(docs_dir, reporter, reuse_from=None if force else out, allow_empty=allow_empty)
-        fingerprints = fingerprint_chunks(chunkset.chunks, provider)
+        chunkset = chunk_corpus(docs_dir, reporter, reuse_from=None if force else out, allow_empty=allow_empty,
+                                workers=workers)
+        fingerprints = fingerprint_chunks(chunkset, provider)
         embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir or default_cache_dir(out),
                                 rebuild_cache=rebuild_cache or force, reporter=reporter)
         info = write_index(out, chunkset, embedded, reporter, force=force)
         metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit,
                                     embedded=embedded, reporter=reporter, corpus=corpus)
-        reporter.info(f"wrote {len(chunkset.chunks)} chunks and .lancedb index to {out}")
+        reporter.info(f"wrote {chunkset.chunk_count} chunks and .lancedb index to {out}")
         try:
             record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,
                          chunkset=chunkset, fingerprints=fingerprints, embedded=embedded, provider=provider,
                          table_version=info.version, seconds=timer.seconds)
         except Exception as exc:  # noqa: BLE001 - the index is published; a locked audit file must not undo that
             reporter.warn(f"could not record this build in the audit database: {exc}")
-        return BuildSummary(str(out), len(chunkset.files), len(chunkset.chunks), chunkset.reused, embedded,
+        return BuildSummary(str(out), len(chunkset.files), chunkset.chunk_count, chunkset.reused, embedded,
                             timer.seconds, info, metadata)

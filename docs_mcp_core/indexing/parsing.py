@@ -1,0 +1,160 @@
+"""Parse and chunk the files a build cannot reuse: in this process, or across worker processes.
+
+Workers are started with `spawn` (LanceDB, loaded later in the build, is not fork-safe) and
+only when enough files need parsing to pay for their start (PARALLEL_MIN_FILES). Files go out
+in small batches with a bounded number in flight, and results come back in input order, so a
+parallel build makes exactly the chunks a serial one does and never holds the whole corpus.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any
+
+from ..chunking.chunker import chunk_markdown
+from ..corpus.manifest import LoadedManifest, Resolution
+from ..corpus.walk import resolve_file
+from ..diagnostics import Diagnostic
+from ..errors import DocsMcpError
+from ..models import Chunk
+
+# Files to parse before worker processes pay off: a spawned worker costs ~0.3 s to start and
+# import the parser, a file ~1.3 ms to parse (dub-ts on 2 cores; benchmarks/scale.py measures it).
+PARALLEL_MIN_FILES = 400
+BATCH_FILES = 16  # files per task: amortizes inter-process overhead, keeps the pipeline full
+IN_FLIGHT_PER_WORKER = 4  # batches queued per worker: bounds the text held in memory
+
+
+def default_workers() -> int:
+    return os.cpu_count() or 1
+
+
+@dataclass
+class ParseJob:
+    relpath: str
+    text: str
+    sha256: str
+    rules: Resolution
+
+
+@dataclass
+class Parsed:
+    chunks: list[Chunk]
+    diagnostics: list[Diagnostic]
+    metadata: dict[str, str]
+
+
+_MANIFESTS: dict[str, LoadedManifest] = {}
+
+
+def _init_worker(manifests: dict[str, LoadedManifest]) -> None:
+    global _MANIFESTS
+    _MANIFESTS = manifests
+
+
+def parse_one(job: ParseJob, manifests: dict[str, LoadedManifest]) -> Parsed:
+    """One file's chunks, diagnostics and metadata (frontmatter, hints and manifest rules applied)."""
+    source, diags = resolve_file(job.relpath, job.text, job.sha256, manifests, job.rules)
+    chunks = chunk_markdown(job.relpath, source.body, source.strategy, source.metadata, tokens=source.tokens,
+                            title=source.title)
+    return Parsed(chunks, diags, source.metadata)
+
+
+def _parse_batch(jobs: list[ParseJob]) -> list[Parsed]:
+    return [parse_one(job, _MANIFESTS) for job in jobs]
+
+
+class Parser:
+    """Takes files to parse in order and yields their results in the same order.
+
+    `feed` returns the results that are ready; `finish` the rest. With fewer than
+    PARALLEL_MIN_FILES files (or one worker) everything is parsed in this process.
+    """
+
+    def __init__(self, manifests: dict[str, LoadedManifest], workers: int | None = None,
+                 min_files: int = PARALLEL_MIN_FILES) -> None:
+        self.manifests = manifests
+        self.workers = max(1, workers if workers is not None else default_workers())
+        self.min_files = min_files
+        self.waiting: list[ParseJob] = []  # held until we know whether workers pay off
+        self.batch: list[ParseJob] = []
+        self.in_flight: deque[Future[list[Parsed]]] = deque()
+        self.pool: ProcessPoolExecutor | None = None
+        self.used_workers = 1  # processes that parsed: 1 in-process, else the pool's size
+
+    def feed(self, job: ParseJob) -> Iterator[Parsed]:
+        if self.workers == 1:
+            yield parse_one(job, self.manifests)
+            return
+        if self.pool is None:
+            self.waiting.append(job)
+            if len(self.waiting) < self.min_files:
+                return
+            self._start()
+            for queued in self.waiting:
+                yield from self._submit(queued)
+            self.waiting = []
+            return
+        yield from self._submit(job)
+
+    def finish(self) -> Iterator[Parsed]:
+        for job in self.waiting:  # too few to pay for workers
+            yield parse_one(job, self.manifests)
+        self.waiting = []
+        if self.batch:
+            self._send()
+        while self.in_flight:
+            yield from _result(self.in_flight.popleft())
+        self.close()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            for future in self.in_flight:
+                future.cancel()
+            self.in_flight.clear()
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+    def _start(self) -> None:
+        import multiprocessing
+
+        self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=_init_worker, initargs=(self.manifests,))
+        self.used_workers = self.workers
+
+    def _submit(self, job: ParseJob) -> Iterator[Parsed]:
+        self.batch.append(job)
+        if len(self.batch) >= BATCH_FILES:
+            self._send()
+        while len(self.in_flight) > self.workers * IN_FLIGHT_PER_WORKER:
+            yield from _result(self.in_flight.popleft())
+
+    def _send(self) -> None:
+        assert self.pool is not None
+        self.in_flight.append(self.pool.submit(_parse_batch, self.batch))
+        self.batch = []
+
+
+def _result(future: Future[list[Parsed]]) -> list[Parsed]:
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        raise DocsMcpError("a worker process parsing the docs stopped unexpectedly (out of memory, or killed); "
+                           "nothing was published — build again, or with --workers 1") from None
+
+
+def parse_all(jobs: Iterable[ParseJob], manifests: dict[str, LoadedManifest], workers: int | None = None,
+              **options: Any) -> Iterator[Parsed]:
+    """Every job's result, in order (a convenience over Parser)."""
+    parser = Parser(manifests, workers, **options)
+    try:
+        for job in jobs:
+            yield from parser.feed(job)
+        yield from parser.finish()
+    finally:
+        parser.close()
