@@ -92,6 +92,8 @@ def bad_name(relpath: str) -> str | None:
     """
     if "#" in relpath:
         return "contains '#', which separates the file path from the heading path in chunk IDs"
+    if relpath.isascii() and relpath.isprintable():  # the common case, without a lookup per character
+        return "starts with whitespace" if relpath[:1].isspace() else None
     for c in relpath:
         category = unicodedata.category(c)
         if category == "Cs":
@@ -258,18 +260,31 @@ def _follow_link(root: Path, real_root: str, rel: str, name: str, tree: Tree, li
 
 def read_text(path: Path, relpath: str) -> tuple[str | None, str, Diagnostic | None]:
     """UTF-8 text with normalized newlines, its sha256, or an error naming the bad byte."""
+    data, digest, problem = read_hashed(path, relpath)
+    if problem or data is None:
+        return None, digest, problem
+    text, problem = decode_text(data, relpath)
+    return text, digest, problem
+
+
+def read_hashed(path: Path, relpath: str) -> tuple[bytes | None, str, Diagnostic | None]:
+    """A file's bytes and sha256 (all a build needs of a file it can reuse), or why it cannot be read."""
     try:
         data = read_bytes(path)
     except OSError as exc:
         return None, "", error(show_path(relpath), 1, f"cannot read this file ({exc.strerror}); fix or remove it",
-                                   "file-unreadable")
-    digest = hashlib.sha256(data).hexdigest()
+                               "file-unreadable")
+    return data, hashlib.sha256(data).hexdigest(), None
+
+
+def decode_text(data: bytes, relpath: str) -> tuple[str | None, Diagnostic | None]:
+    """UTF-8 text with normalized newlines, or an error naming the bad byte."""
     try:
-        return normalize_newlines(data.decode("utf-8")), digest, None
+        return normalize_newlines(data.decode("utf-8")), None
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return None, digest, error(show_path(relpath), line,
-                                   f"not valid UTF-8 (byte offset {exc.start}); re-save the file as UTF-8", "not-utf8")
+        return None, error(show_path(relpath), line,
+                           f"not valid UTF-8 (byte offset {exc.start}); re-save the file as UTF-8", "not-utf8")
 
 
 def load_manifests(root: Path, relpaths: list[str], diagnostics: list[Diagnostic]) -> dict[str, LoadedManifest]:

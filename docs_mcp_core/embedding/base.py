@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import Field, dataclass, field, fields
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads with the provider that makes vectors: a text-only build never imports it
+    import numpy as np
 
 
 PROVIDERS = ("none", "hash", "openai", "local", "sentence-transformers")

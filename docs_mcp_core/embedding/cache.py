@@ -28,9 +28,10 @@ from collections.abc import Iterator
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where vectors are handled: a text-only build never needs it
+    import numpy as np
 
 from ..errors import DocsMcpError
 from ..fsutil import read_json, write_json_atomic
@@ -100,10 +101,13 @@ def _schema(dims: int):  # type: ignore[no-untyped-def]
 
 def row_checksum(fingerprint: str, vector: np.ndarray) -> str:
     """Ties a vector to its fingerprint: damaged bytes in either are noticed when read."""
+    import numpy as np
+
     return hashlib.sha256(fingerprint.encode() + np.ascontiguousarray(vector, dtype="<f4").tobytes()).hexdigest()[:32]
 
 
 def _batch(fps: list[str], chunk_ids: list[str], vectors: np.ndarray):  # type: ignore[no-untyped-def]
+    import numpy as np
     import pyarrow as pa
 
     dims = vectors.shape[1]
@@ -136,6 +140,8 @@ def _lookup(table: Any, fps: list[str], dims: int,
     whose only rows fail go to `rejected`. Duplicate rows (two builds appending the same
     fingerprint) are harmless: the first sound one wins.
     """
+    import numpy as np
+
     checked = "checksum" in table.schema.names
     columns = ["fingerprint", "vector", "checksum"] if checked else ["fingerprint", "vector"]
     if table.schema.field("vector").type.list_size != dims:
@@ -175,6 +181,8 @@ def _entries(table: Any) -> list[tuple[str, str]]:
 
 def read_vectors(sources: list[Path], fingerprints: list[str], dims: int) -> np.ndarray:
     """Vectors aligned with `fingerprints`, read in batches from the first source that has each."""
+    import numpy as np
+
     out = np.zeros((len(fingerprints), dims), dtype=np.float32)
     where: dict[str, list[int]] = {}
     for i, fp in enumerate(fingerprints):
@@ -319,6 +327,7 @@ class EmbeddingCache:
     # 4. embed, keeping every batch --------------------------------------------------------
     def _append_pending(self, fps: list[str], chunk_ids: list[str], vectors: np.ndarray) -> None:
         import lancedb
+        import numpy as np
 
         vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.shape != (len(fps), self.provider.dimensions) or not np.isfinite(vectors).all():
@@ -390,6 +399,7 @@ class EmbeddingCache:
         A vector no source holds soundly is left out (with a warning): the next build embeds it again.
         """
         import lancedb
+        import numpy as np
         from lancedb.index import BTree
 
         if self.tmp.exists():

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from .base import EmbeddingProvider
 from .fingerprint import config_fingerprint
@@ -20,4 +21,6 @@ class NoneProvider(EmbeddingProvider):
         return config_fingerprint(provider=self.name)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         return np.zeros((len(texts), 0), dtype=np.float32)

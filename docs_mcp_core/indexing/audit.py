@@ -80,7 +80,6 @@ def record_build(
 ) -> None:
     """Append this build's summary and per-chunk events; history from earlier builds stays."""
     import duckdb
-    import pyarrow as pa
 
     stats = embedded.stats
     described = provider.describe() or {}
@@ -88,12 +87,6 @@ def record_build(
     rows = [(c.chunk_id, fp, events.get(fp)) for c, fp in zip(chunkset.chunks, fingerprints) if events.get(fp)] \
         if events else []
     rows += [(cid, fp, "pruned") for fp, cid in embedded.pruned]
-    table = pa.table({
-        "build_id": pa.array([build_id] * len(rows), pa.string()),
-        "chunk_id": pa.array([r[0] for r in rows], pa.string()),
-        "fingerprint": pa.array([r[1] for r in rows], pa.string()),
-        "status": pa.array([r[2] for r in rows], pa.string()),
-    })
     path = audit_path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     with duckdb.connect(str(path)) as con:
@@ -106,9 +99,18 @@ def record_build(
              provider.name, provider.model, table_version, round(seconds, 3), provider.backend,
              described.get("model_sha256"), provider.config_fingerprint],
         )
-        con.register("new_events", table)
-        con.execute("INSERT INTO chunk_events SELECT build_id, chunk_id, fingerprint, status FROM new_events")
-        con.unregister("new_events")
+        if rows:  # pyarrow is imported only when there are events (a text-only build has none)
+            import pyarrow as pa
+
+            table = pa.table({
+                "build_id": pa.array([build_id] * len(rows), pa.string()),
+                "chunk_id": pa.array([r[0] for r in rows], pa.string()),
+                "fingerprint": pa.array([r[1] for r in rows], pa.string()),
+                "status": pa.array([r[2] for r in rows], pa.string()),
+            })
+            con.register("new_events", table)
+            con.execute("INSERT INTO chunk_events SELECT build_id, chunk_id, fingerprint, status FROM new_events")
+            con.unregister("new_events")
         con.execute("COMMIT")
 
 

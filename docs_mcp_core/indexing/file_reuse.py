@@ -7,6 +7,7 @@ written aside (`.docs-mcp/pending/`) and moved in only after metadata.json is pu
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -16,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ..chunking.chunker import CHUNKER_VERSION
-from ..corpus.manifest import Resolution
+from ..corpus.manifest import Resolution, Strategy
 from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
-from ..fsutil import read_json, write_atomic_pieces, write_json_atomic
+from ..fsutil import read_json, write_atomic, write_atomic_pieces
 from ..metadata import METADATA_FILE, read_metadata
 from ..models import Chunk
 
@@ -30,8 +31,13 @@ STATE_VERSION = "2"  # 2: per-file chunk counts and titles, and chunks.json's si
 
 def file_key(relpath: str, sha256: str, rules: Resolution) -> str:
     """Changes when the file, the manifest rules that govern it, or the chunker change."""
-    parts = [CHUNKER_VERSION, relpath, sha256, rules.strategy.key(), json.dumps(rules.metadata, sort_keys=True)]
+    parts = [CHUNKER_VERSION, relpath, sha256, _strategy_key(rules.strategy), json.dumps(rules.metadata, sort_keys=True)]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=256)
+def _strategy_key(strategy: Strategy) -> str:
+    return strategy.key()  # a corpus has a handful of strategies; serializing one per file showed in no-op builds
 
 
 def chunk_pieces(chunks: Iterable[Chunk]) -> Iterator[bytes]:
@@ -79,8 +85,18 @@ def _stat(path: Path) -> list[int] | None:
 
 
 def _read_state(path: Path) -> dict[str, Any] | None:
+    """A reuse state file, parsed once per version of it: a build looks at it several times."""
     try:
-        state = read_json(path)
+        st = path.stat()
+    except OSError:
+        return None
+    return _parsed_state(str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed_state(path: str, inode: int, size: int, mtime_ns: int) -> dict[str, Any] | None:
+    try:
+        state = read_json(Path(path))
     except (ValueError, OSError):
         return None
     return state if isinstance(state, dict) else None
@@ -162,13 +178,10 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
     if published:  # the published chunks.json and state: in place, or aside if a publish was stopped
         found_chunks, found_state = published_files(out, published)
         chunks_file, state_file = found_chunks or chunks_file, found_state or state_file
-    try:
-        state = read_json(state_file)
-    except (ValueError, OSError):
-        return None, f"{STATE_FILE} is corrupt"
-    if state is None:
+    if not state_file.exists():
         return None, None
-    if not isinstance(state, dict) or not isinstance(state.get("files", {}), dict):
+    state = _read_state(state_file)
+    if state is None or not isinstance(state.get("files", {}), dict):
         return None, f"{STATE_FILE} is corrupt"
     if state.get("state_version") != STATE_VERSION or state.get("chunker_version") != CHUNKER_VERSION:
         return None, "the chunker changed since the last build"
@@ -213,7 +226,8 @@ def write_pending(out: Path, chunks_sha256: str, files: list[Any]) -> None:
     chunks, state = pending_paths(out)
     if not chunks.exists():
         chunks = Path(out) / CHUNKS_FILE
-    write_json_atomic(state, state_json(chunks_sha256, _stat(chunks), files))
+    compact = json.dumps(state_json(chunks_sha256, _stat(chunks), files), ensure_ascii=False, separators=(",", ":"))
+    write_atomic(state, compact.encode())  # one line: it grows with the corpus and only builds read it
 
 
 def publish_pending(out: Path, chunks_sha256: str) -> None:

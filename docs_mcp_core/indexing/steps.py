@@ -16,7 +16,7 @@ from typing import Any
 from ..chunking.chunker import CHUNKER_VERSION
 from ..corpus.prompts import load_prompts
 from ..corpus.taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
-from ..corpus.walk import manifest_rules, read_text, scan_corpus
+from ..corpus.walk import decode_text, manifest_rules, read_hashed, scan_corpus
 from ..diagnostics import Diagnostic, error, has_errors
 from ..embedding import EmbeddingProvider, compute_fingerprint, to_embedding_input
 from ..embedding.cache import CACHE_DIR, EmbedResult, commit_cache, embed_with_cache
@@ -130,13 +130,17 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
 
     try:
         for n, rel in enumerate(scan.markdown, start=1):
-            text, digest, problem = read_text(scan.root / rel, rel)
+            data, digest, problem = read_hashed(scan.root / rel, rel)
+            rules = manifest_rules(rel, scan.manifests)
+            key = file_key(rel, digest, rules)
+            # the same bytes decoded before: a reused file is not decoded again
+            hit = previous.match(rel, key) if previous and data is not None else None
+            text = None
+            if hit is None and data is not None:
+                text, problem = decode_text(data, rel)
             if problem:
                 diags.append(problem)
                 continue
-            rules = manifest_rules(rel, scan.manifests)
-            key = file_key(rel, digest, rules)
-            hit = previous.match(rel, key) if previous else None
             if hit is not None:
                 count, file_diags, metadata, titles = hit
                 files.append(FileRecord(rel, digest, count, key, metadata, file_diags, titles, reused=True))
