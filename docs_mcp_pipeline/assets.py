@@ -76,9 +76,10 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     def chunks(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, staged_docs: StagedDocs) -> dg.Output[ChunkSet]:
         """Every staged file parsed and chunked (unchanged files reused); validation errors fail the run."""
         with failure_on_error(), docs_mcp.build_lock(context):
+            corpus = docs_mcp.corpora().get(context.partition_key)
             chunkset = chunk_corpus(Path(staged_docs.path), DagsterReporter(context),
                                     reuse_from=docs_mcp.out_dir(context.partition_key),
-                                    allow_empty=docs_mcp.corpora().get(context.partition_key).allow_empty)
+                                    allow_empty=corpus.allow_empty, workers=corpus.workers)
         return dg.Output(
             chunkset,
             metadata={
@@ -86,6 +87,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "files": len(chunkset.files),
                 "files_reparsed": chunkset.reparsed,
                 "files_reused": chunkset.reused,
+                "workers": chunkset.workers,
                 "warnings": len(chunkset.warnings),
                 "seconds": round(chunkset.seconds, 3),
             },

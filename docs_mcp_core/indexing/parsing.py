@@ -1,7 +1,8 @@
 """Parse and chunk the files a build cannot reuse: in this process, or across worker processes.
 
-Workers are started with `spawn` (LanceDB, loaded later in the build, is not fork-safe) and
-only when enough files need parsing to pay for their start (PARALLEL_MIN_FILES). Files go out
+Workers are started with `spawn` (LanceDB, loaded later in the build, is not fork-safe). By
+default there is one per core, started only when enough files need parsing to pay for their
+start (PARALLEL_MIN_FILES); an explicit worker count is always used. Files go out
 in small batches with a bounded number in flight, and results come back in input order, so a
 parallel build makes exactly the chunks a serial one does and never holds the whole corpus.
 """
@@ -23,9 +24,10 @@ from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
 from ..models import Chunk
 
-# Files to parse before worker processes pay off: a spawned worker costs ~0.3 s to start and
-# import the parser, a file ~1.3 ms to parse (dub-ts on 2 cores; benchmarks/scale.py measures it).
-PARALLEL_MIN_FILES = 400
+# Files to parse before worker processes pay off (when the worker count is not given): a spawned
+# worker costs ~0.35 s to start and import the parser, a dub-ts file ~1.3 ms to parse, and each
+# file ~0.2 ms to send and receive; on 2 cores that breaks even near 800 files (benchmarks/scale.py).
+PARALLEL_MIN_FILES = 800
 BATCH_FILES = 16  # files per task: amortizes inter-process overhead, keeps the pipeline full
 IN_FLIGHT_PER_WORKER = 4  # batches queued per worker: bounds the text held in memory
 
@@ -72,15 +74,16 @@ def _parse_batch(jobs: list[ParseJob]) -> list[Parsed]:
 class Parser:
     """Takes files to parse in order and yields their results in the same order.
 
-    `feed` returns the results that are ready; `finish` the rest. With fewer than
-    PARALLEL_MIN_FILES files (or one worker) everything is parsed in this process.
+    `feed` returns the results that are ready; `finish` the rest. With one worker everything
+    is parsed in this process; without a worker count (one per core), also when fewer than
+    `min_files` files need parsing.
     """
 
     def __init__(self, manifests: dict[str, LoadedManifest], workers: int | None = None,
                  min_files: int = PARALLEL_MIN_FILES) -> None:
         self.manifests = manifests
         self.workers = max(1, workers if workers is not None else default_workers())
-        self.min_files = min_files
+        self.min_files = min_files if workers is None else 1
         self.waiting: list[ParseJob] = []  # held until we know whether workers pay off
         self.batch: list[ParseJob] = []
         self.in_flight: deque[Future[list[Parsed]]] = deque()

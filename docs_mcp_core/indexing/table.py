@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,32 +32,59 @@ TABLE = "chunks"
 _NEVER_BY_AGE = dt.timedelta(days=3650)
 
 
-def _arrow_table(chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str]) -> pa.Table:
-    order = sorted(range(len(chunks)), key=lambda i: chunks[i].chunk_id)
-    rows = [chunks[i] for i in order]
-    cols: dict[str, pa.Array] = {
-        "chunk_id": pa.array([c.chunk_id for c in rows], pa.string()),
-        "filepath": pa.array([c.filepath for c in rows], pa.string()),
-        "heading": pa.array([c.heading for c in rows], pa.string()),
-        "heading_level": pa.array([c.heading_level for c in rows], pa.int32()),
-        "breadcrumb": pa.array([c.breadcrumb for c in rows], pa.string()),
-        "content": pa.array([c.content for c in rows], pa.string()),
-        "content_text": pa.array([c.content_text for c in rows], pa.string()),
-        "chunk_index": pa.array([c.chunk_index for c in rows], pa.int32()),
-        "metadata": pa.array([json.dumps(c.metadata, sort_keys=True) for c in rows], pa.string()),
-        # derived search fields (fields.py); search.py uses each only when the table has it
-        "content_subwords": pa.array([subwords(f"{c.heading}\n{c.content_text}") for c in rows], pa.string()),
-        "code_languages": pa.array([" ".join(code_languages(c.content)) for c in rows], pa.string()),
-        "content_chars": pa.array([len(c.content_text) for c in rows], pa.int32()),
-        "content_digest": pa.array([content_digest(f"{c.heading}\n{c.content_text}") for c in rows], pa.string()),
-    }
-    for key in keys:
-        cols[meta_column(key)] = pa.array([c.metadata.get(key) for c in rows], pa.string())
-    if vectors is not None and vectors.shape[1] > 0:
+WRITE_BATCH = 2048  # rows per Arrow batch: the table is written as a stream, never built whole in memory
+
+
+def _schema(keys: list[str], dims: int) -> pa.Schema:
+    fields = [("chunk_id", pa.string()), ("filepath", pa.string()), ("heading", pa.string()),
+              ("heading_level", pa.int32()), ("breadcrumb", pa.string()), ("content", pa.string()),
+              ("content_text", pa.string()), ("chunk_index", pa.int32()), ("metadata", pa.string()),
+              # derived search fields (derived_fields.py); search uses each only when the table has it
+              ("content_subwords", pa.string()), ("code_languages", pa.string()), ("content_chars", pa.int32()),
+              ("content_digest", pa.string())]
+    fields += [(meta_column(key), pa.string()) for key in keys]
+    if dims > 0:
+        fields.append(("vector", pa.list_(pa.float32(), dims)))
+    return pa.schema(fields)
+
+
+def _batch(rows: list[Chunk], vectors: np.ndarray | None, keys: list[str], schema: pa.Schema) -> pa.RecordBatch:
+    cols: list[pa.Array] = [
+        pa.array([c.chunk_id for c in rows], pa.string()),
+        pa.array([c.filepath for c in rows], pa.string()),
+        pa.array([c.heading for c in rows], pa.string()),
+        pa.array([c.heading_level for c in rows], pa.int32()),
+        pa.array([c.breadcrumb for c in rows], pa.string()),
+        pa.array([c.content for c in rows], pa.string()),
+        pa.array([c.content_text for c in rows], pa.string()),
+        pa.array([c.chunk_index for c in rows], pa.int32()),
+        pa.array([json.dumps(c.metadata, sort_keys=True) for c in rows], pa.string()),
+        pa.array([subwords(f"{c.heading}\n{c.content_text}") for c in rows], pa.string()),
+        pa.array([" ".join(code_languages(c.content)) for c in rows], pa.string()),
+        pa.array([len(c.content_text) for c in rows], pa.int32()),
+        pa.array([content_digest(f"{c.heading}\n{c.content_text}") for c in rows], pa.string()),
+    ]
+    cols += [pa.array([c.metadata.get(key) for c in rows], pa.string()) for key in keys]
+    if vectors is not None:
         dims = vectors.shape[1]
-        flat = np.ascontiguousarray(vectors[order], dtype=np.float32).reshape(-1)
-        cols["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), dims)
-    return pa.table(cols)
+        flat = np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1)
+        cols.append(pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), dims))
+    return pa.RecordBatch.from_arrays(cols, schema=schema)
+
+
+def _rows(chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str]) -> pa.RecordBatchReader:
+    """The table's rows sorted by chunk_id (BM25 ties then come back in a stable order), batch by batch."""
+    order = sorted(range(len(chunks)), key=lambda i: chunks[i].chunk_id)
+    if vectors is not None and vectors.shape[1] == 0:
+        vectors = None
+    schema = _schema(keys, 0 if vectors is None else vectors.shape[1])
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for start in range(0, len(order), WRITE_BATCH):
+            picked = order[start : start + WRITE_BATCH]
+            yield _batch([chunks[i] for i in picked], None if vectors is None else vectors[picked], keys, schema)
+
+    return pa.RecordBatchReader.from_batches(schema, batches())
 
 
 def connect(out: Path) -> lancedb.DBConnection:
@@ -72,17 +100,16 @@ def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys
     damaged to take a new version (a corrupt manifest) is deleted and written afresh, but only
     with `discard_damaged`: when nothing intact is published there.
     """
-    data = _arrow_table(chunks, vectors, keys)
     before = files_of(out, TABLE)
     try:
-        table = connect(out).create_table(TABLE, data=data, mode="overwrite")
+        table = connect(out).create_table(TABLE, data=_rows(chunks, vectors, keys), mode="overwrite")
     except Exception as exc:  # noqa: BLE001 - LanceDB raises plain errors for a corrupt table
         if not discard_damaged:
             raise DocsMcpError(f"cannot write a new version of {table_dir(out, TABLE)} "
                                f"({str(exc).splitlines()[0][:200]}); the published index is unchanged") from None
         shutil.rmtree(table_dir(out, TABLE), ignore_errors=True)
         before = {}
-        table = connect(out).create_table(TABLE, data=data, mode="overwrite")
+        table = connect(out).create_table(TABLE, data=_rows(chunks, vectors, keys), mode="overwrite")
     pause("write")
     table.create_index("heading", config=FTS(with_position=True))
     table.create_index("content_text", config=FTS(with_position=True))
@@ -93,7 +120,7 @@ def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys
     for key in keys:
         table.create_index(meta_column(key), config=Bitmap())
     files = {rel: size for rel, size in files_of(out, TABLE).items() if before.get(rel) != size}
-    return IndexInfo(TABLE, table.version, data.num_rows, digest, files=files)
+    return IndexInfo(TABLE, table.version, table.count_rows(), digest, files=files)
 
 
 def open_table(out: Path, version: int | None = None) -> Any:

@@ -14,6 +14,7 @@ from pydantic import (
     Field,
     Strict,
     StrictBool,
+    StrictInt,
     StrictStr,
     ValidationError,
     create_model,
@@ -96,6 +97,7 @@ class CorpusConfig(BaseModel):
     out: StrictStr | None = None
     cache_dir: StrictStr | None = None
     allow_empty: StrictBool = False  # publish even if the source has nothing to index (build --allow-empty)
+    workers: Annotated[StrictInt, Field(ge=1)] | None = None  # processes that parse changed files (build --workers)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     exclude: list[StrictStr] = Field(default_factory=list)  # globs relative to the docs folder; never staged
 
