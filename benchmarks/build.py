@@ -33,10 +33,18 @@ CORPUS = REPO / "tests" / "fixtures" / "dub-ts"
 MANIFEST = {"version": "1", "strategy": {"chunk_by": "h2"}}
 
 
-def run_build(docs: Path, out: Path, provider_args: list[str]) -> dict[str, float]:
+def run_build(docs: Path, out: Path, provider_args: list[str], *, code: Path | None = None) -> dict[str, float]:
+    """One `docs-mcp build` in a fresh process; `code`: run that checkout's docs_mcp_core instead of this one.
+
+    rss_mb is the largest peak RSS of the build process and its worker processes (wait4).
+    """
     cmd = [sys.executable, "-m", "docs_mcp_core.cli", "build", "--docs-dir", str(docs), "--out", str(out), *provider_args]
+    env = {**os.environ, "LANCEDB_LOG": "error"}
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=str(code or REPO))
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
     stderr = proc.stderr.read() if proc.stderr else ""
