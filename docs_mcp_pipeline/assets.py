@@ -3,7 +3,6 @@
 import time
 import warnings
 from pathlib import Path
-from typing import Any
 
 import dagster as dg
 
@@ -19,7 +18,8 @@ from docs_mcp_core.indexing.steps import (
     publish_metadata,
     write_index,
 )
-from docs_mcp_core.indexing.table import LANCEDB_DIR
+from docs_mcp_core.layout import OutputLayout
+from docs_mcp_core.metadata import PublishedMetadata
 from docs_mcp_core.models import IndexInfo
 from docs_mcp_core.sources.git import stage_git
 from docs_mcp_core.sources.local import StagedDocs, stage_local
@@ -33,7 +33,7 @@ warnings.filterwarnings("ignore", message=r"Parameter `data_version`", category=
 
 
 def staged_path(docs_mcp: DocsMcpConfig, corpus: str) -> Path:
-    return docs_mcp.out_dir(corpus) / ".docs-mcp" / "staged" / "docs"
+    return OutputLayout(docs_mcp.out_dir(corpus)).staged
 
 
 def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
@@ -83,7 +83,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         return dg.Output(
             chunkset,
             metadata={
-                "chunks": len(chunkset.chunks),
+                "chunks": chunkset.chunk_count,
                 "files": len(chunkset.files),
                 "files_reparsed": chunkset.reparsed,
                 "files_reused": chunkset.reused,
@@ -139,8 +139,8 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
             metadata={
                 "rows": info.rows,
                 "table_version": info.version,
-                "index_bytes": dir_size(out / LANCEDB_DIR),
-                "path": dg.MetadataValue.path(str(out / LANCEDB_DIR)),
+                "index_bytes": dir_size(OutputLayout(out).lancedb),
+                "path": dg.MetadataValue.path(str(OutputLayout(out).lancedb)),
             },
         )
 
@@ -148,7 +148,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     def metadata_json(
         context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet, lancedb_index: IndexInfo,
         staged_docs: StagedDocs, cached_vectors: EmbedResult,
-    ) -> dg.Output[dict[str, Any]]:
+    ) -> dg.Output[PublishedMetadata]:
         """metadata.json, written last: the publish marker the MCP server watches."""
         corpus = context.partition_key
         corpora = docs_mcp.corpora()
@@ -162,11 +162,11 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         return dg.Output(
             published,
             metadata={
-                "path": dg.MetadataValue.path(str(out / "metadata.json")),
-                "total_chunks": published["stats"]["total_chunks"],
-                "total_files": published["stats"]["total_files"],
-                "source_commit": published["stats"]["source_commit"] or "",
-                "taxonomy": dg.MetadataValue.json({k: v["values"] for k, v in published["taxonomy"].items()}),
+                "path": dg.MetadataValue.path(str(OutputLayout(out).metadata)),
+                "total_chunks": published.stats.total_chunks,
+                "total_files": published.stats.total_files,
+                "source_commit": published.stats.source_commit or "",
+                "taxonomy": dg.MetadataValue.json({k: v.values for k, v in published.taxonomy.items()}),
                 "table_version": lancedb_index.version,
             },
         )

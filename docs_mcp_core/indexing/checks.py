@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..corpus.manifest import MAX_TAXONOMY_KEYS, MAX_TAXONOMY_VALUES, MAX_VALUE_CHARS
+from ..layout import OutputLayout
 from ..metadata import read_metadata
 
 
@@ -25,10 +26,10 @@ class CheckOutcome:
 
 def _chunks(out: Path) -> list[dict[str, Any]]:
     """The written build's chunks.json: the pending one until it is published, then the one in place."""
-    from .file_reuse import CHUNKS_FILE, pending_paths
+    from .file_reuse import pending_paths
 
     pending = pending_paths(Path(out))[0]
-    path = pending if pending.exists() else Path(out) / CHUNKS_FILE
+    path = pending if pending.exists() else OutputLayout(out).chunks
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -100,10 +101,10 @@ def chunks_taxonomy(out: Path) -> dict[str, Any]:
 
 def vector_dimensions_match(out: Path) -> CheckOutcome:
     """The published table's vectors have the size metadata.json announces (or there are none)."""
-    meta = read_metadata(Path(out)) or {}
-    version = (meta.get("index") or {}).get("version")
+    meta = read_metadata(Path(out))
+    version = meta.index.version if meta and meta.index else None
     table = _table(out, version)
-    expected = (meta.get("embedding") or {}).get("dimensions")
+    expected = meta.embedding.dimensions if meta and meta.embedding else None
     field_names = table.schema.names
     actual = table.schema.field("vector").type.list_size if "vector" in field_names else None
     if expected != actual:

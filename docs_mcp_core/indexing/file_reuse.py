@@ -21,11 +21,10 @@ from ..corpus.manifest import Resolution, Strategy
 from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
 from ..fsutil import read_json, write_atomic, write_atomic_pieces
-from ..metadata import METADATA_FILE, read_metadata
+from ..layout import FILE_STATE, METADATA, OutputLayout
+from ..metadata import read_metadata
 from ..models import Chunk
 
-CHUNKS_FILE = "chunks.json"
-STATE_FILE = "files.json"
 STATE_VERSION = "2"  # 2: per-file chunk counts and titles, and chunks.json's size and mtime
 
 
@@ -51,17 +50,18 @@ def chunk_pieces(chunks: Iterable[Chunk]) -> Iterator[bytes]:
 
 
 def state_path(out: Path) -> Path:
-    return Path(out) / ".docs-mcp" / STATE_FILE
+    return OutputLayout(out).file_state
 
 
 def pending_dir(out: Path) -> Path:
     """Where write_index puts chunks.json and the reuse state until publish_metadata moves them in."""
-    return Path(out) / ".docs-mcp" / "pending"
+    return OutputLayout(out).pending
 
 
 def pending_paths(out: Path) -> tuple[Path, Path]:
     """(chunks.json, files.json) of a written, not yet published build."""
-    return pending_dir(out) / CHUNKS_FILE, pending_dir(out) / STATE_FILE
+    layout = OutputLayout(out)
+    return layout.pending_chunks, layout.pending_file_state
 
 
 def _sha256(path: Path) -> str | None:
@@ -122,7 +122,8 @@ def published_files(out: Path, chunks_sha256: str) -> tuple[Path | None, Path | 
     states = [(p, _read_state(p)) for p in (state_path(out), pending_state)]
     state = next((p for p, s in states if s is not None and s.get("chunks_sha256") == chunks_sha256), None)
     recorded = next((s for p, s in states if p == state), None)
-    chunks = next((p for p in (out / CHUNKS_FILE, pending_chunks) if chunks_match(p, chunks_sha256, recorded)), None)
+    chunks = next((p for p in (OutputLayout(out).chunks, pending_chunks) if chunks_match(p, chunks_sha256, recorded)),
+                  None)
     return chunks, state
 
 
@@ -171,10 +172,11 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
         return None, None
     out = Path(out)
     try:
-        published = ((read_metadata(out) or {}).get("index") or {}).get("chunks_sha256")
+        meta = read_metadata(out)
+        published = meta.index.chunks_sha256 if meta and meta.index else None
     except DocsMcpError:
-        return None, f"{METADATA_FILE} is damaged"
-    chunks_file, state_file = out / CHUNKS_FILE, state_path(out)
+        return None, f"{METADATA} is damaged"
+    chunks_file, state_file = OutputLayout(out).chunks, state_path(out)
     if published:  # the published chunks.json and state: in place, or aside if a publish was stopped
         found_chunks, found_state = published_files(out, published)
         chunks_file, state_file = found_chunks or chunks_file, found_state or state_file
@@ -182,7 +184,7 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
         return None, None
     state = _read_state(state_file)
     if state is None or not isinstance(state.get("files", {}), dict):
-        return None, f"{STATE_FILE} is corrupt"
+        return None, f"{FILE_STATE} is corrupt"
     if state.get("state_version") != STATE_VERSION or state.get("chunker_version") != CHUNKER_VERSION:
         return None, "the chunker changed since the last build"
     sha = state.get("chunks_sha256")
@@ -225,7 +227,7 @@ def write_pending(out: Path, chunks_sha256: str, files: list[Any]) -> None:
     place when this build's chunks are the published ones); publish_pending moves them in after metadata.json."""
     chunks, state = pending_paths(out)
     if not chunks.exists():
-        chunks = Path(out) / CHUNKS_FILE
+        chunks = OutputLayout(out).chunks
     compact = json.dumps(state_json(chunks_sha256, _stat(chunks), files), ensure_ascii=False, separators=(",", ":"))
     write_atomic(state, compact.encode())  # one line: it grows with the corpus and only builds read it
 
@@ -238,8 +240,9 @@ def publish_pending(out: Path, chunks_sha256: str) -> None:
     """
     out = Path(out)
     chunks, state = published_files(out, chunks_sha256)
-    if chunks is not None and chunks != out / CHUNKS_FILE:
-        os.replace(chunks, out / CHUNKS_FILE)
+    published = OutputLayout(out).chunks
+    if chunks is not None and chunks != published:
+        os.replace(chunks, published)
     if state is not None and state != state_path(out):
         os.replace(state, state_path(out))
     discard_pending(out)
