@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any
 
 from ..chunking.chunker import chunk_markdown
 from ..corpus.manifest import LoadedManifest, Resolution
@@ -147,17 +146,7 @@ def _result(future: Future[list[Parsed]]) -> list[Parsed]:
     try:
         return future.result()
     except BrokenProcessPool:
-        raise DocsMcpError("a worker process parsing the docs stopped unexpectedly (out of memory, or killed); "
-                           "nothing was published — build again, or with --workers 1") from None
+        raise DocsMcpError("a worker process parsing the docs stopped unexpectedly (out of memory, killed, or a "
+                           "script calling build() without `if __name__ == \"__main__\":`); nothing was published — "
+                           "build again, or with --workers 1") from None
 
-
-def parse_all(jobs: Iterable[ParseJob], manifests: dict[str, LoadedManifest], workers: int | None = None,
-              **options: Any) -> Iterator[Parsed]:
-    """Every job's result, in order (a convenience over Parser)."""
-    parser = Parser(manifests, workers, **options)
-    try:
-        for job in jobs:
-            yield from parser.feed(job)
-        yield from parser.finish()
-    finally:
-        parser.close()
