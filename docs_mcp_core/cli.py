@@ -292,9 +292,38 @@ def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], te
         click.echo(f"    {hit['snippet']}")
 
 
+def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> list[Any]:
+    """`--index [NAME=]PATH` values, or docs-mcp.yaml's serve section (with --config, or when no --index is given
+    and ./docs-mcp.yaml or DOCS_MCP_CONFIG names a config with a serve section)."""
+    from .server import ServedCorpus
+    from .server.app import CORPUS_NAME
+    from .sources.config import CONFIG_ENV, find_config, load_config
+
+    if index_dirs and config_file:
+        raise DocsMcpError("give --index (repeatable) or --config, not both")
+    if not index_dirs:
+        path = find_config(config_file)
+        if config_file is None and not path.is_file():
+            raise DocsMcpError(f"no index to serve: pass --index PATH (repeatable), or --config docs-mcp.yaml with a "
+                               f"serve section (none at {path}, and {CONFIG_ENV} is unset)")
+        corpora = load_config(path)
+        return [ServedCorpus(out, name, description) for name, out, description in corpora.served()]
+    served = []
+    for value in index_dirs:
+        name, sep, rest = value.partition("=")
+        if sep and rest and CORPUS_NAME.match(name) and not Path(value).exists():
+            served.append(ServedCorpus(Path(rest), name))
+        else:
+            served.append(ServedCorpus(Path(value)))
+    return served
+
+
 @main.command()
-@click.option("--index", "index_dir", required=True, type=INDEX_DIR,
-              help="Output folder of a build (the server follows new builds published there).")
+@click.option("--index", "index_dirs", multiple=True, metavar="[NAME=]PATH",
+              help="Output folder of a build (the server follows new builds published there). Repeat it to serve "
+                   "several corpora from one server, each named after its folder or NAME.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Serve the corpora named in this docs-mcp.yaml's serve section (instead of --index).")
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
               help="stdio for a local MCP client; http for streamable HTTP on /mcp.")
 @click.option("--host", default="127.0.0.1", show_default=True,
@@ -312,10 +341,10 @@ def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], te
               help="Load the query embedding model before serving (default: serve at once, text-only until loaded).")
 @weight_options
 @_fail_cleanly
-def serve(index_dir: Path, transport: str, host: str, port: int, auth_token_env: str | None, stateless: bool,
+def serve(index_dirs: tuple[str, ...], config_file: Path | None, transport: str, host: str, port: int, auth_token_env: str | None, stateless: bool,
           allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], tool_prefix: str | None, preload: bool,
           **weights: Any) -> None:
-    """Serve an index over MCP: search_docs, get_doc and the corpus's prompts."""
+    """Serve one index, or several corpora together, over MCP: search_docs, get_doc and the corpora's prompts."""
     import anyio
 
     from .server import create_server, serve_stdio, serve_then_exit
@@ -325,11 +354,12 @@ def serve(index_dir: Path, transport: str, host: str, port: int, auth_token_env:
         token = os.environ.get(auth_token_env, "")
         if not token:
             raise DocsMcpError(f"--auth-token-env {auth_token_env}: that environment variable is empty or unset")
-    docs = create_server(index_dir, tool_prefix=tool_prefix, weights=make_weights(weights))
+    docs = create_server(served_corpora(index_dirs, config_file), tool_prefix=tool_prefix, weights=make_weights(weights))
 
     def run() -> None:
-        if preload and docs.engine.embedder is not None:
-            docs.engine.embedder.wait()
+        for corpus in docs.library.corpora if preload else []:
+            if corpus.engine.embedder is not None:
+                corpus.engine.embedder.wait()
         if transport == "stdio":
             anyio.run(serve_stdio, docs)
             return

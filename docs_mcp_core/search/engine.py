@@ -217,6 +217,34 @@ def collapse_key(info: ChunkInfo, keys: list[str]) -> str | None:
     return "/".join(parts) + ":" + info.heading + (f":{part.group(1)}" if part else "")
 
 
+def hint_for(query: str, filters: dict[str, str], suggestions: dict[str, list[str]]) -> dict[str, Any]:
+    """The zero-result hint: which values of the active filters would have matched."""
+    summary = ", ".join(f"{k}='{v}'" for k, v in sorted(filters.items()))
+    if suggestions:
+        tips = "; ".join(f"{k}: {', '.join(v)}" for k, v in suggestions.items())
+        message = f"0 results found for query '{query}' with filters {summary}. It does match with other values ({tips})."
+    elif filters:
+        message = f"0 results found for query '{query}' with filters {summary}, nor without them. Try other words."
+    else:
+        message = f"0 results found for query '{query}'. Try other words, an identifier, or a shorter query."
+    return {"message": message, "suggested_filters": suggestions}
+
+
+def match_case(filters: dict[str, Any], taxonomy: dict[str, Any]) -> dict[str, Any]:
+    """Taxonomy values as indexed when they differ only in letter case from exactly one (`Python` -> `python`).
+
+    search_docs and `docs-mcp search` both go through this, so they accept the same values.
+    """
+    fixed = dict(filters)
+    for key, value in filters.items():
+        allowed = (taxonomy.get(key) or {}).get("values") or []
+        if isinstance(value, str) and value not in allowed:
+            same = [v for v in allowed if v.casefold() == value.casefold()]
+            if len(same) == 1:
+                fixed[key] = same[0]
+    return fixed
+
+
 def metadata_signature(out: Path) -> tuple[int, int, int] | None:
     try:
         st = os.stat(Path(out) / METADATA_FILE)
@@ -315,9 +343,12 @@ class SearchPage:
     hint: dict[str, Any] | None = None
     mode: str = "text"  # "hybrid" when a query vector took part
     trimmed: dict[str, Any] | None = None  # hits left out to fit max_chars, and how to get them
+    modes: dict[str, str] | None = None  # each corpus's mode, when several are served
 
     def to_json(self) -> dict[str, Any]:
-        out = {"hits": self.hits, "next_cursor": self.next_cursor, "hint": self.hint, "mode": self.mode}
+        out: dict[str, Any] = {"hits": self.hits, "next_cursor": self.next_cursor, "hint": self.hint, "mode": self.mode}
+        if self.modes:
+            out["modes"] = self.modes
         if self.trimmed:
             out["trimmed"] = self.trimmed
         return out
@@ -461,48 +492,16 @@ class SearchEngine:
             self._cache.popitem(last=False)
         return fused, mode
 
-    @_readable
     async def search(self, query: str, *, limit: int = DEFAULT_LIMIT, filters: dict[str, Any] | None = None,
                      cursor: str | None = None, max_chars: int | None = None) -> SearchPage:
-        """One page of hits; with `max_chars`, only the leading hits whose JSON fits (see answers.fit_page)."""
-        query = (query or "").strip()
-        if not query:
-            raise SearchError("query must be a non-empty string: describe what you are looking for")
-        if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            raise SearchError(f"limit must be an integer from 1 to {MAX_LIMIT}")
-        index = await self.index()
-        clean = validate_filters(filters or {}, index.taxonomy)
-        offset = cursors.decode(self.secret, cursor, query=query, filters=clean, index=index.key) if cursor else 0
-        fused, mode = await self._fused(index, query, clean)
-        page = fused[offset : offset + limit]
-        texts = await self._texts(index, [chunk_id for chunk_id, _ in page])
-        hits = []
-        for chunk_id, score in page:
-            info = index.info[chunk_id]
-            hits.append({
-                "chunk_id": chunk_id,
-                "score": round(score, 6),
-                "heading": info.heading,
-                "breadcrumb": info.breadcrumb,
-                "snippet": snippet(texts.get(chunk_id, ""), query),
-                "filepath": info.filepath,
-                "metadata": info.metadata,
-                "chars": index.sizes.get(chunk_id, 0),
-            })
-        more = offset + limit < len(fused)
-        next_cursor = cursors.encode(self.secret, offset=offset + limit, query=query, filters=clean,
-                                     index=index.key) if more else None
-        hint = await self._hint(index, query, clean) if not hits and offset == 0 else None
-        page = SearchPage(hits, next_cursor, hint, mode)
-        if max_chars is not None and hits:
-            def cursor_at(kept: int) -> str:
-                return cursors.encode(self.secret, offset=offset + kept, query=query, filters=clean, index=index.key)
+        """One page of hits; with `max_chars`, only the leading hits whose JSON fits (see answers.fit_page).
 
-            def page_json(kept: list[dict[str, Any]], next_at: str | None, note: dict[str, Any] | None) -> dict[str, Any]:
-                return SearchPage(kept, next_at, hint, mode, note).to_json()
+        The same code as a server of several corpora, with this one alone (library.Library).
+        """
+        from .library import Corpus, Library
 
-            page.hits, page.next_cursor, page.trimmed = answers.fit_page(page_json, hits, next_cursor, cursor_at, max_chars)
-        return page
+        return await Library([Corpus("", self)]).search(query, limit=limit, filters=filters, cursor=cursor,
+                                                        max_chars=max_chars)
 
     async def _texts(self, index: PublishedIndex, ids: list[str], column: str = "content_text") -> dict[str, str]:
         if not ids:
@@ -523,26 +522,19 @@ class SearchEngine:
             values = {index.info[cid].metadata.get(key) for cid, _ in fused} - {None, filters[key]}
             if values:
                 suggestions[key] = sorted(v for v in values if v)
-        summary = ", ".join(f"{k}='{v}'" for k, v in sorted(filters.items()))
-        if suggestions:
-            tips = "; ".join(f"{k}: {', '.join(v)}" for k, v in suggestions.items())
-            message = f"0 results found for query '{query}' with filters {summary}. It does match with other values ({tips})."
-        elif filters:
-            message = f"0 results found for query '{query}' with filters {summary}, nor without them. Try other words."
-        else:
-            message = f"0 results found for query '{query}'. Try other words, an identifier, or a shorter query."
-        return {"message": message, "suggested_filters": suggestions}
+        return hint_for(query, filters, suggestions)
 
     # -- get_doc ----------------------------------------------------------------------------
     @_readable
     async def get_doc(self, chunk_id: str, context: int = 0, *, max_chars: int | None = None, offset: int = 0,
-                      tool: str = "get_doc") -> str:
+                      tool: str = "get_doc", prefix: str = "") -> str:
         """A chunk's Markdown with `context` neighbours (see answers.render_doc for the budgets).
 
         A bare file path reads the file's first chunk, followed by the list of its chunk IDs.
+        `prefix` ("corpus:" when several corpora are served) goes before every chunk ID the answer names.
         """
         if not isinstance(chunk_id, str) or not CHUNK_ID.match(chunk_id):
-            raise SearchError(f"Chunk ID '{chunk_id}' has invalid format. Expected {{filepath}} or "
+            raise SearchError(f"Chunk ID '{prefix}{chunk_id}' has invalid format. Expected {{filepath}} or "
                               "{filepath}#{heading-path}, exactly as search_docs returns it.")
         if not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT:
             raise SearchError(f"context must be an integer from 0 to {MAX_CONTEXT}")
@@ -552,19 +544,25 @@ class SearchEngine:
         if target is None and "#" not in chunk_id and index.files.get(chunk_id):
             file_ids = index.files[chunk_id]
             target = index.info[file_ids[0]]
-            listing = _file_listing(chunk_id, file_ids, max_chars)
+            listing = _file_listing(prefix + chunk_id, [prefix + i for i in file_ids], max_chars)
         if target is None:
-            raise SearchError(f"Chunk ID '{chunk_id}' not found. Use search_docs to discover valid chunk IDs."
-                              f"{_file_tip(index.files.get(chunk_id.split('#', 1)[0], []))}")
+            same_file = index.files.get(chunk_id.split('#', 1)[0], [])
+            raise SearchError(f"Chunk ID '{prefix}{chunk_id}' not found. Use search_docs to discover valid chunk IDs."
+                              f"{_file_tip([prefix + i for i in same_file])}")
         ids = index.files[target.filepath]
         position = ids.index(target.chunk_id)
         if not isinstance(offset, int) or not 0 <= offset < max(1, index.sizes.get(target.chunk_id, 1)):
             raise SearchError(f"offset must be an integer from 0 to {index.sizes.get(target.chunk_id, 1) - 1}: "
-                              f"the position in chunk '{target.chunk_id}' to read on from, as a [trimmed: …] note gave it")
+                              f"the position in chunk '{prefix}{target.chunk_id}' to read on from, as a [trimmed: …] "
+                              "note gave it")
         window = ids[max(0, position - context) : position + context + 1]
-        contents = await self._texts(index, window, "content")
-        return answers.render_doc(target.chunk_id, ids, window, contents, max_chars=max_chars, offset=offset,
-                                  tool=tool, trailer=listing)
+        contents = {prefix + i: text for i, text in (await self._texts(index, window, "content")).items()}
+        return answers.render_doc(prefix + target.chunk_id, [prefix + i for i in ids], [prefix + i for i in window],
+                                  contents, max_chars=max_chars, offset=offset, tool=tool, trailer=listing)
+
+    def has(self, index: PublishedIndex, chunk_id: str) -> bool:
+        """Whether get_doc would find this ID (a chunk, or a bare file path) in the index."""
+        return chunk_id in index.info or ("#" not in chunk_id and chunk_id in index.files)
 
     def close(self) -> None:
         if self.embedder is not None:

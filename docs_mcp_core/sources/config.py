@@ -122,11 +122,50 @@ class RefreshConfig(BaseModel):
     timezone: StrictStr = "UTC"
 
 
+class ServedCorpusConfig(BaseModel):
+    """One corpus `docs-mcp serve` serves: a corpus above by name (its `out`), or any index by path."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: StrictStr
+    index: StrictStr | None = None  # default: the `out` folder of the corpus of that name above
+    description: StrictStr | None = None  # default: that corpus's description, else the index's own
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_name(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
+    @field_validator("name")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$", value):
+            raise ValueError(f"{value!r} is not a valid corpus name: use letters, digits, '.', '_' and '-' "
+                             "(it prefixes chunk IDs)")
+        return value
+
+
+class ServeConfig(BaseModel):
+    """`serve:`: the corpora one `docs-mcp serve` process serves together (default: every corpus above)."""
+
+    model_config = ConfigDict(extra="forbid")
+    corpora: list[ServedCorpusConfig] = Field(min_length=1)
+
+    @field_validator("corpora")
+    @classmethod
+    def _unique(cls, value: list[ServedCorpusConfig]) -> list[ServedCorpusConfig]:
+        names = [c.name for c in value]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"each served corpus needs its own name; repeated: {', '.join(dupes)}")
+        return value
+
+
 class PipelineConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     corpora: list[CorpusConfig] = Field(min_length=1)
     sensor_interval_seconds: Annotated[int, Field(ge=10)] = 60
     refresh: RefreshConfig = Field(default_factory=RefreshConfig)
+    serve: ServeConfig | None = None
 
     @model_validator(mode="after")
     def _unique(self) -> "PipelineConfig":
@@ -169,6 +208,17 @@ class Corpora:
             raise DocsMcpError(f"corpus {name!r} has a git source, not a folder")
         return self.resolve(corpus.source.path)
 
+    def served(self) -> list[tuple[str, Path, str | None]]:
+        """(name, index folder, description) of each corpus the serve section names; all corpora without one."""
+        if self.config.serve is None:
+            return [(c.name, self.out_dir(c.name), c.description) for c in self.config.corpora]
+        served = []
+        for entry in self.config.serve.corpora:
+            known = entry.name in self.names
+            out = self.resolve(entry.index) if entry.index else self.out_dir(entry.name)
+            served.append((entry.name, out, entry.description or (self.get(entry.name).description if known else None)))
+        return served
+
     def git_source(self, name: str) -> str | None:
         """The repository to clone for a git corpus: a URL as written, a local path resolved."""
         from .git import is_url
@@ -191,7 +241,8 @@ def load_config(path: str | Path | None = None) -> Corpora:
     """Load and check the config; every problem is one clear DocsMcpError naming file and field."""
     path = find_config(path)
     try:
-        raw = yaml.safe_load(read_bytes(path).decode("utf-8"))
+        text = read_bytes(path).decode("utf-8")
+        raw = yaml.safe_load(text)
         config = PipelineConfig.model_validate(raw if raw is not None else {})
     except FileNotFoundError:
         raise DocsMcpError(
@@ -214,4 +265,25 @@ def load_config(path: str | Path | None = None) -> Corpora:
             for e in exc.errors()
         ]
         raise DocsMcpError("invalid corpora config:\n" + "\n".join(problems)) from None
-    return Corpora(path, config)
+    corpora = Corpora(path, config)
+    for n, entry in enumerate(config.serve.corpora if config.serve else []):
+        if entry.index is None and entry.name not in corpora.names:
+            line = _line_of(text, ("serve", "corpora", n))
+            raise DocsMcpError(f"{path}{line}: serve.corpora[{n}]: no corpus named {entry.name!r} above (known: "
+                               f"{', '.join(corpora.names)}); add `index: PATH` to serve another index under that name")
+    return corpora
+
+
+def _line_of(text: str, loc: tuple[Any, ...]) -> str:
+    """':LINE' of a value in the YAML text (yaml.safe_load keeps no marks: the text is composed again)."""
+    try:
+        node = yaml.compose(text)
+        for part in loc:
+            if isinstance(part, int):
+                node = node.value[part]
+            else:
+                node = next(v for k, v in node.value if k.value == part)
+        return f":{node.start_mark.line + 1}"
+    except Exception:  # noqa: BLE001 - a line number is a courtesy; the field path is still given
+        return ""
+
