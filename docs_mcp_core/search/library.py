@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..errors import SearchError
+from ..metadata import PublishedMetadata, TaxonomyKey
 from . import answers
 from . import cursor as cursors
 from .engine import (
@@ -37,6 +38,7 @@ from .engine import (
     unreadable_index,
     validate_filters,
 )
+from .hits import SearchHit, TrimNote, ZeroResultHint
 
 
 @dataclass
@@ -48,7 +50,7 @@ class Corpus:
     description: str | None = None  # from docs-mcp.yaml's serve section; else the index's own
 
     def describe(self, index: PublishedIndex) -> str:
-        text = self.description or index.metadata.get("corpus_description") or f"the {self.name} documentation"
+        text = self.description or index.metadata.corpus_description or f"the {self.name} documentation"
         return text.strip().rstrip(".").rstrip()
 
 
@@ -83,36 +85,41 @@ class Served:
         return "|".join(f"{corpus.name}={index.key}" for corpus, index in self.pairs)
 
     @property
-    def taxonomy(self) -> dict[str, Any]:
-        """Every corpus's taxonomy keys and values together; with several corpora, each key also
-        says which corpora have which values (`by_corpus`) when they are not all alike."""
+    def taxonomy(self) -> dict[str, TaxonomyKey]:
+        """Every corpus's taxonomy keys, each with the values of all corpora (first corpus's description)."""
         if not self.several:
             return self.pairs[0][1].taxonomy
-        union: dict[str, Any] = {}
-        for corpus, index in self.pairs:
+        union: dict[str, TaxonomyKey] = {}
+        for _, index in self.pairs:
             for key, spec in index.taxonomy.items():
-                entry = union.setdefault(key, {**spec, "values": [], "by_corpus": {}})
-                values = list(spec.get("values", []))
-                entry["values"] += [v for v in values if v not in entry["values"]]
-                entry["by_corpus"][corpus.name] = values
-        for entry in union.values():
-            if len(entry["by_corpus"]) == len(self.pairs) and \
-                    all(set(v) == set(entry["values"]) for v in entry["by_corpus"].values()):
-                del entry["by_corpus"]
+                if key not in union:
+                    union[key] = spec.model_copy(update={"values": list(spec.values)})
+                else:
+                    union[key].values += [v for v in spec.values if v not in union[key].values]
         return union
 
     @property
-    def hybrid(self) -> bool:
-        return any(bool(index.embedding) for _, index in self.pairs)
+    def by_corpus(self) -> dict[str, dict[str, list[str]]]:
+        """Key -> corpus -> its values, for the keys whose values are not the same in every corpus."""
+        if not self.several:
+            return {}
+        spread: dict[str, dict[str, list[str]]] = {}
+        for key in self.taxonomy:
+            spread[key] = {c.name: list(i.taxonomy[key].values) if key in i.taxonomy else [] for c, i in self.pairs}
+        return {k: v for k, v in spread.items() if len({tuple(sorted(values)) for values in v.values()}) > 1}
 
     @property
-    def metadata(self) -> dict[str, Any]:
+    def hybrid(self) -> bool:
+        return any(index.embedding is not None for _, index in self.pairs)
+
+    @property
+    def metadata(self) -> PublishedMetadata:
         """What the tool description reads: the lone index's metadata, or a summary of all of them."""
         if not self.several:
             return self.pairs[0][1].metadata
         parts = "; ".join(f"{corpus.name}: {corpus.describe(index)}" for corpus, index in self.pairs)
-        return {"corpus_description": f"documentation of {len(self.pairs)} corpora ({parts})",
-                "taxonomy": self.taxonomy}
+        return PublishedMetadata(corpus_description=f"documentation of {len(self.pairs)} corpora ({parts})",
+                                 taxonomy=self.taxonomy)
 
     def corpora(self) -> list[tuple[str, str]]:
         return [(corpus.name, corpus.describe(index)) for corpus, index in self.pairs]
@@ -125,13 +132,13 @@ class Served:
         chosen = [(c, i) for c, i in self.pairs if name is None or c.name == name]
 
         def fits(index: PublishedIndex) -> bool:
-            return all(value in (index.taxonomy.get(key) or {}).get("values", []) for key, value in filters.items())
+            return all(key in index.taxonomy and value in index.taxonomy[key].values for key, value in filters.items())
 
         scope = [(c, i) for c, i in chosen if fits(i)]
         if not scope:
             wanted = ", ".join(f"{k}='{v}'" for k, v in sorted(filters.items()))
             where = f"corpus '{name}'" if name is not None else "any one corpus"
-            have = "; ".join(f"{c.name}: " + ", ".join(f"{k} in ({', '.join((i.taxonomy.get(k) or {}).get('values', []))})"
+            have = "; ".join(f"{c.name}: " + ", ".join(f"{k} in ({', '.join(i.taxonomy[k].values if k in i.taxonomy else [])})"
                                                        for k in sorted(filters)) for c, i in chosen)
             raise SearchError(f"No match for filters {wanted} in {where}: each corpus has its own values ({have}). "
                               "Drop a filter or pick values of one corpus.")
@@ -207,13 +214,12 @@ class Library:
             ids = [chunk_id for rc, _, chunk_id, _ in rows if rc is c]
             with _reading(c.engine):
                 texts.update({(c.name, i): t for i, t in (await c.engine._texts(index, ids)).items()})
-        hits = []
+        hits: list[SearchHit] = []
         for c, index, chunk_id, score in rows:
             info = index.info[chunk_id]
-            hit: dict[str, Any] = {"chunk_id": f"{c.name}:{chunk_id}" if served.several else chunk_id}
-            if served.several:
-                hit["corpus"] = c.name
-            hit.update({
+            hit: SearchHit = {
+                "chunk_id": f"{c.name}:{chunk_id}" if served.several else chunk_id,
+                **({"corpus": c.name} if served.several else {}),  # type: ignore[typeddict-item]
                 "score": round(score, 6),
                 "heading": info.heading,
                 "breadcrumb": info.breadcrumb,
@@ -221,7 +227,7 @@ class Library:
                 "filepath": info.filepath,
                 "metadata": info.metadata,
                 "chars": index.sizes.get(chunk_id, 0),
-            })
+            }
             hits.append(hit)
         more = offset + limit < len(ranked)
 
@@ -234,14 +240,14 @@ class Library:
         shown_modes = modes if served.several else None
         page = SearchPage(hits, next_cursor, hint, mode, modes=shown_modes)
         if max_chars is not None and hits:
-            def page_json(kept: list[dict[str, Any]], next_at: str | None, note: dict[str, Any] | None) -> dict[str, Any]:
+            def page_json(kept: list[SearchHit], next_at: str | None, note: TrimNote | None) -> dict[str, Any]:
                 return SearchPage(kept, next_at, hint, mode, note, shown_modes).to_json()
 
             page.hits, page.next_cursor, page.trimmed = answers.fit_page(
                 page_json, hits, next_cursor, lambda kept: cursor_at(offset + kept), max_chars)
         return page
 
-    async def _hint(self, scope: list[tuple[Corpus, PublishedIndex]], query: str, filters: dict[str, str]) -> dict[str, Any]:
+    async def _hint(self, scope: list[tuple[Corpus, PublishedIndex]], query: str, filters: dict[str, str]) -> ZeroResultHint:
         """The zero-result hint over the corpora searched: the other values that would match, in any of them."""
         merged: dict[str, set[str]] = {}
         for c, index in scope:

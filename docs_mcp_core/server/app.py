@@ -23,6 +23,7 @@ from mcp.shared.exceptions import MCPError
 from .. import __version__
 from ..embedding.query import QueryEmbedder
 from ..errors import DocsMcpError
+from ..metadata import Prompt
 from ..search.engine import SearchEngine, SearchError, Weights
 from ..search.library import Corpus, Library, Served
 from . import tools
@@ -78,7 +79,7 @@ class DocsServer:
         self._clients: weakref.WeakKeyDictionary[Any, tuple[Any, str]] = weakref.WeakKeyDictionary()
         self._announced: str | None = None
         self.bus = InMemorySubscriptionBus()  # 2026-07-28 clients hear of changes on subscriptions/listen
-        instructions = [c.engine.current.metadata.get("mcpServerInstructions") for c in library.corpora]
+        instructions = [c.engine.current.metadata.instructions for c in library.corpora]
         self.server = _Server(
             f"{tool_prefix}-docs" if tool_prefix else "docs-mcp",
             version=__version__,
@@ -149,7 +150,7 @@ class DocsServer:
         if not index.same(self._schemas_for):
             self._schemas_for = index
             corpora = index.corpora()
-            self._schema_cache = {self.search_name: Draft202012Validator(tools.search_schema(index.taxonomy, corpora)),
+            self._schema_cache = {self.search_name: Draft202012Validator(tools.search_schema(index.taxonomy, corpora, index.by_corpus)),
                                   self.get_doc_name: Draft202012Validator(tools.get_doc_schema(corpora))}
         return self._schema_cache
 
@@ -200,20 +201,20 @@ class DocsServer:
                          "it if it persists.", error=True)
 
     # prompts --------------------------------------------------------------------------------
-    async def _prompts(self) -> dict[str, dict[str, Any]]:
+    async def _prompts(self) -> dict[str, Prompt]:
         served = await self._serving()
-        prompts: dict[str, dict[str, Any]] = {}
+        prompts: dict[str, Prompt] = {}
         for _, index in served.pairs:  # with several corpora, the first corpus's prompt wins a shared name
-            for prompt in index.metadata.get("prompts") or []:
-                prompts.setdefault(prompt["name"], prompt)
+            for prompt in index.metadata.prompts:
+                prompts.setdefault(prompt.name, prompt)
         return prompts
 
     async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=[
             types.Prompt(
-                name=p["name"], title=p.get("title"), description=p.get("description"),
-                arguments=[types.PromptArgument(name=a["name"], description=a.get("description"),
-                                                required=bool(a.get("required"))) for a in p.get("arguments", [])],
+                name=p.name, title=p.title, description=p.description,
+                arguments=[types.PromptArgument(name=a.name, description=a.description, required=a.required)
+                           for a in p.arguments],
             )
             for p in (await self._prompts()).values()
         ])
@@ -225,16 +226,16 @@ class DocsServer:
             raise MCPError(types.INVALID_PARAMS, f"Prompt '{params.name}' not found. Available: "
                                                  f"{', '.join(prompts) or 'none'}.")
         values = dict(params.arguments or {})
-        for argument in prompt.get("arguments", []):
-            if argument.get("required") and not str(values.get(argument["name"], "")).strip():
-                raise MCPError(types.INVALID_PARAMS, f"Missing required prompt argument '{argument['name']}'"
+        for argument in prompt.arguments:
+            if argument.required and not str(values.get(argument.name, "")).strip():
+                raise MCPError(types.INVALID_PARAMS, f"Missing required prompt argument '{argument.name}'"
                                                      f" for prompt '{params.name}'.")
         try:
-            messages = [types.PromptMessage(role=m["role"], content=types.TextContent(type="text", text=render(m["content"], values)))
-                        for m in prompt["messages"]]
+            messages = [types.PromptMessage(role=m.role, content=types.TextContent(type="text", text=render(m.content, values)))
+                        for m in prompt.messages]
         except TemplateError as exc:
             raise MCPError(types.INTERNAL_ERROR, f"prompt '{params.name}' has a broken template: {exc}") from None
-        return types.GetPromptResult(description=prompt.get("description"), messages=messages)
+        return types.GetPromptResult(description=prompt.description, messages=messages)
 
 
 CORPUS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")  # no ':' (the chunk ID prefix), '#' or spaces
@@ -327,7 +328,7 @@ def serve_then_exit(serve: Callable[[], None]) -> NoReturn:
 def ready_line(docs: DocsServer, transport: str) -> str:
     """What a person running `docs-mcp serve` by hand sees once the server waits for a client."""
     def chunks(engine: SearchEngine) -> Any:
-        return (engine.current.metadata.get("stats") or {}).get("total_chunks", "?")
+        return engine.current.metadata.stats.total_chunks
 
     corpora = docs.library.corpora
     if len(corpora) == 1:

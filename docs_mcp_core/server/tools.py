@@ -9,6 +9,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from ..metadata import PublishedMetadata, TaxonomyKey
 from ..search.answers import CONTEXT_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
 from ..search.engine import DEFAULT_LIMIT, MAX_CONTEXT, MAX_LIMIT, match_case
 
@@ -16,9 +17,10 @@ SEARCH = "search_docs"
 GET_DOC = "get_doc"
 
 
-def search_schema(taxonomy: dict[str, Any], corpora: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+def search_schema(taxonomy: dict[str, TaxonomyKey], corpora: list[tuple[str, str]] | None = None,
+                  by_corpus: dict[str, dict[str, list[str]]] | None = None) -> dict[str, Any]:
     """The search_docs input schema; with several corpora (name, description), a `corpus` enum
-    and the union of their taxonomies, each value saying which corpora have it when not all do."""
+    and the union of their taxonomies, a key saying which corpora have which values when not all do."""
     properties: dict[str, Any] = {
         "query": {
             "type": "string",
@@ -40,11 +42,11 @@ def search_schema(taxonomy: dict[str, Any], corpora: list[tuple[str, str]] | Non
         properties["corpus"] = {"type": "string", "enum": [name for name, _ in corpora],
                                 "description": f"Search only this corpus. Omit to search all of them. {described}."}
     for key, field in sorted(taxonomy.items()):
-        description = field.get("description") or f"Filter results by {key}."
-        if field.get("by_corpus"):
-            where = "; ".join(f"{name}: {', '.join(values) or 'none'}" for name, values in field["by_corpus"].items())
+        description = field.description or f"Filter results by {key}."
+        if by_corpus and key in by_corpus:
+            where = "; ".join(f"{name}: {', '.join(values) or 'none'}" for name, values in by_corpus[key].items())
             description += f" Values by corpus ({where}); a filter searches only the corpora that have its value."
-        properties[key] = {"type": "string", "enum": list(field.get("values", [])), "description": description}
+        properties[key] = {"type": "string", "enum": list(field.values), "description": description}
     return {"type": "object", "properties": properties, "required": ["query"], "additionalProperties": False}
 
 
@@ -75,11 +77,11 @@ def get_doc_schema(corpora: list[tuple[str, str]] | None = None) -> dict[str, An
     }
 
 
-def search_description(metadata: dict[str, Any], hybrid: bool) -> str:
-    corpus = (metadata.get("corpus_description") or "documentation").strip().rstrip(".").rstrip()  # no ". —"
+def search_description(metadata: PublishedMetadata, hybrid: bool) -> str:
+    corpus = (metadata.corpus_description or "documentation").strip().rstrip(".").rstrip()  # no ". —"
     how = ("Use exact identifiers, method names, or describe what you want to do."
            if hybrid else "Use exact identifiers, method names and the words the docs would use.")
-    keys = sorted(metadata.get("taxonomy") or {})
+    keys = sorted(metadata.taxonomy)
     filters = f" Filter with {', '.join(keys)} to narrow results." if keys else ""
     return (f"Search the pre-indexed {corpus} — the authoritative reference for this documentation set, with API "
             f"docs, code examples and guides. {how}{filters} Returns chunk IDs, breadcrumbs, snippets and each "
