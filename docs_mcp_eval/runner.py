@@ -18,7 +18,7 @@ from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.progress import NullReporter, Reporter
 
 from . import metrics
-from .agent import AgentOptions, run_agent
+from .agent import AgentOptions, bare_id, run_agent
 from .cases import Case, Suite
 
 CALL_TIMEOUT = 60.0
@@ -207,7 +207,7 @@ async def _run_case(client: Any, search: str, get_doc: str, case: Case, result: 
             out.error = str(exc)
             return out
         hits = data.get("hits") or []
-        ids = [h.get("chunk_id") for h in hits]
+        ids = [bare_id(str(h.get("chunk_id")), case.relevant) for h in hits]  # a several-corpora server prefixes IDs
         if page == 1:
             out.search_ms = elapsed
             result.search_ms.append(elapsed)
@@ -219,7 +219,7 @@ async def _run_case(client: Any, search: str, get_doc: str, case: Case, result: 
             out.facet_precision = metrics.facet_precision(hits, case.filters)
             if ids:
                 started = time.perf_counter()
-                await client.call_tool(get_doc, {"chunk_id": ids[0]})
+                await client.call_tool(get_doc, {"chunk_id": hits[0].get("chunk_id")})
                 out.get_doc_ms = (time.perf_counter() - started) * 1000
                 result.get_doc_ms.append(out.get_doc_ms)
         if any(i in case.relevant for i in ids):

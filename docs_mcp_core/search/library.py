@@ -287,8 +287,11 @@ class Library:
                                            prefix=f"{corpus.name}:")
 
     def close(self) -> None:
+        closed: set[int] = set()  # corpora built with one model share its query embedder
         for corpus in self.corpora:
-            corpus.engine.close()
+            if id(corpus.engine.embedder) not in closed:
+                closed.add(id(corpus.engine.embedder))
+                corpus.engine.close()
 
 
 def _best_score(engine: SearchEngine, query: str, mode: str) -> float:

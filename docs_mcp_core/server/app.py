@@ -282,9 +282,17 @@ def create_server(out: Path | Sequence[ServedCorpus], *, tool_prefix: str | None
     tool_names(tool_prefix)
     corpora = [ServedCorpus(Path(out))] if isinstance(out, (str, Path)) else list(out)
     check_corpora(corpora)
+    embedders: dict[str, QueryEmbedder] = {}
+
+    def embedder_for(embedding: dict[str, Any]) -> QueryEmbedder:
+        """One query model per distinct embedding block: corpora built with the same model share it."""
+        key = json.dumps(embedding, sort_keys=True)
+        if key not in embedders:
+            embedders[key] = QueryEmbedder(embedding, log=log)
+        return embedders[key]
+
     library = Library([
-        Corpus(c.corpus_name, SearchEngine(Path(c.out), weights or Weights(),
-                                           embedder_factory=lambda meta: QueryEmbedder(meta, log=log), log=log),
+        Corpus(c.corpus_name, SearchEngine(Path(c.out), weights or Weights(), embedder_factory=embedder_for, log=log),
                c.description)
         for c in corpora
     ])

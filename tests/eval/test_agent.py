@@ -64,3 +64,20 @@ async def test_zero_results_are_refined_with_the_filter_the_hint_suggests(tmp_pa
     assert [c["tool"] for c in played.calls] == ["search_docs", "search_docs", "get_doc"], played
     assert played.calls[1]["arguments"]["area"] == "shipping" and played.rounds == 3
     assert played.chars_read == sum(c["chars"] for c in played.calls) > 0
+
+
+def test_eval_reads_prefixed_chunk_ids_of_a_server_of_several_corpora(example_index: Path) -> None:  # noqa: F811
+    import anyio
+
+    from docs_mcp_eval.cases import load_suite
+    from docs_mcp_eval.runner import run_suite
+
+    suite = load_suite(SUITE)
+    suite.cases = [c for c in suite.cases if c.name == "idempotency-header"]
+    command = [sys.executable, "-m", "docs_mcp_core.cli", "serve", "--index", f"a={example_index}",
+               "--index", f"b={example_index}"]
+    result = anyio.run(lambda: run_suite(command, suite, warmup=0, agent=AgentOptions()))
+    case = result.cases[0]
+    assert result.aborted is None and case.error is None
+    assert case.rank == 1 and case.ranked[0] == case.relevant[0]  # hits are 'a:…', 'b:…'; the suite names bare IDs
+    assert case.agent_rounds == 2 and case.agent_calls == ["search_docs", f"get_doc a:{case.relevant[0]}"]

@@ -239,6 +239,12 @@ async def test_two_corpora_over_http_from_the_config_serve_section(tmp_path: Pat
         assert after["uv"]["index_version"] > versions["uv"]
 
 
+def test_corpora_built_with_one_model_share_its_query_embedder(indexes: tuple[Path, Path, Path]) -> None:
+    served = create_server([ServedCorpus(indexes[1], "a"), ServedCorpus(indexes[1], "b"), ServedCorpus(indexes[0])])
+    first, second, text_only = (c.engine.embedder for c in served.library.corpora)
+    assert first is not None and first is second and text_only is None
+
+
 def test_corpus_names_must_differ(indexes: tuple[Path, Path, Path], runner) -> None:
     result = runner.invoke(main, ["serve", "--index", str(indexes[0]), "--index", f"parcelly={indexes[1]}"])
     assert result.exit_code == 1
