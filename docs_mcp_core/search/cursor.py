@@ -117,10 +117,10 @@ def decode(secret: bytes, cursor: str, *, query: str, filters: dict[str, str], i
     if not hmac.compare_digest(signature, expected):
         raise CursorError("cursor signature is invalid (it was altered or comes from another server); "
                           "search again without a cursor")
+    if data.get("k") != request_key(query, filters) or offset < 0:  # first: another query searches other corpora
+        raise CursorError("cursor belongs to a different query or filters; repeat the original query and "
+                          "filters with it, or search again without a cursor")
     if data.get("i") != index:
         raise CursorError("cursor is stale: the index was rebuilt since it was issued; "
                           "search again without a cursor to get fresh results")
-    if data.get("k") != request_key(query, filters) or offset < 0:
-        raise CursorError("cursor belongs to a different query or filters; repeat the original query and "
-                          "filters with it, or search again without a cursor")
     return offset

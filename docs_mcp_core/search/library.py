@@ -77,12 +77,12 @@ class Served:
         return other is not None and len(other.pairs) == len(self.pairs) and \
             all(a[1] is b[1] for a, b in zip(self.pairs, other.pairs))
 
-    @property
-    def key(self) -> str:
-        """What a cursor is bound to: a republish of any served corpus makes older cursors stale."""
+    def key(self, scope: list[tuple[Corpus, PublishedIndex]]) -> str:
+        """What a cursor is bound to: the indexes it pages through. A republish of a corpus it
+        searched makes it stale; one of a corpus it did not search (other filters, `corpus`) does not."""
         if not self.several:
             return self.pairs[0][1].key
-        return "|".join(f"{corpus.name}={index.key}" for corpus, index in self.pairs)
+        return "|".join(f"{corpus.name}={index.key}" for corpus, index in scope)
 
     @property
     def taxonomy(self) -> dict[str, TaxonomyKey]:
@@ -197,7 +197,7 @@ class Library:
         scope = served.scope(corpus, clean)
         request = {**clean, "corpus": corpus} if corpus is not None else clean  # what a cursor is bound to
         secret = self.corpora[0].engine.secret
-        offset = cursors.decode(secret, cursor, query=query, filters=request, index=served.key) if cursor else 0
+        offset = cursors.decode(secret, cursor, query=query, filters=request, index=served.key(scope)) if cursor else 0
         order = {c.name: n for n, (c, _) in enumerate(served.pairs)}
         ranked: list[tuple[Corpus, PublishedIndex, str, float]] = []
         modes: dict[str, str] = {}
@@ -232,7 +232,7 @@ class Library:
         more = offset + limit < len(ranked)
 
         def cursor_at(position: int) -> str:
-            return cursors.encode(secret, offset=position, query=query, filters=request, index=served.key)
+            return cursors.encode(secret, offset=position, query=query, filters=request, index=served.key(scope))
 
         next_cursor = cursor_at(offset + limit) if more else None
         hint = await self._hint(scope, query, clean) if not hits and offset == 0 else None

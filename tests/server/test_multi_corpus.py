@@ -165,10 +165,16 @@ async def test_a_republished_corpus_reloads_while_the_other_keeps_its_index(tmp_
         await search(client, query="install")
         kept, old = (c.engine.current for c in served.library.corpora)
         assert "zebrafication" not in json.dumps(await search(client, query="zebrafication"))
+        only_parcelly = await search(client, query="shipment", corpus="parcelly", limit=2)
+        everywhere = await search(client, query="install", limit=2)
         write(docs, "overview.md", "# Overview\n\nuv supports zebrafication of lockfiles.\n")
         await anyio.to_thread.run_sync(lambda: build_uv(docs, uv))
         top = (await search(client, query="zebrafication"))["hits"][0]
         assert top["corpus"] == "uv" and "zebrafication" in top["snippet"]
+        # a cursor pages on unless a corpus it searched was republished
+        assert (await search(client, query="shipment", corpus="parcelly", limit=2, cursor=only_parcelly["next_cursor"]))["hits"]
+        stale = await text_of(client, "search_docs", error=True, query="install", limit=2, cursor=everywhere["next_cursor"])
+        assert "cursor is stale" in stale
         now = [c.engine.current for c in served.library.corpora]
         assert now[0] is kept and now[1] is not old and now[1].version != old.version
 
