@@ -1,7 +1,7 @@
 """Stage a docs website: discover its pages, fetch them with conditional requests, and keep one
 Markdown file per page (frontmatter: source_url, heading anchors) plus the per-page fetch state.
 
-State (`pages.json` beside the staged folder) holds, per staged path: URL, final URL after
+State (`pages.json` beside the staged folder: layout.page_state) holds, per staged path: URL, final URL after
 redirects, ETag, Last-Modified, and hashes of the response body and of the staged file. The
 next build sends If-None-Match / If-Modified-Since; a 304 reuses the staged file as is, a 200
 with the same body hash counts as unchanged, a page that answers 404/410 or is no longer
@@ -25,13 +25,13 @@ from ...corpus.manifest import MANIFEST_NAME
 from ...errors import DocsMcpError
 from ...fsutil import read_json, write_atomic, write_json_atomic
 from ...progress import NullReporter, Reporter
-from ..local import LISTING, StagedDocs, _remove_strays, listing_version
+from ...layout import page_state, staged_listing
+from ..local import StagedDocs, _remove_strays, listing_version
 from .discover import Discovery, from_llms_txt, from_sitemap
 from .fetch import Fetched, Fetcher, Politeness
 from .html_markdown import html_to_markdown
 from .urls import Scope, check_start_url
 
-STATE_FILE = "pages.json"
 STATE_VERSION = 1
 CONVERTER_VERSION = "1"  # bump when html_markdown's output changes: every page is then fetched and converted again
 # Staged sites are chunked at h2 like any corpus without a manifest, but say so (no per-file warning).
@@ -127,7 +127,7 @@ class _Crawl:
         self.scope = Scope.of(self.start, source.path_prefix)
         self.dest = dest
         self.reporter = reporter
-        state = read_json(dest.parent / STATE_FILE) or {}
+        state = read_json(page_state(dest)) or {}
         fresh = state.get("version") == STATE_VERSION and state.get("converter") == CONVERTER_VERSION
         self.previous: dict[str, dict[str, Any]] = state.get("pages", {}) if fresh else {}
         self.pages: dict[str, dict[str, Any]] = {}  # the new state, by staged path
@@ -264,6 +264,13 @@ class _Crawl:
         self._record(rel, url, fake, self._usable(rel))
 
 
+def corpus_name(url: str) -> str:
+    """What a website corpus is called in its default description: its host name."""
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).hostname or "website"
+
+
 def stage_url(source: WebSource, dest: Path, reporter: Reporter | None = None) -> StagedDocs:
     """Stage the site into `dest`, conditionally; see the module docstring for the rules."""
     reporter = reporter or NullReporter()
@@ -290,7 +297,7 @@ def stage_url(source: WebSource, dest: Path, reporter: Reporter | None = None) -
     report.added, report.changed, report.removed = tally["added"], tally["changed"], tally["removed"]
     report.failed, report.skipped = tally["kept"] + tally["failed"], tally["skipped"]
     report.pages = len(crawl.pages)
-    write_json_atomic(dest.parent / STATE_FILE, {"version": STATE_VERSION, "converter": CONVERTER_VERSION,
+    write_json_atomic(page_state(dest), {"version": STATE_VERSION, "converter": CONVERTER_VERSION,
                                                  "start_url": crawl.start, "pages": dict(sorted(crawl.pages.items()))})
     for e in report.events:
         if e.event == "kept":
@@ -308,7 +315,7 @@ def stage_url(source: WebSource, dest: Path, reporter: Reporter | None = None) -
                            f"{crawl.scope.prefix}); check the URL, path_prefix and robots.txt")
     reporter.info(report.summary())
     files = {rel: _sha((dest / rel).read_bytes()) for rel in sorted(keep)}
-    write_json_atomic(dest.parent / LISTING, files)
+    write_json_atomic(staged_listing(dest), files)
     changed_events = {e.event: sorted(x.path for x in report.events if x.event == e.event) for e in report.events}
     return StagedDocs(
         path=str(dest), files=files, bytes=sum((dest / rel).stat().st_size for rel in files),
