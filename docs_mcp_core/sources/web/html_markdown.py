@@ -82,18 +82,20 @@ class _Converter(MarkdownConverter):
 
 
 def _main(soup: BeautifulSoup) -> Tag:
+    """The main content: one pass over the page finds every candidate, then the first selector wins."""
+    candidates = soup.select(", ".join(MAIN_SELECTORS))
     for selector in MAIN_SELECTORS:
-        found = soup.select_one(selector)
-        if found is not None and found.get_text(strip=True):
-            return found
+        for found in candidates:
+            if found.css.match(selector) and found.get_text(strip=True):
+                return found
     return soup
 
 
 def _clean(main: Tag) -> None:
-    for selector in DROP_SELECTORS:
-        for el in main.select(selector):
+    for el in main.select(", ".join(DROP_SELECTORS)):  # one pass: pages with highlighted code have many tags
+        if not el.decomposed:
             el.decompose()
-    for el in main.select("header"):
+    for el in main.find_all("header"):
         if el.find(["h1", "h2", "h3", "h4", "h5", "h6"]) is None:
             el.decompose()
     for a in main.find_all("a"):
