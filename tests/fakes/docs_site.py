@@ -5,10 +5,27 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
+import re
+import shutil
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+
+HTTPX_SITE = Path(__file__).resolve().parent.parent / "fixtures" / "httpx-site"
+PRODUCTION = "https://www.python-httpx.org/"
+
+
+def copy_site(dest: Path, pages: tuple[str, ...] | None = None) -> Path:
+    """A copy of the httpx site; with `pages` (paths like "", "async"), a sitemap naming only those."""
+    shutil.copytree(HTTPX_SITE, dest)
+    if pages is not None:
+        keep = {PRODUCTION + (f"{p}/" if p else "") for p in pages}
+        sitemap = dest / "sitemap.xml"
+        sitemap.write_text(re.sub(r"\s*<url>\s*<loc>(.*?)</loc>.*?</url>",
+                                  lambda m: m.group(0) if m.group(1) in keep else "", sitemap.read_text(), flags=re.S))
+    return dest
 
 
 @dataclass

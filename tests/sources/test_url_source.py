@@ -16,10 +16,8 @@ from click.testing import CliRunner
 
 from docs_mcp_core.cli import main
 
-from ..conftest import FIXTURES
-from ..fakes.docs_site import DocsSite
+from ..fakes.docs_site import DocsSite, copy_site
 
-SITE = FIXTURES / "httpx-site"
 PAGES = 23  # <loc> entries in its sitemap.xml
 
 
@@ -28,19 +26,13 @@ SMALL = ("", "async", "http2", "logging", "quickstart", "troubleshooting")  # mo
 
 @pytest.fixture
 def whole_site_dir(tmp_path: Path) -> Path:
-    dest = tmp_path / "site"
-    shutil.copytree(SITE, dest)
-    return dest
+    return copy_site(tmp_path / "site")
 
 
 @pytest.fixture
-def site_dir(whole_site_dir: Path) -> Path:
+def site_dir(tmp_path: Path) -> Path:
     """The site with a sitemap of six pages (the others still served), to keep each build short."""
-    sitemap = whole_site_dir / "sitemap.xml"
-    keep = {f"https://www.python-httpx.org/{p}/".replace("org//", "org/") for p in SMALL}
-    sitemap.write_text(re.sub(r"\s*<url>\s*<loc>(.*?)</loc>.*?</url>",
-                              lambda m: m.group(0) if m.group(1) in keep else "", sitemap.read_text(), flags=re.S))
-    return whole_site_dir
+    return copy_site(tmp_path / "site", SMALL)
 
 
 @dataclass
