@@ -14,7 +14,9 @@ from pydantic import ValidationError
 from ..diagnostics import Diagnostic, error, warning
 from .manifest import TOO_DEEP, Strategy, check_metadata_key, check_metadata_value, format_loc
 
-FRONTMATTER_KEYS = ("mcp_chunking_hint", "metadata", "title", "description", "source_url", "source_anchors")
+FRONTMATTER_KEYS = ("mcp_chunking_hint", "metadata", "title", "description")
+# Written by website staging (sources/web/stage.py): the page URL and its heading anchors, cited in search hits.
+SOURCE_KEYS = ("source_url", "source_anchors")
 DIRECTIVES = ("mcp_chunking_hint", "mcp_metadata")
 _DIRECTIVE = re.compile(r"<!--\s*(mcp_[A-Za-z0-9_]*)\s*:?(.*?)-->", re.DOTALL)
 _MARKER = re.compile(r"<!--\s*(Start|End)\s+(.+?)\s*-->")
@@ -101,7 +103,7 @@ def read_frontmatter(yaml_text: str, path: str, hints: FileHints) -> None:
             else:
                 hints.diagnostics.append(error(path, line, "frontmatter title must be a non-empty string", "frontmatter-invalid"))
         elif key == "source_url":
-            if isinstance(value, str) and value.startswith(("http://", "https://")) and not value.strip() != value:
+            if isinstance(value, str) and value.startswith(("http://", "https://")) and value == value.strip():
                 hints.source_url = value
             else:
                 hints.diagnostics.append(error(path, line, "frontmatter source_url must be an http(s) URL", "frontmatter-invalid"))
