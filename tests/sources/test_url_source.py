@@ -267,3 +267,16 @@ def test_validate_url_checks_the_pages_as_they_would_be_staged(site_dir: Path) -
         result = cli("validate", "--url", site.url, "--max-pages", "3")
         assert result.returncode == 0, result.stderr
         assert "3 pages via sitemap" in result.stderr
+
+
+def test_a_page_whose_chrome_alone_changed_counts_as_unchanged(site_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with DocsSite(site_dir) as site:
+        assert build(site, out).returncode == 0
+        page = site_dir / "async" / "index.html"
+        page.write_text(page.read_text().replace("Material for MkDocs", "Material for MkDocs (new footer)"))
+        site.log.clear()
+        result = build(site, out)
+        assert statuses(site.page_requests()) == {200: 1, 304: len(SMALL) - 1}
+        assert "1 unchanged by hash" in result.stderr and "0 changed" in result.stderr
+        assert "6 unchanged files reused" in result.stderr and embedded(result) == 0

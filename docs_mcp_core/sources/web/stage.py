@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -73,6 +74,7 @@ class CrawlReport:
     skipped: int = 0
     requests: dict[str, int] = field(default_factory=dict)
     events: list[PageEvent] = field(default_factory=list)
+    seconds: float = 0.0
 
     def counts(self) -> dict[str, int]:
         return {k: v for k, v in asdict(self).items() if isinstance(v, int)}
@@ -81,8 +83,8 @@ class CrawlReport:
         reqs = ", ".join(f"{n}x {status}" for status, n in sorted(self.requests.items()))
         return (f"{self.pages} pages via {self.method}: {self.fetched} fetched, {self.not_modified} not modified (304), "
                 f"{self.unchanged_by_hash} unchanged by hash, {self.added} added, {self.changed} changed, "
-                f"{self.removed} removed, {self.failed} failed (previous kept), {self.skipped} skipped; "
-                f"requests: {reqs or 'none'}")
+                f"{self.removed} removed, {self.failed} failed (previous kept), {self.skipped} skipped, "
+                f"in {self.seconds:.1f}s; requests: {reqs or 'none'}")
 
 
 def staged_file(url: str, markdown: str, anchors: list[tuple[str, str]]) -> bytes:
@@ -183,12 +185,15 @@ class _Crawl:
                 if data is None:
                     event.event, event.detail = "skipped", why
                 else:
-                    target = self.dest / rel
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    write_atomic(target, data)
-                    event.event = "changed" if rel in self.previous else "added"
                     entry = {"url": url, "final_url": final, "etag": answer.etag, "last_modified": answer.last_modified,
                              "sha256": body_sha, "staged_sha256": _sha(data)}
+                    if prev is not None and prev.get("staged_sha256") == entry["staged_sha256"]:
+                        # only the page's chrome changed (a new entry in the site navigation, say)
+                        report.unchanged_by_hash += 1
+                        event.event = "unchanged"
+                    else:
+                        write_atomic(self.dest / rel, data)
+                        event.event = "changed" if rel in self.previous else "added"
         elif answer.kind == "gone":
             event.event = "removed" if rel in self.previous else "skipped"
             event.detail = f"gone ({answer.reason})"
@@ -277,6 +282,7 @@ def stage_url(source: WebSource, dest: Path, reporter: Reporter | None = None) -
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     crawl = _Crawl(source, dest, reporter)
+    started = time.monotonic()
     try:
         asyncio.run(crawl.run())
     except RuntimeError as exc:
@@ -284,7 +290,7 @@ def stage_url(source: WebSource, dest: Path, reporter: Reporter | None = None) -
             raise
         raise DocsMcpError("stage_url must run outside an event loop (call it from a worker thread)") from None
     report = crawl.report
-    report.removed = 0
+    report.seconds = time.monotonic() - started
     for rel in sorted(set(crawl.previous) - set(crawl.pages)):
         (dest / rel).unlink(missing_ok=True)
         if not any(e.path == rel and e.event == "removed" for e in report.events):
