@@ -452,7 +452,8 @@ def mcp_config(client: str, index_dir: Path | None, url: str | None, token_env: 
 @main.command()
 @click.option("--out", required=True, type=INDEX_DIR, help="Output folder of a build.")
 @click.option("--sql", default=None,
-              help="Read-only SQL over the tables `builds` and `chunk_events` (default: the last build's summary).")
+              help="Read-only SQL over the tables `builds`, `chunk_events` and `page_events` (website corpora) "
+                   "(default: the last build's summary).")
 @_fail_cleanly
 def audit(out: Path, sql: str | None) -> None:
     """What each build paid for: hits, misses and pruned vectors, per build and per chunk."""
@@ -471,6 +472,11 @@ def audit(out: Path, sql: str | None) -> None:
     _, counts = query(out, f"SELECT status, count(*) FROM chunk_events WHERE build_id = '{rows[0][0]}' "
                            "GROUP BY status ORDER BY status")
     click.echo("chunk events".ljust(width) + "  " + (", ".join(f"{n} {status}" for status, n in counts) or "none"))
+    _, tables = query(out, "SELECT table_name FROM information_schema.tables WHERE table_name = 'page_events'")
+    pages = query(out, f"SELECT event, count(*) FROM page_events WHERE build_id = '{rows[0][0]}' "
+                       "GROUP BY event ORDER BY event")[1] if tables else []  # audit files older than website sources lack it
+    if pages:  # a website corpus: what its crawl did
+        click.echo("page events".ljust(width) + "  " + ", ".join(f"{n} {event}" for event, n in pages))
 
 
 if __name__ == "__main__":

@@ -101,6 +101,7 @@ def test_first_build_fetches_every_page_and_a_rebuild_gets_only_304s(whole_site_
         assert embedded(again) == 0
         assert f"{PAGES} not modified (304)" in again.stderr and "23 unchanged files reused" in again.stderr
         assert table_version(out) == version and (out / "chunks.json").read_bytes() == before
+        assert re.search(r"page events\s+23 not_modified", cli("audit", "--out", str(out)).stdout)
 
         hits = json.loads(cli("search", "--index", str(out), "--json", "--text-only", "Passing Parameters in URLs").stdout)
         assert hits["hits"][0]["source_url"] == f"{site.url}quickstart/#passing-parameters-in-urls"
