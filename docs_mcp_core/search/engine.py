@@ -24,10 +24,11 @@ import numpy as np
 from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
 from ..layout import OutputLayout
-from ..metadata import require_metadata
+from ..metadata import EmbeddingInfo, TaxonomyKey, require_metadata
 from ..models import CHUNK_ID, meta_column
 from . import answers
 from . import cursor as cursors
+from .hits import SearchHit, TrimNote, ZeroResultHint
 from .weights import Weights
 
 if TYPE_CHECKING:
@@ -106,21 +107,21 @@ def _literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def validate_filters(filters: dict[str, Any], taxonomy: dict[str, Any]) -> dict[str, str]:
+def validate_filters(filters: dict[str, Any], taxonomy: dict[str, TaxonomyKey]) -> dict[str, str]:
     """Every key a taxonomy key, every value one of its indexed values; else a SearchError listing them."""
     clean: dict[str, str] = {}
     for key, value in filters.items():
         if key not in taxonomy:
             known = ", ".join(sorted(taxonomy)) or "none (this index has no taxonomy)"
             raise SearchError(f"Unknown filter '{key}'. Filterable keys: {known}.")
-        allowed = taxonomy[key].get("values", [])
+        allowed = taxonomy[key].values
         if not isinstance(value, str) or value not in allowed:
             raise SearchError(f"Invalid taxonomy value for '{key}': '{value}'. Allowed values: {', '.join(allowed)}")
         clean[key] = value
     return clean
 
 
-def where_clause(filters: dict[str, str], taxonomy: dict[str, Any]) -> str | None:
+def where_clause(filters: dict[str, str], taxonomy: dict[str, TaxonomyKey]) -> str | None:
     """A prefilter from validated values. `language` without `scope` also admits global guides."""
     auto_include = "language" in filters and "scope" not in filters and "scope" in taxonomy
     clauses = [f"{meta_column(k)} = {_literal(v)}" for k, v in sorted(filters.items()) if not (auto_include and k == "language")]
@@ -234,12 +235,13 @@ class PublishedIndex:
         self.out = Path(out)
         self.signature = metadata_signature(self.out)  # before reading: a publish in between is noticed later
         self.metadata = require_metadata(self.out)
-        index = self.metadata.get("index") or {}
-        self.version: int | None = index.get("version")
-        self.key = f"{index.get('content_hash', '')[:16]}:{self.version}"
-        self.taxonomy: dict[str, Any] = self.metadata.get("taxonomy") or {}
-        self.embedding: dict[str, Any] | None = self.metadata.get("embedding")
-        self.collapse_keys = sorted(k for k, v in self.taxonomy.items() if v.get("vector_collapse"))
+        index = self.metadata.index
+        self.table_name = index.table if index else "chunks"
+        self.version: int | None = index.version if index else None
+        self.key = f"{index.content_hash[:16] if index else ''}:{self.version}"
+        self.taxonomy: dict[str, TaxonomyKey] = self.metadata.taxonomy
+        self.embedding: EmbeddingInfo | None = self.metadata.embedding
+        self.collapse_keys = sorted(k for k, v in self.taxonomy.items() if v.vector_collapse)
         self.table: Any = None
         self.has_vectors = False
         self.has_fields = False  # the derived search fields of fields.py (older indexes lack them)
@@ -260,7 +262,7 @@ class PublishedIndex:
 
             try:
                 db = await lancedb.connect_async(str(OutputLayout(self.out).lancedb))
-                table = await db.open_table(str((self.metadata.get("index") or {}).get("table", "chunks")))
+                table = await db.open_table(self.table_name)
                 if self.version is not None:
                     await table.checkout(self.version)
             except (RuntimeError, ValueError, OSError) as exc:  # no table, or not that version
@@ -314,11 +316,11 @@ class PublishedIndex:
 
 @dataclass
 class SearchPage:
-    hits: list[dict[str, Any]]
+    hits: list[SearchHit]
     next_cursor: str | None
-    hint: dict[str, Any] | None = None
+    hint: ZeroResultHint | None = None
     mode: str = "text"  # "hybrid" when a query vector took part
-    trimmed: dict[str, Any] | None = None  # hits left out to fit max_chars, and how to get them
+    trimmed: TrimNote | None = None  # hits left out to fit max_chars, and how to get them
 
     def to_json(self) -> dict[str, Any]:
         out = {"hits": self.hits, "next_cursor": self.next_cursor, "hint": self.hint, "mode": self.mode}
@@ -349,7 +351,7 @@ class SearchEngine:
     def _embedder_for(self, index: PublishedIndex) -> QueryEmbedder | None:
         if self.embedder_factory is None or not index.embedding:
             return None
-        return self.embedder_factory(index.embedding)
+        return self.embedder_factory(index.embedding.to_json())
 
     def _log(self, message: str) -> None:
         if self.log:
@@ -480,7 +482,7 @@ class SearchEngine:
         fused, mode = await self._fused(index, query, clean)
         page = fused[offset : offset + limit]
         texts = await self._texts(index, [chunk_id for chunk_id, _ in page])
-        hits = []
+        hits: list[SearchHit] = []
         for chunk_id, score in page:
             info = index.info[chunk_id]
             hits.append({
@@ -503,7 +505,7 @@ class SearchEngine:
             def cursor_at(kept: int) -> str:
                 return cursors.encode(self.secret, offset=offset + kept, query=query, filters=clean, index=index.key)
 
-            def page_json(kept: list[dict[str, Any]], next_at: str | None, note: dict[str, Any] | None) -> dict[str, Any]:
+            def page_json(kept: list[SearchHit], next_at: str | None, note: TrimNote | None) -> dict[str, Any]:
                 return SearchPage(kept, next_at, hint, mode, note).to_json()
 
             page.hits, page.next_cursor, page.trimmed = answers.fit_page(page_json, hits, next_cursor, cursor_at, max_chars)
@@ -519,7 +521,7 @@ class SearchEngine:
             .limit(len(ids)).to_list()
         return {r["chunk_id"]: r[column] for r in rows}
 
-    async def _hint(self, index: PublishedIndex, query: str, filters: dict[str, str]) -> dict[str, Any]:
+    async def _hint(self, index: PublishedIndex, query: str, filters: dict[str, str]) -> ZeroResultHint:
         """Which values of each active filter would have matched (found by dropping that filter)."""
         suggestions: dict[str, list[str]] = {}
         for key in sorted(filters):
