@@ -485,7 +485,7 @@ class SearchEngine:
         hits: list[SearchHit] = []
         for chunk_id, score in page:
             info = index.info[chunk_id]
-            hits.append({
+            hit: SearchHit = {
                 "chunk_id": chunk_id,
                 "score": round(score, 6),
                 "heading": info.heading,
@@ -494,8 +494,10 @@ class SearchEngine:
                 "filepath": info.filepath,
                 "metadata": info.metadata,
                 "chars": index.sizes.get(chunk_id, 0),
-                **({"source_url": info.source_url} if info.source_url else {}),
-            })
+            }
+            if info.source_url:  # website corpora: the page to cite
+                hit["source_url"] = info.source_url
+            hits.append(hit)
         more = offset + limit < len(fused)
         next_cursor = cursors.encode(self.secret, offset=offset + limit, query=query, filters=clean,
                                      index=index.key) if more else None

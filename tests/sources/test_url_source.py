@@ -281,3 +281,26 @@ def test_a_page_whose_chrome_alone_changed_counts_as_unchanged(site_dir: Path, t
         assert statuses(site.page_requests()) == {200: 1, 304: len(SMALL) - 1}
         assert "1 unchanged by hash" in result.stderr and "0 changed" in result.stderr
         assert "6 unchanged files reused" in result.stderr and embedded(result) == 0
+
+
+@pytest.mark.anyio
+async def test_mcp_search_and_get_doc_cite_the_page(site_dir: Path, tmp_path: Path) -> None:
+    from mcp import Client
+
+    from docs_mcp_core.server import create_server
+
+    out = tmp_path / "out"
+    with DocsSite(site_dir) as site:
+        assert build(site, out).returncode == 0
+        url = site.url
+    async with Client(create_server(out).server) as client:
+        result = await client.call_tool("search_docs", {"query": "Passing Parameters in URLs", "limit": 1})
+        hit = json.loads(result.content[0].text)["hits"][0]
+        assert hit["source_url"] == f"{url}quickstart/#passing-parameters-in-urls"
+        doc = (await client.call_tool("get_doc", {"chunk_id": hit["chunk_id"]})).content[0].text
+        assert doc.endswith(f"\n\nSource: {url}quickstart/#passing-parameters-in-urls")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -16,6 +16,7 @@ import asyncio
 import hashlib
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -284,11 +285,12 @@ def stage_url(source: WebSource, dest: Path, reporter: Reporter | None = None) -
     crawl = _Crawl(source, dest, reporter)
     started = time.monotonic()
     try:
+        asyncio.get_running_loop()
+    except RuntimeError:
         asyncio.run(crawl.run())
-    except RuntimeError as exc:
-        if "asyncio.run() cannot be called" not in str(exc):
-            raise
-        raise DocsMcpError("stage_url must run outside an event loop (call it from a worker thread)") from None
+    else:  # called from async code (a notebook, an async orchestrator): crawl on a thread of its own
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, crawl.run()).result()
     report = crawl.report
     report.seconds = time.monotonic() - started
     for rel in sorted(set(crawl.previous) - set(crawl.pages)):
