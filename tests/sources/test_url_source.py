@@ -304,3 +304,34 @@ async def test_mcp_search_and_get_doc_cite_the_page(site_dir: Path, tmp_path: Pa
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def test_sitemap_index_named_in_robots_txt(site_dir: Path, tmp_path: Path) -> None:
+    (site_dir / "sitemap.xml").unlink()
+    (site_dir / "maps").mkdir()
+    (site_dir / "maps" / "index.xml").write_text(
+        '<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        "<sitemap><loc>https://www.python-httpx.org/maps/a.xml</loc></sitemap></sitemapindex>")
+    (site_dir / "maps" / "a.xml").write_text(
+        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        "<url><loc>https://www.python-httpx.org/async/</loc></url>"
+        "<url><loc>https://www.python-httpx.org/http2/</loc></url></urlset>")
+    out = tmp_path / "out"
+    with DocsSite(site_dir) as site:
+        (site_dir / "robots.txt").write_text(f"User-agent: *\nAllow: /\nSitemap: {site.url}maps/index.xml\n")
+        result = build(site, out)
+        assert result.returncode == 0, result.stderr
+        assert {c["filepath"] for c in chunks(out)} == {"async/index.md", "http2/index.md"}
+        assert "2 pages via sitemap" in result.stderr
+
+
+def test_llms_full_txt_is_one_page(site_dir: Path, tmp_path: Path) -> None:
+    (site_dir / "llms-full.txt").write_text("# HTTPX\n\n## Install\n\npip install httpx\n\n## Use\n\nhttpx.get(url)\n")
+    out = tmp_path / "out"
+    with DocsSite(site_dir) as site:
+        result = build(site, out, "--llms-txt", "full")
+        assert result.returncode == 0, result.stderr
+        got = {c["chunk_id"]: c["source_url"] for c in chunks(out)}
+        assert got == {"llms-full.md#_preamble": f"{site.url}llms-full.txt",
+                       "llms-full.md#httpx/install": f"{site.url}llms-full.txt",
+                       "llms-full.md#httpx/use": f"{site.url}llms-full.txt"}
