@@ -229,6 +229,10 @@ def test_crawl_without_a_sitemap_follows_links_within_the_cap_and_honours_robots
         assert not any(f.startswith("advanced/") for f in files)
         assert not any(r.path.startswith("/advanced/") for r in site.log)
         assert "the crawl stopped at max_pages=6" in result.stderr and "via crawl" in result.stderr
+        site.log.clear()  # a rebuild crawls on through the links remembered from pages that answer 304
+        again = build(site, out, "--max-pages", "6")
+        assert statuses(site.page_requests()) == {304: 6}
+        assert {c["filepath"] for c in chunks(out)} == files and embedded(again) == 0
 
 
 def test_llms_txt_links_are_the_pages(site_dir: Path, tmp_path: Path) -> None:

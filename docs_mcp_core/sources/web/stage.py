@@ -209,13 +209,15 @@ class _Crawl:
             event.event = "skipped"
         if event.event == "skipped" and rel in self.previous:
             event.event = "removed"
+        base = (entry or {}).get("final_url") or answer.final_url or url  # relative links resolve after redirects
+        found = sorted({u for link in links if (u := self.scope.resolve_link(base, link))})
         if entry is not None:
-            entry["links"] = sorted(set(links)) if self.report.method == "crawl" else []
+            entry["links"] = found if self.report.method == "crawl" else []  # a 304 page still leads on
             self.pages[rel] = entry
         else:
             del self.pages[rel]
         report.events.append(event)
-        return [u for link in links if (u := self.scope.resolve_link(url, link))]
+        return found
 
     async def run(self) -> None:
         async with Fetcher(self.source.politeness) as fetcher:
