@@ -131,7 +131,9 @@ class _Crawl:
         self.dest = dest
         self.reporter = reporter
         state = read_json(page_state(dest)) or {}
-        fresh = state.get("version") == STATE_VERSION and state.get("converter") == CONVERTER_VERSION
+        # Validators only mean something to the site that sent them, and staged pages only to this converter.
+        fresh = (state.get("version") == STATE_VERSION and state.get("converter") == CONVERTER_VERSION
+                 and state.get("start_url") == self.start)
         self.previous: dict[str, dict[str, Any]] = state.get("pages", {}) if fresh else {}
         self.pages: dict[str, dict[str, Any]] = {}  # the new state, by staged path
         self.report = CrawlReport("sitemap")
