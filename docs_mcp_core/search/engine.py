@@ -81,6 +81,7 @@ class ChunkInfo:
     code_languages: tuple[str, ...] = ()
     digest: str | None = None
     chars: int | None = None  # length of content_text
+    source_url: str | None = None  # the web page (and heading anchor) of website corpora
 
 
 def snippet(text: str, query: str, width: int = 220) -> str:
@@ -301,6 +302,7 @@ class PublishedIndex:
             chunks_file = OutputLayout(self.out).chunks  # content + content_text: an upper bound on the text kept
             text_bytes = chunks_file.stat().st_size if chunks_file.exists() else MEMORY_TEXT_BYTES + 1
             wanted = _LIGHT + (_DERIVED if self.has_fields else []) + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
+            wanted += ["source_url"] if "source_url" in schema.names else []
             dims = schema.field("vector").type.list_size if self.has_vectors else 0
             if self.has_vectors and count * dims * 4 <= MEMORY_VECTOR_BYTES:
                 wanted.append("vector")
@@ -319,7 +321,8 @@ class PublishedIndex:
                 chars = columns["content_chars"][i] if self.has_fields else None
                 self.info[chunk_id] = ChunkInfo(chunk_id, columns["filepath"][i], columns["heading"][i],
                                                 columns["breadcrumb"][i], columns["chunk_index"][i],
-                                                json.loads(columns["metadata"][i]), languages, digest, chars)
+                                                json.loads(columns["metadata"][i]), languages, digest, chars,
+                                                columns["source_url"][i] if "source_url" in columns else None)
             sizes = await table.query().select({"chunk_id": "chunk_id", "chars": "character_length(content)"}) \
                 .limit(count).to_arrow()
             self.sizes = dict(zip(sizes.column("chunk_id").to_pylist(), sizes.column("chars").to_pylist()))
@@ -560,6 +563,8 @@ class SearchEngine:
                               "note gave it")
         window = ids[max(0, position - context) : position + context + 1]
         contents = {prefix + i: text for i, text in (await self._texts(index, window, "content")).items()}
+        if target.source_url:  # website corpora: the page to cite
+            listing = f"\n\nSource: {target.source_url}{listing}"
         return answers.render_doc(prefix + target.chunk_id, [prefix + i for i in ids], [prefix + i for i in window],
                                   contents, max_chars=max_chars, offset=offset, tool=tool, trailer=listing)
 

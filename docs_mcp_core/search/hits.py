@@ -17,6 +17,7 @@ class SearchHit(TypedDict):
     filepath: str
     metadata: dict[str, str]
     chars: int  # size of the chunk's Markdown, what get_doc returns for it
+    source_url: NotRequired[str]  # website corpora: the page (and heading anchor) to cite
 
 
 class ZeroResultHint(TypedDict):

@@ -228,6 +228,8 @@ class Library:
                 "metadata": info.metadata,
                 "chars": index.sizes.get(chunk_id, 0),
             }
+            if info.source_url:  # website corpora: the page to cite
+                hit["source_url"] = info.source_url
             hits.append(hit)
         more = offset + limit < len(ranked)
 
