@@ -158,6 +158,17 @@ async def test_many_weak_hits_in_one_corpus_do_not_drown_a_strong_hit_in_another
         assert len(hits) == 10 and sum(h["corpus"] == "many" for h in hits) == 9
 
 
+async def test_a_corpus_with_nothing_close_to_the_question_sinks_below_the_one_that_has_it(
+        indexes: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    docs = tmp_path / "parcelly-docs"
+    shutil.copytree(EXAMPLE_DOCS, docs)
+    parcelly = build_index(docs, tmp_path / "parcelly", provider="hash")  # the same model as the uv corpus
+    async with Client(create_server([ServedCorpus(parcelly), ServedCorpus(indexes[1])]).server) as client:
+        hits = (await search(client, query="first steps with uv", limit=5))["hits"]
+        assert hits[0]["chunk_id"] == "uv:first-steps.md#_preamble"
+        assert [h["corpus"] for h in hits[:3]] == ["uv", "uv", "uv"]  # by ranks alone, a Parcelly page came third
+
+
 async def test_a_republished_corpus_reloads_while_the_other_keeps_its_index(tmp_path: Path) -> None:
     parcelly, uv, docs = two_corpora(tmp_path)
     served = create_server([ServedCorpus(parcelly), ServedCorpus(uv)])
