@@ -204,13 +204,20 @@ def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
 @click.option("--rebuild-cache", is_flag=True, help="Re-embed every chunk and write a fresh embedding cache.")
 @click.option("--force", is_flag=True, help="Rewrite everything: re-parse, re-embed, write a new table version.")
 @click.option("--allow-empty", is_flag=True, help="Publish an index even if the docs folder has nothing to index.")
+@click.option("--vector-index", type=click.Choice(["auto", "none", "always"]), default="auto", show_default=True,
+              help="ANN index on the vectors: auto (tables of --vector-index-min-rows rows or more), none (exact "
+                   "search only), always.")
+@click.option("--vector-index-min-rows", type=click.IntRange(min=1), default=None,
+              help="Rows from which --vector-index auto adds the ANN index [default: 20000].")
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors on stderr.")
 @_fail_cleanly
 def build(docs_dir: Path, out: Path, description: str | None, source_commit: str | None, cache_dir: Path | None,
-          rebuild_cache: bool, force: bool, allow_empty: bool, quiet: bool, **embedding: Any) -> None:
+          rebuild_cache: bool, force: bool, allow_empty: bool, vector_index: str, vector_index_min_rows: int | None,
+          quiet: bool, **embedding: Any) -> None:
     """Build the index. Nothing is written if validation fails; publishing is atomic."""
     from .embedding import make_provider
     from .indexing.steps import build as run_build
+    from .indexing.vector_index import VECTOR_INDEX_MIN_ROWS, VectorIndexPolicy
     from .paths import check_docs_dir, check_writable_dir
     from .progress import StderrReporter
 
@@ -224,7 +231,8 @@ def build(docs_dir: Path, out: Path, description: str | None, source_commit: str
     try:
         summary = run_build(docs_dir, out, provider, description=description, source_commit=source_commit,
                             cache_dir=cache_dir, rebuild_cache=rebuild_cache, force=force, reporter=reporter,
-                            allow_empty=allow_empty)
+                            allow_empty=allow_empty,
+                            vector_index=VectorIndexPolicy(vector_index, vector_index_min_rows or VECTOR_INDEX_MIN_ROWS))
     finally:
         provider.close()
     reporter.info(f"done: {summary.files} files ({summary.reused_files} unchanged), {summary.chunks} chunks, "

@@ -28,6 +28,7 @@ from ..failpoints import pause
 from .audit import new_build_id, record_build
 from .file_reuse import (CHUNKS_FILE, STATE_FILE, PreviousChunks, discard_pending, file_key, load_previous,
                          pending_dir, publish_pending, write_pending)
+from .vector_index import INDEX_KIND, VectorIndexPolicy
 from .tablefiles import (forget_records, manifests, record_files, record_path, remove_files, unrecorded_files,
                          version_problem)
 
@@ -245,11 +246,13 @@ def _reuse_problem(out: Path, published: dict[str, Any]) -> tuple[str, bool] | N
 
 
 def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: Reporter | None = None, *,
-                force: bool = False) -> IndexInfo:
+                force: bool = False, vector_index: VectorIndexPolicy | None = None) -> IndexInfo:
     """Write a new, fully indexed table version, and chunks.json aside (nothing is published yet).
 
     If nothing the table is made of changed and the published version is intact, it is
     reused as is; `force` rewrites it anyway. A damaged published version is rewritten.
+    `vector_index` decides whether the vector column gets an ANN index (default: from
+    VECTOR_INDEX_MIN_ROWS rows up); whether it has one is part of the content hash.
     """
     reporter = reporter or NullReporter()
     out = Path(out)
@@ -257,6 +260,9 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
     chunks_sha = hashlib.sha256(data).hexdigest()
     keys = chunkset.taxonomy_keys
     digest = index_content_hash(data, embedded, keys)
+    ann = (vector_index or VectorIndexPolicy()).wanted(len(chunkset.chunks), embedded.dimensions > 0)
+    if ann:  # only then, so the hash of an index without one is what it always was
+        digest = hashlib.sha256(f"{digest}\0vector-index={INDEX_KIND}".encode()).hexdigest()
     marker = out / ".docs-mcp" / _WRITING
     with build_lock(out):
         published = _published_index(out, reporter)
@@ -277,7 +283,10 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             write_atomic(marker, b"")
             vectors = embedded.load_vectors()
             intact = bool(published) and version_problem(out, published) is None
-            written = write_table(out, chunkset.chunks, vectors, keys, digest, discard_damaged=not intact)
+            if ann:
+                reporter.info(f"adding a vector index ({len(chunkset.chunks)} rows, --vector-index to change)")
+            written = write_table(out, chunkset.chunks, vectors, keys, digest, discard_damaged=not intact,
+                                  vector_index=ann)
             info = dataclasses.replace(written, chunks_sha256=chunks_sha)
             record_files(out, info.table, info.version, info.files)
             marker.unlink()
@@ -410,6 +419,7 @@ def build(
     corpus: str | None = None,
     reporter: Reporter | None = None,
     allow_empty: bool = False,
+    vector_index: VectorIndexPolicy | None = None,
 ) -> BuildSummary:
     """Every step in order, all under the output's build lock; validation errors stop it before anything is written.
 
@@ -425,7 +435,7 @@ def build(
         fingerprints = fingerprint_chunks(chunkset.chunks, provider)
         embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir or default_cache_dir(out),
                                 rebuild_cache=rebuild_cache or force, reporter=reporter)
-        info = write_index(out, chunkset, embedded, reporter, force=force)
+        info = write_index(out, chunkset, embedded, reporter, force=force, vector_index=vector_index)
         metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit,
                                     embedded=embedded, reporter=reporter, corpus=corpus)
         reporter.info(f"wrote {len(chunkset.chunks)} chunks and .lancedb index to {out}")

@@ -23,6 +23,7 @@ from ..derived_fields import code_languages, content_digest, subwords
 from ..errors import DocsMcpError
 from ..models import Chunk, IndexInfo, meta_column
 from ..failpoints import pause
+from .vector_index import VECTOR_COLUMN, index_config
 from .tablefiles import LANCEDB_DIR, files_of, manifests, remove_files, table_dir, unrecorded_files
 
 TABLE = "chunks"
@@ -64,8 +65,11 @@ def connect(out: Path) -> lancedb.DBConnection:
 
 
 def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str], digest: str, *,
-                discard_damaged: bool = False) -> IndexInfo:
+                discard_damaged: bool = False, vector_index: bool = False) -> IndexInfo:
     """Write a new table version with all its indexes; the caller publishes it.
+
+    With `vector_index` (see vector_index.VectorIndexPolicy) the `vector` column also gets an
+    ANN index, which the server then searches instead of ranking every row exactly.
 
     The files this write adds are returned (IndexInfo.files) so a later build can check,
     without LanceDB, that the version is still intact before it republishes it. A table too
@@ -92,6 +96,8 @@ def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys
     table.create_index("filepath", config=BTree())
     for key in keys:
         table.create_index(meta_column(key), config=Bitmap())
+    if vector_index and "vector" in data.column_names:
+        table.create_index(VECTOR_COLUMN, config=index_config(data.num_rows))
     files = {rel: size for rel, size in files_of(out, TABLE).items() if before.get(rel) != size}
     return IndexInfo(TABLE, table.version, data.num_rows, digest, files=files)
 

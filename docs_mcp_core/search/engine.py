@@ -23,6 +23,7 @@ import numpy as np
 
 from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
+from ..indexing.vector_index import ann_query, has_vector_index
 from ..metadata import METADATA_FILE, require_metadata
 from ..models import CHUNK_ID, meta_column
 from . import answers
@@ -240,6 +241,8 @@ class PublishedIndex:
         self.collapse_keys = sorted(k for k, v in self.taxonomy.items() if v.get("vector_collapse"))
         self.table: Any = None
         self.has_vectors = False
+        self.vector_indexed = False  # an ANN index on `vector`: searched by LanceDB, never held in memory
+        self.rows = 0
         self.has_fields = False  # the derived search fields of fields.py (older indexes lack them)
         self.info: dict[str, ChunkInfo] = {}
         self.files: dict[str, list[str]] = {}
@@ -266,12 +269,14 @@ class PublishedIndex:
             count = max(1, await table.count_rows())
             schema = await table.schema()
             self.has_vectors = "vector" in schema.names
+            self.vector_indexed = self.has_vectors and has_vector_index(list(await table.list_indices()))
+            self.rows = count
             self.has_fields = all(name in schema.names for name in ["content_subwords", *_DERIVED])
             chunks_file = self.out / "chunks.json"  # content + content_text: an upper bound on the text kept
             text_bytes = chunks_file.stat().st_size if chunks_file.exists() else MEMORY_TEXT_BYTES + 1
             wanted = _LIGHT + (_DERIVED if self.has_fields else []) + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
             dims = schema.field("vector").type.list_size if self.has_vectors else 0
-            if self.has_vectors and count * dims * 4 <= MEMORY_VECTOR_BYTES:
+            if self.has_vectors and not self.vector_indexed and count * dims * 4 <= MEMORY_VECTOR_BYTES:
                 wanted.append("vector")
             rows = await table.query().select(wanted).limit(count).to_arrow()
             columns = {name: rows.column(name).to_pylist() for name in wanted if name != "vector"}
@@ -418,7 +423,10 @@ class SearchEngine:
                 return None
             if index.vectors is not None:
                 return await self._nearest_in_memory(index, vector, where, depth)
-            return await run(table.vector_search(vector.astype(np.float32)).distance_type("cosine"), "_distance", True)
+            builder = table.vector_search(vector.astype(np.float32)).distance_type("cosine")
+            if index.vector_indexed:
+                builder = ann_query(builder, index.rows)
+            return await run(builder, "_distance", True)
 
         jobs = {"text": run(await table.search(text_query(query, index, self.weights), query_type="fts"), "_score", False)}
         if len(_WORD.findall(query)) >= 2:
