@@ -121,6 +121,7 @@ def main() -> None:
     args = parser.parse_args()
     from docs_mcp_core.embedding import make_provider
     from docs_mcp_core.indexing.steps import build
+    from docs_mcp_core.layout import OutputLayout
     from docs_mcp_eval.benchmark import parse_spec
 
     work = Path(tempfile.mkdtemp(prefix="docs-mcp-query-"))
@@ -135,7 +136,7 @@ def main() -> None:
         for provider in args.providers.split(","):
             out = work / f"index-{provider.replace(':', '-')}"
             build(docs, out, make_provider(parse_spec(provider, None)))
-            chunks = json.loads((out / "chunks.json").read_text())
+            chunks = json.loads(OutputLayout(out).chunks.read_text())
             rng = random.Random(11)
             r = anyio.run(measure, out, queries(chunks, args.searches), [rng.choice(chunks)["chunk_id"] for _ in range(args.gets)], provider not in ("none",))
             print(f"{provider:<12} {r['init']:>7.2f} {r['first']:>13.2f} {r['hybrid']:>9.2f} {r['search_p50']:>11.2f} {r['search_p95']:>6.2f} "

@@ -25,6 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from docs_mcp_core.layout import OutputLayout  # noqa: E402
 from tests.reliability.load import build, copy_corpus, http_server, queries_from, run_load  # noqa: E402
 
 DEFAULT_CORPUS = REPO / "tests" / "fixtures" / "dub-ts"
@@ -50,7 +51,7 @@ def main() -> int:
     index = work / "index"
     started = time.monotonic()
     build(docs, index, args.provider, work / "build.log")
-    chunks = len(json.loads((index / "chunks.json").read_text()))
+    chunks = len(json.loads(OutputLayout(index).chunks.read_text()))
     print(f"corpus {args.corpus.name}: {chunks} chunks, first build {time.monotonic() - started:.1f}s; "
           f"{args.clients} clients for {args.seconds:.0f}s, {args.republishes} republishes, provider {args.provider}",
           flush=True)

@@ -13,6 +13,7 @@ from typing import IO, Any, Iterator
 
 from .errors import DocsMcpError
 from .failpoints import pause
+from .layout import OutputLayout
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -66,7 +67,6 @@ def read_json(path: Path) -> Any | None:
         return None
 
 
-LOCK_FILE = "build.lock"
 _OWNED: ContextVar[dict[str, "BuildLock"]] = ContextVar("docs_mcp_build_locks", default={})
 
 
@@ -79,8 +79,9 @@ class BuildLock:
 
     def __init__(self, out: Path) -> None:
         self.out = Path(out)
-        state = self.out / ".docs-mcp"
-        self.path = state / LOCK_FILE
+        layout = OutputLayout(self.out)
+        state = layout.state
+        self.path = layout.build_lock
         self.key = os.path.realpath(self.path)
         self._created = [d for d in (self.out, state) if not d.exists()]
         try:
@@ -127,9 +128,8 @@ class BuildLock:
         """A build that failed before writing anything leaves no output folder behind."""
         if not self._created:
             return
-        state = self.out / ".docs-mcp"
         try:
-            if {p.name for p in state.iterdir()} <= {LOCK_FILE}:
+            if {p.name for p in self.path.parent.iterdir()} <= {self.path.name}:
                 self.path.unlink(missing_ok=True)
                 for folder in reversed(self._created):
                     folder.rmdir()
@@ -139,7 +139,7 @@ class BuildLock:
 
 def held_build_lock(out: Path) -> "BuildLock | None":
     """The lock this build (the current context) holds on `out`, if any."""
-    return _OWNED.get().get(os.path.realpath(Path(out) / ".docs-mcp" / LOCK_FILE))
+    return _OWNED.get().get(os.path.realpath(OutputLayout(out).build_lock))
 
 
 @contextmanager

@@ -10,8 +10,8 @@ from typing import Any
 from . import __version__
 from .errors import DocsMcpError
 from .fsutil import read_json, write_json_atomic
+from .layout import METADATA, OutputLayout
 
-METADATA_FILE = "metadata.json"
 METADATA_VERSION = "1.0.0"
 SUPPORTED_MAJOR = 1
 
@@ -48,7 +48,7 @@ def build_metadata(
 
 
 def write_metadata(out: Path, metadata: dict[str, Any]) -> Path:
-    path = Path(out) / METADATA_FILE
+    path = OutputLayout(out).metadata
     write_json_atomic(path, metadata)
     return path
 
@@ -81,7 +81,7 @@ def _type_problem(name: str, value: Any, kinds: tuple[type, ...]) -> str:
 
 def read_metadata(out: Path) -> dict[str, Any] | None:
     """The published metadata, or None if nothing was published; a broken file is a one-line error."""
-    path = Path(out) / METADATA_FILE
+    path = OutputLayout(out).metadata
     try:
         data = read_json(path)
     except ValueError as exc:
@@ -119,14 +119,14 @@ def no_index_message(out: Path) -> str:
     if not out.is_dir():
         return f"{out} is a file, not an index folder; build an index with `docs-mcp build --docs-dir DOCS --out INDEX`"
     if any(out.glob("*.md")) or (out / ".docs-mcp.json").is_file():
-        return (f"{out} looks like a docs folder, not an index ({METADATA_FILE} is missing); build one with "
+        return (f"{out} looks like a docs folder, not an index ({METADATA} is missing); build one with "
                 f"`docs-mcp build --docs-dir {where} --out INDEX` and pass INDEX instead")
-    return f"no index at {out} ({METADATA_FILE} is missing); build one with `docs-mcp build --docs-dir DOCS --out {where}`"
+    return f"no index at {out} ({METADATA} is missing); build one with `docs-mcp build --docs-dir DOCS --out {where}`"
 
 
 def require_metadata(out: Path) -> dict[str, Any]:
     """The published metadata of a valid index; a DocsMcpError with a complete build command otherwise."""
-    path = Path(out) / METADATA_FILE
+    path = OutputLayout(out).metadata
     if not path.is_file():
         raise DocsMcpError(no_index_message(out))
     try:

@@ -13,6 +13,7 @@ from docs_mcp_core.embedding import BACKENDS, ProviderSettings, make_provider
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.fsutil import dir_size
 from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.layout import OutputLayout
 from docs_mcp_core.progress import Reporter
 
 from .cases import Suite
@@ -55,5 +56,5 @@ async def benchmark(suite: Suite, docs_dir: Path, specs: list[str], work: Path, 
         reporter.info(f"== {spec}: running {len(suite.cases)} cases")
         result = await run_suite(command, suite, warmup=warmup, reporter=reporter)
         result.build_seconds = seconds
-        rows.append({"provider": spec, "index_mb": dir_size(out / ".lancedb") / 2**20, "result": result.to_json()})
+        rows.append({"provider": spec, "index_mb": dir_size(OutputLayout(out).lancedb) / 2**20, "result": result.to_json()})
     return rows

@@ -19,7 +19,7 @@ from docs_mcp_core.indexing.steps import (
     publish_metadata,
     write_index,
 )
-from docs_mcp_core.indexing.table import LANCEDB_DIR
+from docs_mcp_core.layout import OutputLayout
 from docs_mcp_core.models import IndexInfo
 from docs_mcp_core.sources.git import stage_git
 from docs_mcp_core.sources.local import StagedDocs, stage_local
@@ -33,7 +33,7 @@ warnings.filterwarnings("ignore", message=r"Parameter `data_version`", category=
 
 
 def staged_path(docs_mcp: DocsMcpConfig, corpus: str) -> Path:
-    return docs_mcp.out_dir(corpus) / ".docs-mcp" / "staged" / "docs"
+    return OutputLayout(docs_mcp.out_dir(corpus)).staged
 
 
 def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
@@ -137,8 +137,8 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
             metadata={
                 "rows": info.rows,
                 "table_version": info.version,
-                "index_bytes": dir_size(out / LANCEDB_DIR),
-                "path": dg.MetadataValue.path(str(out / LANCEDB_DIR)),
+                "index_bytes": dir_size(OutputLayout(out).lancedb),
+                "path": dg.MetadataValue.path(str(OutputLayout(out).lancedb)),
             },
         )
 
@@ -160,7 +160,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         return dg.Output(
             published,
             metadata={
-                "path": dg.MetadataValue.path(str(out / "metadata.json")),
+                "path": dg.MetadataValue.path(str(OutputLayout(out).metadata)),
                 "total_chunks": published["stats"]["total_chunks"],
                 "total_files": published["stats"]["total_files"],
                 "source_commit": published["stats"]["source_commit"] or "",

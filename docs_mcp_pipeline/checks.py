@@ -11,7 +11,7 @@ import dagster as dg
 from docs_mcp_core.fsutil import read_json
 from docs_mcp_core.indexing import checks
 from docs_mcp_core.indexing.steps import written_path
-from docs_mcp_core.sources.local import LISTING
+from docs_mcp_core.layout import staged_listing
 
 from .assets import staged_path
 from .resources import DocsMcpConfig
@@ -44,7 +44,7 @@ def build_checks() -> list[dg.AssetChecksDefinition]:
                                      docs_mcp: DocsMcpConfig) -> dg.AssetCheckResult:
         """Nothing in the index comes from a file that left the corpus (no stale vectors)."""
         corpus = context.partition_key
-        listing = read_json(staged_path(docs_mcp, corpus).parent / LISTING) or {}
+        listing = read_json(staged_listing(staged_path(docs_mcp, corpus))) or {}
         staged = {path for path in listing if path.endswith(".md")}
         return _result(checks.no_chunks_from_removed_files(*_written(docs_mcp, corpus), staged))
 

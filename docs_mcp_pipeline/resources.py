@@ -13,12 +13,10 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from docs_mcp_core.embedding import EmbeddingProvider, make_provider
-from docs_mcp_core.embedding.cache import CACHE_DIR
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.fsutil import BuildLock, read_json, write_json_atomic
+from docs_mcp_core.layout import OutputLayout
 from docs_mcp_core.sources.config import Corpora, load_config
-
-LEASE_FILE = "build-run.json"  # the Dagster run that last held an output's lock
 
 
 class DocsMcpConfig(dg.ConfigurableResource):
@@ -82,7 +80,7 @@ class DocsMcpConfig(dg.ConfigurableResource):
     def cache_dir(self, corpus: str) -> Path:
         corpora = self.corpora()
         configured = corpora.get(corpus).cache_dir
-        return corpora.resolve(configured) if configured else corpora.out_dir(corpus) / CACHE_DIR
+        return corpora.resolve(configured) if configured else OutputLayout(corpora.out_dir(corpus)).embedding_cache
 
     def provider(self, corpus: str) -> EmbeddingProvider:
         """The corpus's embedding provider, built on first use and shared by the run's assets."""
@@ -108,7 +106,7 @@ def _take_lease(context: dg.AssetExecutionContext, lock: BuildLock) -> None:
     worker process (recorded in the lease) is alive, so a worker killed before Dagster
     noticed does not keep the output locked.
     """
-    lease = lock.out / ".docs-mcp" / LEASE_FILE
+    lease = OutputLayout(lock.out).build_lease
     try:
         held = read_json(lease)
     except ValueError:

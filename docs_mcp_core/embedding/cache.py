@@ -38,7 +38,6 @@ from ..progress import NullReporter, Reporter, Timer
 from . import EMBEDDING_FORMAT_VERSION, EmbeddingProvider
 
 CACHE_VERSION = "1"
-CACHE_DIR = ".embedding-cache"
 META_FILE = "cache-meta.json"
 TABLE = "vectors"
 LOOKUP_BATCH = 1000

@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-AUDIT_FILE = "audit.duckdb"
+from ..layout import OutputLayout
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS builds (
@@ -58,7 +58,7 @@ def migrate(con: Any) -> None:
 
 
 def audit_path(out: Path) -> Path:
-    return Path(out) / ".docs-mcp" / AUDIT_FILE
+    return OutputLayout(out).audit
 
 
 def new_build_id() -> str:

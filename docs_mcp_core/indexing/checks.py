@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..corpus.manifest import MAX_TAXONOMY_KEYS, MAX_TAXONOMY_VALUES, MAX_VALUE_CHARS
+from ..layout import OutputLayout
 from ..metadata import read_metadata
 
 
@@ -25,10 +26,10 @@ class CheckOutcome:
 
 def _chunks(out: Path) -> list[dict[str, Any]]:
     """The written build's chunks.json: the pending one until it is published, then the one in place."""
-    from .file_reuse import CHUNKS_FILE, pending_paths
+    from .file_reuse import pending_paths
 
     pending = pending_paths(Path(out))[0]
-    path = pending if pending.exists() else Path(out) / CHUNKS_FILE
+    path = pending if pending.exists() else OutputLayout(out).chunks
     return json.loads(path.read_text(encoding="utf-8"))
 
 

@@ -19,11 +19,10 @@ from ..corpus.manifest import Resolution
 from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
 from ..fsutil import read_json, write_atomic, write_json_atomic
-from ..metadata import METADATA_FILE, read_metadata
+from ..layout import FILE_STATE, METADATA, OutputLayout
+from ..metadata import read_metadata
 from ..models import Chunk
 
-CHUNKS_FILE = "chunks.json"
-STATE_FILE = "files.json"
 STATE_VERSION = "1"
 
 
@@ -34,17 +33,18 @@ def file_key(relpath: str, sha256: str, rules: Resolution) -> str:
 
 
 def state_path(out: Path) -> Path:
-    return Path(out) / ".docs-mcp" / STATE_FILE
+    return OutputLayout(out).file_state
 
 
 def pending_dir(out: Path) -> Path:
     """Where write_index puts chunks.json and the reuse state until publish_metadata moves them in."""
-    return Path(out) / ".docs-mcp" / "pending"
+    return OutputLayout(out).pending
 
 
 def pending_paths(out: Path) -> tuple[Path, Path]:
     """(chunks.json, files.json) of a written, not yet published build."""
-    return pending_dir(out) / CHUNKS_FILE, pending_dir(out) / STATE_FILE
+    layout = OutputLayout(out)
+    return layout.pending_chunks, layout.pending_file_state
 
 
 def _sha256(path: Path) -> str | None:
@@ -70,7 +70,7 @@ def published_files(out: Path, chunks_sha256: str) -> tuple[Path | None, Path | 
     """
     out = Path(out)
     pending_chunks, pending_state = pending_paths(out)
-    chunks = next((p for p in (out / CHUNKS_FILE, pending_chunks) if _sha256(p) == chunks_sha256), None)
+    chunks = next((p for p in (OutputLayout(out).chunks, pending_chunks) if _sha256(p) == chunks_sha256), None)
     state = next((p for p in (state_path(out), pending_state) if _state_sha(p) == chunks_sha256), None)
     return chunks, state
 
@@ -99,19 +99,19 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
     try:
         published = ((read_metadata(out) or {}).get("index") or {}).get("chunks_sha256")
     except DocsMcpError:
-        return None, f"{METADATA_FILE} is damaged"
-    chunks_file, state_file = out / CHUNKS_FILE, state_path(out)
+        return None, f"{METADATA} is damaged"
+    chunks_file, state_file = OutputLayout(out).chunks, state_path(out)
     if published:  # the published chunks.json and state: in place, or aside if a publish was stopped
         found_chunks, found_state = published_files(out, published)
         chunks_file, state_file = found_chunks or chunks_file, found_state or state_file
     try:
         state = read_json(state_file)
     except (ValueError, OSError):
-        return None, f"{STATE_FILE} is corrupt"
+        return None, f"{FILE_STATE} is corrupt"
     if state is None:
         return None, None
     if not isinstance(state, dict):
-        return None, f"{STATE_FILE} is corrupt"
+        return None, f"{FILE_STATE} is corrupt"
     if state.get("state_version") != STATE_VERSION or state.get("chunker_version") != CHUNKER_VERSION:
         return None, "the chunker changed since the last build"
     try:
@@ -160,8 +160,9 @@ def publish_pending(out: Path, chunks_sha256: str) -> None:
     """
     out = Path(out)
     chunks, state = published_files(out, chunks_sha256)
-    if chunks is not None and chunks != out / CHUNKS_FILE:
-        os.replace(chunks, out / CHUNKS_FILE)
+    published = OutputLayout(out).chunks
+    if chunks is not None and chunks != published:
+        os.replace(chunks, published)
     if state is not None and state != state_path(out):
         os.replace(state, state_path(out))
     discard_pending(out)

@@ -18,22 +18,20 @@ from ..corpus.taxonomy import build_taxonomy, check_taxonomy_limits, server_inst
 from ..corpus.walk import manifest_rules, read_text, resolve_file, scan_corpus
 from ..diagnostics import Diagnostic, error, has_errors
 from ..embedding import EmbeddingProvider, compute_fingerprint, to_embedding_input
-from ..embedding.cache import CACHE_DIR, EmbedResult, commit_cache, embed_with_cache
+from ..embedding.cache import EmbedResult, commit_cache, embed_with_cache
 from ..errors import DocsMcpError, ValidationFailed
+from ..failpoints import pause
 from ..fsutil import build_lock, remove_temp_files, write_atomic, write_json_atomic
-from ..metadata import METADATA_FILE, build_metadata, read_metadata, write_metadata
+from ..layout import CHUNKS, FILE_STATE, METADATA, OutputLayout
+from ..metadata import build_metadata, read_metadata, write_metadata
 from ..models import Chunk, IndexInfo
 from ..progress import NullReporter, Reporter, Timer
-from ..failpoints import pause
 from .audit import new_build_id, record_build
-from .file_reuse import (CHUNKS_FILE, STATE_FILE, PreviousChunks, discard_pending, file_key, load_previous,
-                         pending_dir, publish_pending, write_pending)
+from .file_reuse import PreviousChunks, discard_pending, file_key, load_previous, publish_pending, write_pending
 from .vector_index import INDEX_KIND, VectorIndexPolicy
-from .tablefiles import (forget_records, manifests, record_files, record_path, remove_files, unrecorded_files,
-                         version_problem)
+from .tablefiles import forget_records, manifests, record_files, remove_files, unrecorded_files, version_problem
 
 INDEX_SCHEMA_VERSION = "2"  # bump when the table gains or changes columns (2: derived search fields)
-_WRITING = "index-writing"  # marker: a table write started and did not finish
 
 
 @dataclass
@@ -160,7 +158,7 @@ def fingerprint_chunks(chunks: list[Chunk], provider: EmbeddingProvider) -> list
 
 
 def default_cache_dir(out: Path) -> Path:
-    return Path(out) / CACHE_DIR
+    return OutputLayout(out).embedding_cache
 
 
 def embed_chunks(
@@ -203,7 +201,7 @@ def index_content_hash(chunks_bytes: bytes, embedded: EmbedResult, keys: list[st
 
 def written_path(out: Path) -> Path:
     """Where write_index records the table version it wrote, before it is published."""
-    return Path(out) / ".docs-mcp" / "written.json"
+    return OutputLayout(out).written
 
 
 def _published_index(out: Path, reporter: Reporter) -> dict[str, Any] | None:
@@ -221,10 +219,11 @@ def _clean_leftovers(out: Path, published: dict[str, Any] | None) -> None:
     If it was stopped after publishing metadata.json, its chunks.json is moved in now;
     never-published table versions go when this build prunes (see publish_metadata).
     """
-    state = out / ".docs-mcp"
-    remove_temp_files(out, [CHUNKS_FILE, METADATA_FILE])
-    remove_temp_files(state, [STATE_FILE, written_path(out).name, _WRITING, record_path(out).name])
-    remove_temp_files(pending_dir(out), [CHUNKS_FILE, STATE_FILE])
+    layout = OutputLayout(out)
+    remove_temp_files(layout.root, [CHUNKS, METADATA])
+    remove_temp_files(layout.state, [p.name for p in (layout.file_state, layout.written, layout.writing_marker,
+                                                      layout.table_files)])
+    remove_temp_files(layout.pending, [CHUNKS, FILE_STATE])
     sha = (published or {}).get("chunks_sha256")
     if isinstance(sha, str) and sha:
         publish_pending(out, sha)
@@ -263,7 +262,7 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
     ann = (vector_index or VectorIndexPolicy()).wanted(len(chunkset.chunks), embedded.dimensions > 0)
     if ann:  # only then, so the hash of an index without one is what it always was
         digest = hashlib.sha256(f"{digest}\0vector-index={INDEX_KIND}".encode()).hexdigest()
-    marker = out / ".docs-mcp" / _WRITING
+    marker = OutputLayout(out).writing_marker
     with build_lock(out):
         published = _published_index(out, reporter)
         _clean_leftovers(out, published)
@@ -278,7 +277,9 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             info = IndexInfo(published["table"], published["version"], published["rows"], digest, chunks_sha256=chunks_sha)
             reporter.info("index unchanged: reusing the published table version")
         else:
-            from .table import write_table  # LanceDB is imported only when a table is written
+            from .table import (
+                write_table,  # LanceDB is imported only when a table is written
+            )
 
             write_atomic(marker, b"")
             vectors = embedded.load_vectors()

@@ -21,10 +21,11 @@ from lancedb.index import FTS, Bitmap, BTree
 
 from ..derived_fields import code_languages, content_digest, subwords
 from ..errors import DocsMcpError
-from ..models import Chunk, IndexInfo, meta_column
 from ..failpoints import pause
+from ..layout import OutputLayout
+from ..models import Chunk, IndexInfo, meta_column
+from .tablefiles import files_of, manifests, remove_files, table_dir, unrecorded_files
 from .vector_index import VECTOR_COLUMN, index_config
-from .tablefiles import LANCEDB_DIR, files_of, manifests, remove_files, table_dir, unrecorded_files
 
 TABLE = "chunks"
 # Lance deletes versions older than an age; ours are removed by number before it runs (see
@@ -61,7 +62,7 @@ def _arrow_table(chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str
 
 
 def connect(out: Path) -> lancedb.DBConnection:
-    return lancedb.connect(str(Path(out) / LANCEDB_DIR))
+    return lancedb.connect(str(OutputLayout(out).lancedb))
 
 
 def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str], digest: str, *,

@@ -12,15 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from ..fsutil import read_json, write_json_atomic
+from ..layout import OutputLayout
 
-LANCEDB_DIR = ".lancedb"
 _U64 = 2**64 - 1
 _FILE_DIRS = ("data", "_indices", "_deletions")
 _MAGIC = b"LANC"
 
 
 def table_dir(out: Path, table: str) -> Path:
-    return Path(out) / LANCEDB_DIR / f"{table}.lance"
+    return OutputLayout(out).table(table)
 
 
 def manifests(out: Path, table: str) -> dict[int, Path]:
@@ -68,7 +68,7 @@ def _ends_with_magic(path: Path) -> bool:
 def record_path(out: Path) -> Path:
     """The files each kept table version was written with (Lance names them randomly, so they
     live here rather than in metadata.json, which stays the same for the same corpus)."""
-    return Path(out) / ".docs-mcp" / "table-files.json"
+    return OutputLayout(out).table_files
 
 
 def _records(out: Path) -> dict[str, Any]:

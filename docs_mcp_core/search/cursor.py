@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import DocsMcpError, SearchError
+from ..layout import OutputLayout
 
 SECRET_ENV = "DOCS_MCP_CURSOR_SECRET"
-SECRET_FILE = "cursor-secret"
 MIN_SECRET_CHARS = 32  # the floor for every secret; a generated one is 64 hex characters (32 random bytes)
 
 
@@ -38,18 +38,16 @@ def load_secret(out: Path, *, log: Callable[[str], None] | None = None) -> bytes
     (a read-only mount) gets a secret for this process only, with a warning, rather than
     a refusal: search works, cursors just do not outlive the process.
     """
-    from ..metadata import METADATA_FILE
-
     given = os.environ.get(SECRET_ENV)
     if given:
         if len(given) < MIN_SECRET_CHARS:
             raise DocsMcpError(f"{SECRET_ENV} is {len(given)} characters; use at least {MIN_SECRET_CHARS} random "
                                "characters, e.g. the output of `python -c \"import secrets; print(secrets.token_hex(32))\"`")
         return given.encode()
-    out = Path(out)
-    if not (out / METADATA_FILE).is_file():
-        raise DocsMcpError(f"no index at {out} ({METADATA_FILE} is missing): no cursor secret is created there")
-    path = out / ".docs-mcp" / SECRET_FILE
+    layout = OutputLayout(out)
+    if not layout.metadata.is_file():
+        raise DocsMcpError(f"no index at {out} ({layout.metadata.name} is missing): no cursor secret is created there")
+    path = layout.cursor_secret
     if not path.is_file():
         try:
             _create_secret_file(path)
@@ -73,7 +71,7 @@ def load_secret(out: Path, *, log: Callable[[str], None] | None = None) -> bytes
 def _create_secret_file(path: Path) -> None:
     """Write a new secret, mode 0600, appearing complete or not at all (link fails if one exists)."""
     path.parent.mkdir(exist_ok=True)
-    tmp = path.with_name(f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "w") as fh:

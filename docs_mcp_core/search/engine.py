@@ -24,7 +24,8 @@ import numpy as np
 from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
 from ..indexing.vector_index import ann_query, has_vector_index
-from ..metadata import METADATA_FILE, require_metadata
+from ..layout import OutputLayout
+from ..metadata import require_metadata
 from ..models import CHUNK_ID, meta_column
 from . import answers
 from . import cursor as cursors
@@ -220,7 +221,7 @@ def collapse_key(info: ChunkInfo, keys: list[str]) -> str | None:
 
 def metadata_signature(out: Path) -> tuple[int, int, int] | None:
     try:
-        st = os.stat(Path(out) / METADATA_FILE)
+        st = os.stat(OutputLayout(out).metadata)
     except OSError:  # missing, or the folder itself is gone or not a folder
         return None
     return (st.st_mtime_ns, st.st_size, st.st_ino)
@@ -260,7 +261,7 @@ class PublishedIndex:
             import lancedb
 
             try:
-                db = await lancedb.connect_async(str(self.out / ".lancedb"))
+                db = await lancedb.connect_async(str(OutputLayout(self.out).lancedb))
                 table = await db.open_table(str((self.metadata.get("index") or {}).get("table", "chunks")))
                 if self.version is not None:
                     await table.checkout(self.version)
@@ -272,7 +273,7 @@ class PublishedIndex:
             self.vector_indexed = self.has_vectors and has_vector_index(list(await table.list_indices()))
             self.rows = count
             self.has_fields = all(name in schema.names for name in ["content_subwords", *_DERIVED])
-            chunks_file = self.out / "chunks.json"  # content + content_text: an upper bound on the text kept
+            chunks_file = OutputLayout(self.out).chunks  # content + content_text: an upper bound on the text kept
             text_bytes = chunks_file.stat().st_size if chunks_file.exists() else MEMORY_TEXT_BYTES + 1
             wanted = _LIGHT + (_DERIVED if self.has_fields else []) + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
             dims = schema.field("vector").type.list_size if self.has_vectors else 0

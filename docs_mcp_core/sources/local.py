@@ -11,9 +11,8 @@ from pathlib import Path
 from ..corpus.walk import list_tree, show_path
 from ..errors import DocsMcpError
 from ..fsutil import read_json, write_json_atomic
+from ..layout import staged_listing
 from ..paths import check_docs_dir, check_writable_dir, read_bytes
-
-LISTING = "staged-files.json"
 
 
 @dataclass
@@ -49,7 +48,7 @@ def stage_local(source: Path, dest: Path, *, source_commit: str | None = None,
         raise DocsMcpError(f"cannot stage {source}:\n" + "\n".join(errors))
     wanted = sorted(tree.markdown + tree.manifests + tree.templates)
     dest.mkdir(parents=True, exist_ok=True)
-    previous: dict[str, str] = read_json(dest.parent / LISTING) or {}
+    previous: dict[str, str] = read_json(staged_listing(dest)) or {}
     files: dict[str, str] = {}
     total = 0
     for rel in wanted:
@@ -67,7 +66,7 @@ def stage_local(source: Path, dest: Path, *, source_commit: str | None = None,
     for rel in set(previous) - set(files):
         (dest / rel).unlink(missing_ok=True)
     _remove_strays(dest, set(files))
-    write_json_atomic(dest.parent / LISTING, files)
+    write_json_atomic(staged_listing(dest), files)
     return StagedDocs(
         path=str(dest),
         files=files,

@@ -1,0 +1,120 @@
+"""Every path under an output folder, named in one place.
+
+The published part (what a server reads) is `metadata.json`, `chunks.json` and `.lancedb/`;
+`.embedding-cache/` and `.docs-mcp/` hold what the next build reuses. No other module joins
+these names onto an output folder: it asks an `OutputLayout`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+METADATA = "metadata.json"
+CHUNKS = "chunks.json"
+LANCEDB = ".lancedb"
+EMBEDDING_CACHE = ".embedding-cache"
+STATE = ".docs-mcp"
+BUILD_LOCK = "build.lock"
+FILE_STATE = "files.json"
+WRITTEN = "written.json"
+WRITING_MARKER = "index-writing"
+TABLE_FILES = "table-files.json"
+STAGED_LISTING = "staged-files.json"
+
+
+@dataclass(frozen=True)
+class OutputLayout:
+    """The files and folders of one output (`--out`), published and private."""
+
+    root: Path
+
+    def __init__(self, out: str | os.PathLike[str]) -> None:
+        object.__setattr__(self, "root", Path(out))
+
+    # Published: what `docs-mcp serve` reads.
+    @property
+    def metadata(self) -> Path:
+        """The publish marker: the server reloads when it changes."""
+        return self.root / METADATA
+
+    @property
+    def chunks(self) -> Path:
+        return self.root / CHUNKS
+
+    @property
+    def lancedb(self) -> Path:
+        return self.root / LANCEDB
+
+    def table(self, name: str) -> Path:
+        return self.lancedb / f"{name}.lance"
+
+    # Kept for the next build.
+    @property
+    def embedding_cache(self) -> Path:
+        """The default cache folder (`--cache-dir` may put it elsewhere)."""
+        return self.root / EMBEDDING_CACHE
+
+    @property
+    def state(self) -> Path:
+        return self.root / STATE
+
+    @property
+    def build_lock(self) -> Path:
+        return self.state / BUILD_LOCK
+
+    @property
+    def build_lease(self) -> Path:
+        """The Dagster run that last held the lock (multiprocess executor)."""
+        return self.state / "build-run.json"
+
+    @property
+    def file_state(self) -> Path:
+        """Per-file reuse state: what each staged file was chunked from."""
+        return self.state / FILE_STATE
+
+    @property
+    def pending(self) -> Path:
+        """chunks.json and the file state of a build not yet published."""
+        return self.state / "pending"
+
+    @property
+    def pending_chunks(self) -> Path:
+        return self.pending / CHUNKS
+
+    @property
+    def pending_file_state(self) -> Path:
+        return self.pending / FILE_STATE
+
+    @property
+    def written(self) -> Path:
+        """The table version a build wrote, before it is published."""
+        return self.state / WRITTEN
+
+    @property
+    def writing_marker(self) -> Path:
+        """Present while a table write is in progress: a crash leaves it behind."""
+        return self.state / WRITING_MARKER
+
+    @property
+    def table_files(self) -> Path:
+        return self.state / TABLE_FILES
+
+    @property
+    def audit(self) -> Path:
+        return self.state / "audit.duckdb"
+
+    @property
+    def cursor_secret(self) -> Path:
+        return self.state / "cursor-secret"
+
+    @property
+    def staged(self) -> Path:
+        """Where a pipeline stages the corpus's source files before chunking."""
+        return self.state / "staged" / "docs"
+
+
+def staged_listing(staged: str | os.PathLike[str]) -> Path:
+    """The listing a staging step writes beside the folder it fills (OUT/.docs-mcp/staged/ for a pipeline)."""
+    return Path(staged).parent / STAGED_LISTING
