@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("LANCEDB_LOG", "error")
 
 from docs_mcp_core.indexing.vector_index import ann_query  # noqa: E402
+from docs_mcp_core.search.engine import CANDIDATES  # noqa: E402
 
 CORPUS = REPO / "tests" / "fixtures" / "dub-ts"
 SUITE = REPO / "benchmarks" / "suites" / "dub-ts.json"
@@ -69,7 +70,8 @@ def exact_ids(table: Any, vector: np.ndarray, k: int = 10) -> list[str]:
 
 
 def indexed_ids(table: Any, vector: np.ndarray, rows: int, k: int = 10) -> list[str]:
-    return _ids(ann_query(table.search(vector).distance_type("cosine"), rows), k)
+    """The first `k` of the CANDIDATES rows the engine asks an indexed table for."""
+    return _ids(ann_query(table.search(vector).distance_type("cosine"), rows), max(k, CANDIDATES))[:k]
 
 
 def recall_at_10(index_dir: Path, queries: list[str]) -> float:

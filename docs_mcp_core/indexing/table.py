@@ -99,7 +99,14 @@ def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys
         table.create_index(meta_column(key), config=Bitmap())
     if vector_index and "vector" in data.column_names:
         table.create_index(VECTOR_COLUMN, config=index_config(data.num_rows))
+        # The first optimize after a vector index commits a version of its own: let it happen now,
+        # in the version we publish, not in prune_versions (which would leave one never published).
+        table.optimize(cleanup_older_than=_NEVER_BY_AGE)
     files = {rel: size for rel, size in files_of(out, TABLE).items() if before.get(rel) != size}
+    if vector_index:  # the optimize replaced index files: record only those this version uses
+        live = {str(getattr(i, "index_uuid", "")) for i in table.list_indices()}
+        files = {rel: size for rel, size in files.items()
+                 if not rel.startswith("_indices/") or rel.split("/")[1] in live}
     return IndexInfo(TABLE, table.version, data.num_rows, digest, files=files)
 
 

@@ -4,7 +4,8 @@ Small tables are searched exactly: the server holds their unit vectors in memory
 them with one matrix product (search/engine.py). From `min_rows` rows up (default
 VECTOR_INDEX_MIN_ROWS) the build adds an IVF_HNSW_SQ index on `vector` and the server
 asks LanceDB for the nearest rows instead, probing PROBE_SHARE of the partitions and
-re-ranking REFINE_FACTOR × the candidates it needs by exact cosine distance.
+re-ranking REFINE_FACTOR × the candidates it needs by exact cosine distance
+(measured on dub-ts ×10: recall@10 0.97 with these, 0.82 probing a quarter).
 
 The partition count follows from the row count alone, so the server derives the same
 number of probes from the table it opens. Training (k-means, graph construction) samples
@@ -25,7 +26,8 @@ VECTOR_INDEX_MIN_ROWS = 20_000
 ROWS_PER_PARTITION = 256
 MAX_PARTITIONS = 1024
 PROBE_SHARE = 0.5
-REFINE_FACTOR = 10
+MIN_PROBES = 8  # small tables: (nearly) every partition
+REFINE_FACTOR = 2  # the engine asks for 100 candidates: 200 re-ranked exactly
 INDEX_KIND = "ivf_hnsw_sq"  # recorded in the content hash: changing the index rewrites the table
 
 
@@ -48,7 +50,8 @@ def partitions(rows: int) -> int:
 
 
 def nprobes(rows: int) -> int:
-    return max(1, round(partitions(rows) * PROBE_SHARE))
+    count = partitions(rows)
+    return min(count, max(MIN_PROBES, round(count * PROBE_SHARE)))
 
 
 def index_config(rows: int) -> Any:

@@ -24,7 +24,8 @@ import numpy as np
 from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
 from ..indexing.vector_index import ann_query, has_vector_index
-from ..layout import OutputLayout
+from ..layout import CHUNKS, OutputLayout
+from ..objectstore import RemoteIndex, is_remote, location, remote_signature
 from ..metadata import require_metadata
 from ..models import CHUNK_ID, meta_column
 from . import answers
@@ -219,7 +220,11 @@ def collapse_key(info: ChunkInfo, keys: list[str]) -> str | None:
     return "/".join(parts) + ":" + info.heading + (f":{part.group(1)}" if part else "")
 
 
-def metadata_signature(out: Path) -> tuple[int, int, int] | None:
+def metadata_signature(out: Path | str) -> tuple[Any, ...] | None:
+    """What changes when a new index is published: metadata.json's stat, or on s3:// its content
+    hash, polled at most every DOCS_MCP_S3_POLL_SECONDS."""
+    if is_remote(out):
+        return remote_signature(str(out))
     try:
         st = os.stat(OutputLayout(out).metadata)
     except OSError:  # missing, or the folder itself is gone or not a folder
@@ -230,10 +235,11 @@ def metadata_signature(out: Path) -> tuple[int, int, int] | None:
 class PublishedIndex:
     """One published build: metadata.json plus the table version it pins, opened for async reads."""
 
-    def __init__(self, out: Path) -> None:
-        self.out = Path(out)
+    def __init__(self, out: Path | str) -> None:
+        self.out = location(out)
+        self.remote = RemoteIndex.parse(self.out) if is_remote(self.out) else None
         self.signature = metadata_signature(self.out)  # before reading: a publish in between is noticed later
-        self.metadata = require_metadata(self.out)
+        self.metadata = self.remote.require_metadata() if self.remote else require_metadata(self.out)
         index = self.metadata.get("index") or {}
         self.version: int | None = index.get("version")
         self.key = f"{index.get('content_hash', '')[:16]}:{self.version}"
@@ -261,7 +267,8 @@ class PublishedIndex:
             import lancedb
 
             try:
-                db = await lancedb.connect_async(str(OutputLayout(self.out).lancedb))
+                uri = self.remote.lancedb_uri if self.remote else str(OutputLayout(self.out).lancedb)
+                db = await lancedb.connect_async(uri)
                 table = await db.open_table(str((self.metadata.get("index") or {}).get("table", "chunks")))
                 if self.version is not None:
                     await table.checkout(self.version)
@@ -273,8 +280,7 @@ class PublishedIndex:
             self.vector_indexed = self.has_vectors and has_vector_index(list(await table.list_indices()))
             self.rows = count
             self.has_fields = all(name in schema.names for name in ["content_subwords", *_DERIVED])
-            chunks_file = OutputLayout(self.out).chunks  # content + content_text: an upper bound on the text kept
-            text_bytes = chunks_file.stat().st_size if chunks_file.exists() else MEMORY_TEXT_BYTES + 1
+            text_bytes = self._chunks_bytes()  # content + content_text: an upper bound on the text kept
             wanted = _LIGHT + (_DERIVED if self.has_fields else []) + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
             dims = schema.field("vector").type.list_size if self.has_vectors else 0
             if self.has_vectors and not self.vector_indexed and count * dims * 4 <= MEMORY_VECTOR_BYTES:
@@ -302,6 +308,13 @@ class PublishedIndex:
                 self.files.setdefault(info.filepath, []).append(info.chunk_id)
             self.table = table
         return self
+
+    def _chunks_bytes(self) -> int:
+        if self.remote:
+            size = self.remote.size(CHUNKS)
+            return MEMORY_TEXT_BYTES + 1 if size is None else size
+        chunks_file = OutputLayout(self.out).chunks
+        return chunks_file.stat().st_size if chunks_file.exists() else MEMORY_TEXT_BYTES + 1
 
     async def mask(self, where: str | None) -> np.ndarray | None:
         """Rows of `vectors` that pass a prefilter, from the same SQL LanceDB applies (cached)."""
@@ -339,14 +352,14 @@ class SearchEngine:
     log: Any = None
 
     def __post_init__(self) -> None:
-        self.out = Path(self.out)
+        self.out = location(self.out)
         self.current = PublishedIndex(self.out)  # first: nothing is written for a folder that is not an index
         self.secret = cursors.load_secret(self.out, log=self._log)
         self.embedder = self._embedder_for(self.current)
         self._cache: OrderedDict[tuple[Any, ...], list[tuple[str, float]]] = OrderedDict()
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._reload_lock = asyncio.Lock()
-        self._refused: tuple[int, int, int] | None = None
+        self._refused: tuple[Any, ...] | None = None
 
     def _embedder_for(self, index: PublishedIndex) -> QueryEmbedder | None:
         if self.embedder_factory is None or not index.embedding:
