@@ -17,7 +17,18 @@ from .errors import DocsMcpError
 DOCS_DIR = click.Path(path_type=Path)  # checked by paths.check_docs_dir: `error: …` and exit 1, not click's exit 2
 # Reading commands check the folder themselves: a path that is no index gets an `error:` line with
 # the complete build command (not click's usage error), and nothing is created.
-INDEX_DIR = click.Path(path_type=Path)
+class _Location(click.ParamType):
+    """A folder, or an s3://BUCKET/PREFIX URL (kept as a string: a Path would fold its `//`)."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        from .objectstore import location
+
+        return location(value)
+
+
+INDEX_DIR = _Location()
 
 
 def _fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -194,8 +205,8 @@ def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
 
 @main.command()
 @click.option("--docs-dir", required=True, type=DOCS_DIR, help="Folder of Markdown files to index.")
-@click.option("--out", required=True, type=click.Path(path_type=Path),
-              help="Output folder: .lancedb/, chunks.json, metadata.json.")
+@click.option("--out", required=True, type=INDEX_DIR,
+              help="Output folder (.lancedb/, chunks.json, metadata.json), or s3://BUCKET/PREFIX.")
 @click.option("--description", default=None, help="Corpus description shown to agents in the search_docs tool.")
 @click.option("--source-commit", default=None, help="Commit the docs came from, recorded in metadata.json.")
 @embedding_options
@@ -209,11 +220,14 @@ def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
                    "search only), always.")
 @click.option("--vector-index-min-rows", type=click.IntRange(min=1), default=None,
               help="Rows from which --vector-index auto adds the ANN index [default: 20000].")
+@click.option("--state-dir", type=click.Path(path_type=Path), default=None,
+              help="With --out s3://…: the local folder for the build's mirror, embedding cache and reuse state "
+                   "[default: ~/.cache/docs-mcp/s3/BUCKET/PREFIX].")
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors on stderr.")
 @_fail_cleanly
 def build(docs_dir: Path, out: Path, description: str | None, source_commit: str | None, cache_dir: Path | None,
           rebuild_cache: bool, force: bool, allow_empty: bool, vector_index: str, vector_index_min_rows: int | None,
-          quiet: bool, **embedding: Any) -> None:
+          state_dir: Path | None, quiet: bool, **embedding: Any) -> None:
     """Build the index. Nothing is written if validation fails; publishing is atomic."""
     from .embedding import make_provider
     from .indexing.steps import build as run_build
@@ -221,18 +235,29 @@ def build(docs_dir: Path, out: Path, description: str | None, source_commit: str
     from .paths import check_docs_dir, check_writable_dir
     from .progress import StderrReporter
 
+    from .objectstore import RemoteIndex, build_remote, is_remote
+
     check_docs_dir(docs_dir, "--docs-dir")
-    check_writable_dir(out, "--out")
+    remote = RemoteIndex.parse(out) if is_remote(out) else None
+    if remote is None:
+        if state_dir:
+            raise DocsMcpError("--state-dir goes with --out s3://… (a local --out keeps its state in OUT/.docs-mcp)")
+        check_writable_dir(out, "--out")
+    else:
+        state_dir = check_writable_dir(state_dir or remote.default_state_dir(), "--state-dir")
     if cache_dir:
         check_writable_dir(cache_dir, "--cache-dir")
 
     reporter = StderrReporter(quiet=quiet)
     provider = make_provider(provider_settings(embedding, reporter))
+    options = dict(description=description, source_commit=source_commit, cache_dir=cache_dir,
+                   rebuild_cache=rebuild_cache, force=force, reporter=reporter, allow_empty=allow_empty,
+                   vector_index=VectorIndexPolicy(vector_index, vector_index_min_rows or VECTOR_INDEX_MIN_ROWS))
     try:
-        summary = run_build(docs_dir, out, provider, description=description, source_commit=source_commit,
-                            cache_dir=cache_dir, rebuild_cache=rebuild_cache, force=force, reporter=reporter,
-                            allow_empty=allow_empty,
-                            vector_index=VectorIndexPolicy(vector_index, vector_index_min_rows or VECTOR_INDEX_MIN_ROWS))
+        if remote is not None:
+            summary = build_remote(docs_dir, remote.url, provider, state_dir=state_dir, **options)
+        else:
+            summary = run_build(docs_dir, out, provider, **options)
     finally:
         provider.close()
     reporter.info(f"done: {summary.files} files ({summary.reused_files} unchanged), {summary.chunks} chunks, "
@@ -369,8 +394,13 @@ def mcp_config(client: str, index_dir: Path | None, url: str | None, token_env: 
     if token_env and not url:
         raise DocsMcpError("--token-env goes with --url (a local stdio server needs no token)")
     if index_dir is not None:
-        require_metadata(index_dir)  # a path that is no index is an error, not a broken config
-        index = Path(os.path.abspath(index_dir))
+        if isinstance(index_dir, str):
+            from .objectstore import RemoteIndex
+
+            RemoteIndex.parse(index_dir).require_metadata()
+        else:
+            require_metadata(index_dir)  # a path that is no index is an error, not a broken config
+        index = index_dir if isinstance(index_dir, str) else Path(os.path.abspath(index_dir))
         launch = Launch(command=[*docs_mcp_command(), "serve", "--index", str(index)])
     else:
         if not url.startswith(("http://", "https://")):

@@ -90,6 +90,11 @@ def read_metadata(out: Path) -> dict[str, Any] | None:
         raise DocsMcpError(f"cannot read {path} ({exc.strerror or exc}); rebuild the index") from None
     if data is None:
         return None
+    return check_metadata(data, path)
+
+
+def check_metadata(data: Any, path: Any) -> dict[str, Any]:
+    """Parsed metadata.json (from `path`, a file or an s3:// URL) as readers need it; a one-line error otherwise."""
     if not isinstance(data, dict):
         raise DocsMcpError(f"{path} holds {_json_type(data)}, not a JSON object; rebuild the index")
     version = str(data.get("metadata_version", ""))

@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 from .. import __version__
 from ..embedding.query import QueryEmbedder
 from ..errors import DocsMcpError
+from ..objectstore import location
 from ..search.engine import PublishedIndex, SearchEngine, SearchError, Weights, metadata_signature
 from . import tools
 from .mustache import TemplateError, render
@@ -225,7 +226,7 @@ class DocsServer:
         return types.GetPromptResult(description=prompt.get("description"), messages=messages)
 
 
-def create_server(out: Path, *, tool_prefix: str | None = None, weights: Weights | None = None) -> DocsServer:
+def create_server(out: Path | str, *, tool_prefix: str | None = None, weights: Weights | None = None) -> DocsServer:
     """Everything `docs-mcp serve` runs: reads metadata.json now, opens LanceDB in the background.
 
     Every check that can refuse to start (tool names, metadata.json, cursor secret) runs before
@@ -234,7 +235,7 @@ def create_server(out: Path, *, tool_prefix: str | None = None, weights: Weights
     ready (`docs-mcp serve --preload` waits for it before serving).
     """
     tool_names(tool_prefix)
-    engine = SearchEngine(Path(out), weights or Weights(), embedder_factory=lambda meta: QueryEmbedder(meta, log=log),
+    engine = SearchEngine(location(out), weights or Weights(), embedder_factory=lambda meta: QueryEmbedder(meta, log=log),
                           log=log)
     threading.Thread(target=lambda: __import__("lancedb"), name="warm-imports", daemon=True).start()
     return DocsServer(engine, tool_prefix=tool_prefix)
