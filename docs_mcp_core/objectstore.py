@@ -160,7 +160,7 @@ class RemoteIndex:
                 raise _s3_error("delete", f"{self.url}/{rel}", exc) from None
 
     # -- reading a published index ------------------------------------------------------------
-    def require_metadata(self) -> dict[str, Any]:
+    def require_metadata(self) -> Any:  # PublishedMetadata
         """The published metadata.json; one clear error (with the build command) when there is none."""
         from .metadata import check_metadata
 

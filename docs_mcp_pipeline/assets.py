@@ -3,7 +3,6 @@
 import time
 import warnings
 from pathlib import Path
-from typing import Any
 
 import dagster as dg
 
@@ -20,6 +19,7 @@ from docs_mcp_core.indexing.steps import (
     write_index,
 )
 from docs_mcp_core.layout import OutputLayout
+from docs_mcp_core.metadata import PublishedMetadata
 from docs_mcp_core.models import IndexInfo
 from docs_mcp_core.sources.git import stage_git
 from docs_mcp_core.sources.local import StagedDocs, stage_local
@@ -146,7 +146,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     def metadata_json(
         context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet, lancedb_index: IndexInfo,
         staged_docs: StagedDocs, cached_vectors: EmbedResult,
-    ) -> dg.Output[dict[str, Any]]:
+    ) -> dg.Output[PublishedMetadata]:
         """metadata.json, written last: the publish marker the MCP server watches."""
         corpus = context.partition_key
         corpora = docs_mcp.corpora()
@@ -161,10 +161,10 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
             published,
             metadata={
                 "path": dg.MetadataValue.path(str(OutputLayout(out).metadata)),
-                "total_chunks": published["stats"]["total_chunks"],
-                "total_files": published["stats"]["total_files"],
-                "source_commit": published["stats"]["source_commit"] or "",
-                "taxonomy": dg.MetadataValue.json({k: v["values"] for k, v in published["taxonomy"].items()}),
+                "total_chunks": published.stats.total_chunks,
+                "total_files": published.stats.total_files,
+                "source_commit": published.stats.source_commit or "",
+                "taxonomy": dg.MetadataValue.json({k: v.values for k, v in published.taxonomy.items()}),
                 "table_version": lancedb_index.version,
             },
         )

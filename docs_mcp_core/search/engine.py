@@ -25,8 +25,8 @@ from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
 from ..indexing.vector_index import ann_query, has_vector_index
 from ..layout import CHUNKS, OutputLayout
+from ..metadata import EmbeddingInfo, TaxonomyKey, require_metadata
 from ..objectstore import RemoteIndex, is_remote, location, remote_signature
-from ..metadata import require_metadata
 from ..models import CHUNK_ID, meta_column
 from . import answers
 from . import cursor as cursors
@@ -107,21 +107,21 @@ def _literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def validate_filters(filters: dict[str, Any], taxonomy: dict[str, Any]) -> dict[str, str]:
+def validate_filters(filters: dict[str, Any], taxonomy: dict[str, TaxonomyKey]) -> dict[str, str]:
     """Every key a taxonomy key, every value one of its indexed values; else a SearchError listing them."""
     clean: dict[str, str] = {}
     for key, value in filters.items():
         if key not in taxonomy:
             known = ", ".join(sorted(taxonomy)) or "none (this index has no taxonomy)"
             raise SearchError(f"Unknown filter '{key}'. Filterable keys: {known}.")
-        allowed = taxonomy[key].get("values", [])
+        allowed = taxonomy[key].values
         if not isinstance(value, str) or value not in allowed:
             raise SearchError(f"Invalid taxonomy value for '{key}': '{value}'. Allowed values: {', '.join(allowed)}")
         clean[key] = value
     return clean
 
 
-def where_clause(filters: dict[str, str], taxonomy: dict[str, Any]) -> str | None:
+def where_clause(filters: dict[str, str], taxonomy: dict[str, TaxonomyKey]) -> str | None:
     """A prefilter from validated values. `language` without `scope` also admits global guides."""
     auto_include = "language" in filters and "scope" not in filters and "scope" in taxonomy
     clauses = [f"{meta_column(k)} = {_literal(v)}" for k, v in sorted(filters.items()) if not (auto_include and k == "language")]
@@ -240,12 +240,13 @@ class PublishedIndex:
         self.remote = RemoteIndex.parse(self.out) if is_remote(self.out) else None
         self.signature = metadata_signature(self.out)  # before reading: a publish in between is noticed later
         self.metadata = self.remote.require_metadata() if self.remote else require_metadata(self.out)
-        index = self.metadata.get("index") or {}
-        self.version: int | None = index.get("version")
-        self.key = f"{index.get('content_hash', '')[:16]}:{self.version}"
-        self.taxonomy: dict[str, Any] = self.metadata.get("taxonomy") or {}
-        self.embedding: dict[str, Any] | None = self.metadata.get("embedding")
-        self.collapse_keys = sorted(k for k, v in self.taxonomy.items() if v.get("vector_collapse"))
+        index = self.metadata.index
+        self.table_name = index.table if index else "chunks"
+        self.version: int | None = index.version if index else None
+        self.key = f"{index.content_hash[:16] if index else ''}:{self.version}"
+        self.taxonomy: dict[str, TaxonomyKey] = self.metadata.taxonomy
+        self.embedding: EmbeddingInfo | None = self.metadata.embedding
+        self.collapse_keys = sorted(k for k, v in self.taxonomy.items() if v.vector_collapse)
         self.table: Any = None
         self.has_vectors = False
         self.vector_indexed = False  # an ANN index on `vector`: searched by LanceDB, never held in memory
@@ -269,7 +270,7 @@ class PublishedIndex:
             try:
                 uri = self.remote.lancedb_uri if self.remote else str(OutputLayout(self.out).lancedb)
                 db = await lancedb.connect_async(uri)
-                table = await db.open_table(str((self.metadata.get("index") or {}).get("table", "chunks")))
+                table = await db.open_table(self.table_name)
                 if self.version is not None:
                     await table.checkout(self.version)
             except (RuntimeError, ValueError, OSError) as exc:  # no table, or not that version
@@ -364,7 +365,7 @@ class SearchEngine:
     def _embedder_for(self, index: PublishedIndex) -> QueryEmbedder | None:
         if self.embedder_factory is None or not index.embedding:
             return None
-        return self.embedder_factory(index.embedding)
+        return self.embedder_factory(index.embedding.to_json())
 
     def _log(self, message: str) -> None:
         if self.log:
