@@ -216,10 +216,10 @@ def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
 @click.option("--force", is_flag=True, help="Rewrite everything: re-parse, re-embed, write a new table version.")
 @click.option("--allow-empty", is_flag=True, help="Publish an index even if the docs folder has nothing to index.")
 @click.option("--vector-index", type=click.Choice(["auto", "none", "always"]), default="auto", show_default=True,
-              help="ANN index on the vectors: auto (tables of --vector-index-min-rows rows or more), none (exact "
-                   "search only), always.")
+              help="ANN index on the vectors: auto (when they outgrow the 128 MB a server ranks exactly in memory, "
+                   "or from --vector-index-min-rows rows), none (exact search only), always.")
 @click.option("--vector-index-min-rows", type=click.IntRange(min=1), default=None,
-              help="Rows from which --vector-index auto adds the ANN index [default: 20000].")
+              help="With --vector-index auto: add the ANN index to tables of at least this many rows.")
 @click.option("--state-dir", type=click.Path(path_type=Path), default=None,
               help="With --out s3://…: the local folder for the build's mirror, embedding cache and reuse state "
                    "[default: ~/.cache/docs-mcp/s3/BUCKET/PREFIX].")
@@ -231,7 +231,7 @@ def build(docs_dir: Path, out: Path, description: str | None, source_commit: str
     """Build the index. Nothing is written if validation fails; publishing is atomic."""
     from .embedding import make_provider
     from .indexing.steps import build as run_build
-    from .indexing.vector_index import VECTOR_INDEX_MIN_ROWS, VectorIndexPolicy
+    from .indexing.vector_index import VectorIndexPolicy
     from .paths import check_docs_dir, check_writable_dir
     from .progress import StderrReporter
 
@@ -252,7 +252,7 @@ def build(docs_dir: Path, out: Path, description: str | None, source_commit: str
     provider = make_provider(provider_settings(embedding, reporter))
     options = dict(description=description, source_commit=source_commit, cache_dir=cache_dir,
                    rebuild_cache=rebuild_cache, force=force, reporter=reporter, allow_empty=allow_empty,
-                   vector_index=VectorIndexPolicy(vector_index, vector_index_min_rows or VECTOR_INDEX_MIN_ROWS))
+                   vector_index=VectorIndexPolicy(vector_index, vector_index_min_rows))
     try:
         if remote is not None:
             summary = build_remote(docs_dir, remote.url, provider, state_dir=state_dir, **options)

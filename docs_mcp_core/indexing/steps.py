@@ -249,8 +249,8 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
 
     If nothing the table is made of changed and the published version is intact, it is
     reused as is; `force` rewrites it anyway. A damaged published version is rewritten.
-    `vector_index` decides whether the vector column gets an ANN index (default: from
-    VECTOR_INDEX_MIN_ROWS rows up); whether it has one is part of the content hash.
+    `vector_index` decides whether the vector column gets an ANN index (default: when the
+    vectors outgrow the server's in-memory budget); whether it has one is part of the content hash.
     """
     reporter = reporter or NullReporter()
     out = Path(out)
@@ -258,7 +258,7 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
     chunks_sha = hashlib.sha256(data).hexdigest()
     keys = chunkset.taxonomy_keys
     digest = index_content_hash(data, embedded, keys)
-    ann = (vector_index or VectorIndexPolicy()).wanted(len(chunkset.chunks), embedded.dimensions > 0)
+    ann = (vector_index or VectorIndexPolicy()).wanted(len(chunkset.chunks), embedded.dimensions)
     if ann:  # only then, so the hash of an index without one is what it always was
         digest = hashlib.sha256(f"{digest}\0vector-index={INDEX_KIND}".encode()).hexdigest()
     marker = OutputLayout(out).writing_marker

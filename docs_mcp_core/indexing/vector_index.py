@@ -1,11 +1,15 @@
 """When a table gets an ANN vector index, how it is built, and how searches probe it.
 
-Small tables are searched exactly: the server holds their unit vectors in memory and ranks
-them with one matrix product (search/engine.py). From `min_rows` rows up (default
-VECTOR_INDEX_MIN_ROWS) the build adds an IVF_HNSW_SQ index on `vector` and the server
-asks LanceDB for the nearest rows instead, probing PROBE_SHARE of the partitions and
-re-ranking REFINE_FACTOR × the candidates it needs by exact cosine distance
-(measured on dub-ts ×10: recall@10 0.97 with these, 0.82 probing a quarter).
+Without one, the server ranks every vector exactly: from a unit-vector matrix in memory
+while the vectors fit VECTOR_MEMORY_BYTES (one matrix product, well under a millisecond at
+dub-ts x10), else by LanceDB's flat scan (tens of milliseconds, growing with the table).
+An IVF_HNSW_SQ index (`--vector-index`) replaces both with LanceDB's ANN search, probing
+PROBE_SHARE of the partitions (at least MIN_PROBES) and re-ranking REFINE_FACTOR x the
+candidates by exact cosine distance (benchmarks/vector_index.py: recall@10 0.93 on
+dub-ts x10 with hash vectors). By default (`auto`) a table gets one exactly when its
+vectors would not fit the in-memory budget, where the index beats the flat scan it
+replaces; `--vector-index-min-rows N` sets a row count instead, trading the in-memory
+matrix (rows x dims x 4 bytes) for an index query of a few milliseconds.
 
 The partition count follows from the row count alone, so the server derives the same
 number of probes from the table it opens. Training (k-means, graph construction) samples
@@ -20,9 +24,8 @@ from typing import Any
 
 VECTOR_COLUMN = "vector"
 MODES = ("auto", "none", "always")
-# IVF_HNSW_SQ beat IVF_PQ on recall at equal latency on dub-ts ×10/×30 (benchmarks/vector_index.py);
-# below ~20k rows the in-memory exact ranking is both exact and faster than any ANN query.
-VECTOR_INDEX_MIN_ROWS = 20_000
+# IVF_HNSW_SQ beat IVF_PQ on recall at equal latency on dub-ts x10 (0.97 against 0.86 at 16 probes).
+VECTOR_MEMORY_BYTES = 128 * 2**20  # the vectors a server keeps in memory for exact ranking (search/engine.py)
 ROWS_PER_PARTITION = 256
 MAX_PARTITIONS = 1024
 PROBE_SHARE = 0.5
@@ -33,15 +36,18 @@ INDEX_KIND = "ivf_hnsw_sq"  # recorded in the content hash: changing the index r
 
 @dataclass(frozen=True)
 class VectorIndexPolicy:
-    """`auto` indexes tables of at least `min_rows` rows; `none` never; `always` whenever there are vectors."""
+    """`auto` indexes tables whose vectors outgrow VECTOR_MEMORY_BYTES, or with `min_rows`, tables of
+    at least that many rows; `none` never; `always` whenever there are vectors."""
 
     mode: str = "auto"
-    min_rows: int = VECTOR_INDEX_MIN_ROWS
+    min_rows: int | None = None
 
-    def wanted(self, rows: int, has_vectors: bool) -> bool:
-        if not has_vectors or rows == 0 or self.mode == "none":
+    def wanted(self, rows: int, dims: int) -> bool:
+        if dims <= 0 or rows == 0 or self.mode == "none":
             return False
-        return self.mode == "always" or rows >= self.min_rows
+        if self.mode == "always":
+            return True
+        return rows >= self.min_rows if self.min_rows is not None else rows * dims * 4 > VECTOR_MEMORY_BYTES
 
 
 def partitions(rows: int) -> int:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
-from ..indexing.vector_index import ann_query, has_vector_index
+from ..indexing.vector_index import VECTOR_MEMORY_BYTES, ann_query, has_vector_index
 from ..layout import CHUNKS, OutputLayout
 from ..metadata import EmbeddingInfo, TaxonomyKey, require_metadata
 from ..objectstore import RemoteIndex, is_remote, location, remote_signature
@@ -65,7 +65,7 @@ CANDIDATES = 100  # per signal; the fused list (what pagination walks) is their 
 # Small indexes keep snippet text and the vector matrix in memory (a LanceDB read costs ~2 ms);
 # bigger ones read them from the table.
 MEMORY_TEXT_BYTES = 64 * 2**20
-MEMORY_VECTOR_BYTES = 128 * 2**20
+MEMORY_VECTOR_BYTES = VECTOR_MEMORY_BYTES
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _LIGHT = ["chunk_id", "filepath", "heading", "breadcrumb", "chunk_index", "metadata"]
 _DERIVED = ["code_languages", "content_digest", "content_chars"]  # light columns of indexes written with fields.py

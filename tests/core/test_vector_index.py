@@ -14,7 +14,7 @@ import lancedb
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.steps import build
-from docs_mcp_core.indexing.vector_index import VectorIndexPolicy, has_vector_index
+from docs_mcp_core.indexing.vector_index import VECTOR_MEMORY_BYTES, VectorIndexPolicy, has_vector_index
 from docs_mcp_core.search.engine import SearchEngine, Weights, loaded_embedder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ async def _vector_rankings(out: Path, *, indexed: bool) -> list[list[str]]:
 
 def test_indexed_table_returns_the_exact_top_hit(dub_ts_docs: Path, tmp_path: Path) -> None:
     exact_out, ann_out = tmp_path / "exact", tmp_path / "ann"
-    build(dub_ts_docs, exact_out, make_provider(ProviderSettings("hash")))  # 1,638 rows: below the default threshold
+    build(dub_ts_docs, exact_out, make_provider(ProviderSettings("hash")))  # 1,638 rows: exact, in memory
     assert not _table_has_index(exact_out)
     done = _cli_build(dub_ts_docs, ann_out, "--vector-index-min-rows", "500")
     assert done.returncode == 0, done.stderr
@@ -69,9 +69,11 @@ def test_indexed_table_returns_the_exact_top_hit(dub_ts_docs: Path, tmp_path: Pa
 
 
 def test_vector_index_policy_and_rebuild_on_change(dub_ts_docs: Path, tmp_path: Path) -> None:
-    assert not VectorIndexPolicy().wanted(19_999, True) and VectorIndexPolicy().wanted(20_000, True)
-    assert VectorIndexPolicy("always").wanted(1, True) and not VectorIndexPolicy("always").wanted(10, False)
-    assert not VectorIndexPolicy("none").wanted(10**6, True)
+    budget_rows = VECTOR_MEMORY_BYTES // (384 * 4)  # auto: where the server stops ranking in memory
+    assert not VectorIndexPolicy().wanted(budget_rows, 384) and VectorIndexPolicy().wanted(budget_rows + 1, 384)
+    assert VectorIndexPolicy(min_rows=500).wanted(500, 8) and not VectorIndexPolicy(min_rows=500).wanted(499, 8)
+    assert VectorIndexPolicy("always").wanted(1, 8) and not VectorIndexPolicy("always").wanted(10, 0)
+    assert not VectorIndexPolicy("none").wanted(10**6, 384)
     out = tmp_path / "out"
     provider = make_provider(ProviderSettings("hash", dimensions=32))
     first = build(dub_ts_docs, out, provider)
