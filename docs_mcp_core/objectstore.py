@@ -261,7 +261,9 @@ def push(local: Path, remote: RemoteIndex) -> PushStats:
     local_files = _local_sizes(local)
     remote_files = remote.sizes(LANCEDB)
     for rel in sorted(local_files, key=lambda r: (_is_manifest(r), r)):  # a manifest never before its files
-        if remote_files.get(rel) != local_files[rel]:
+        # Manifests are re-sent every time (a few small files): a version number reused after a failed
+        # publish must not keep the stale manifest a same-sized earlier upload left.
+        if remote_files.get(rel) != local_files[rel] or _is_manifest(rel):
             data = (local / rel).read_bytes()
             remote.put(rel, data)
             stats.uploaded += 1
@@ -283,14 +285,15 @@ def push(local: Path, remote: RemoteIndex) -> PushStats:
 
 def build_remote(docs_dir: Path, url: str, provider: Any, *, state_dir: Path | None = None, reporter: Any = None,
                  **options: Any) -> Any:
-    """`steps.build` into the local mirror of `url`, then publish it there (see the module docstring).
+    """`steps.build` into the local mirror of `url` (`state_dir`), publishing it there.
 
+    The mirror is brought up to date before anything is parsed, so unchanged files are reused.
     The build lock is the mirror's: builds of one location from one machine never overlap;
     builds from two machines must be kept apart by whoever schedules them.
     """
     from .fsutil import build_lock
     from .indexing.steps import build
-    from .progress import NullReporter, Timer
+    from .progress import NullReporter
 
     reporter = reporter or NullReporter()
     remote = RemoteIndex.parse(url)
@@ -298,10 +301,6 @@ def build_remote(docs_dir: Path, url: str, provider: Any, *, state_dir: Path | N
     with build_lock(local):
         if pull(remote, local):
             reporter.info(f"state dir {local} brought up to date with {remote.url}")
-        summary = build(docs_dir, local, provider, reporter=reporter, **options)
-        timer = Timer()
-        stats = push(local, remote)
-        reporter.info(f"published to {remote.url}: {stats.uploaded} files ({stats.uploaded_bytes / 2**20:.1f} MB) "
-                      f"uploaded, {stats.deleted} deleted in {timer.seconds:.1f}s")
+        summary = build(docs_dir, local, provider, reporter=reporter, publish_to=remote, **options)
     summary.out = remote.url
     return summary

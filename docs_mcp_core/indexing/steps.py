@@ -25,6 +25,7 @@ from ..fsutil import build_lock, remove_temp_files, write_atomic, write_json_ato
 from ..layout import CHUNKS, FILE_STATE, METADATA, OutputLayout
 from ..metadata import IndexRef, PublishedMetadata, build_metadata, read_metadata, write_metadata
 from ..models import Chunk, IndexInfo
+from ..objectstore import RemoteIndex, pull, push
 from ..progress import NullReporter, Reporter, Timer
 from .audit import new_build_id, record_build
 from .file_reuse import PreviousChunks, discard_pending, file_key, load_previous, publish_pending, write_pending
@@ -244,13 +245,16 @@ def _reuse_problem(out: Path, published: IndexRef) -> tuple[str, bool] | None:
 
 
 def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: Reporter | None = None, *,
-                force: bool = False, vector_index: VectorIndexPolicy | None = None) -> IndexInfo:
+                force: bool = False, vector_index: VectorIndexPolicy | None = None,
+                publish_to: RemoteIndex | None = None) -> IndexInfo:
     """Write a new, fully indexed table version, and chunks.json aside (nothing is published yet).
 
     If nothing the table is made of changed and the published version is intact, it is
     reused as is; `force` rewrites it anyway. A damaged published version is rewritten.
     `vector_index` decides whether the vector column gets an ANN index (default: when the
     vectors outgrow the server's in-memory budget); whether it has one is part of the content hash.
+    With `publish_to` (an s3:// location), `out` is its local mirror: first brought up to date
+    with what is published there.
     """
     reporter = reporter or NullReporter()
     out = Path(out)
@@ -263,6 +267,8 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
         digest = hashlib.sha256(f"{digest}\0vector-index={INDEX_KIND}".encode()).hexdigest()
     marker = OutputLayout(out).writing_marker
     with build_lock(out):
+        if publish_to is not None and pull(publish_to, out):
+            reporter.info(f"{out} brought up to date with {publish_to.url}")
         current = _read_published(out, reporter)
         published = current.index if current else None
         _clean_leftovers(out, published)
@@ -335,6 +341,7 @@ def publish_metadata(
     embedded: EmbedResult | None = None,
     reporter: Reporter | None = None,
     corpus: str | None = None,
+    publish_to: RemoteIndex | None = None,
 ) -> PublishedMetadata:
     """Write metadata.json: from this moment servers switch to the new table version.
 
@@ -375,6 +382,11 @@ def publish_metadata(
         # An unreadable metadata.json hid which version a running server may still hold: keep them all this time.
         if current is not None:
             _prune(out, index.table, keep)
+        if publish_to is not None:  # the mirror is published: copy it up, metadata.json last
+            timer = Timer()
+            stats = push(out, publish_to)
+            (reporter or NullReporter()).info(f"published to {publish_to.url}: {stats.uploaded} files ({stats.uploaded_bytes / 2**20:.1f} MB) "
+                          f"uploaded, {stats.deleted} deleted in {timer.seconds:.1f}s")
         if embedded is not None:
             commit_cache(embedded, provider, reporter)
     return metadata
@@ -420,6 +432,7 @@ def build(
     reporter: Reporter | None = None,
     allow_empty: bool = False,
     vector_index: VectorIndexPolicy | None = None,
+    publish_to: RemoteIndex | None = None,
 ) -> BuildSummary:
     """Every step in order, all under the output's build lock; validation errors stop it before anything is written.
 
@@ -435,9 +448,10 @@ def build(
         fingerprints = fingerprint_chunks(chunkset.chunks, provider)
         embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir or default_cache_dir(out),
                                 rebuild_cache=rebuild_cache or force, reporter=reporter)
-        info = write_index(out, chunkset, embedded, reporter, force=force, vector_index=vector_index)
+        info = write_index(out, chunkset, embedded, reporter, force=force, vector_index=vector_index,
+                           publish_to=publish_to)
         metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit,
-                                    embedded=embedded, reporter=reporter, corpus=corpus)
+                                    embedded=embedded, reporter=reporter, corpus=corpus, publish_to=publish_to)
         reporter.info(f"wrote {len(chunkset.chunks)} chunks and .lancedb index to {out}")
         try:
             record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
 import yaml
 from pydantic import (
@@ -27,6 +27,9 @@ from ..embedding import resolve_settings
 from ..embedding.base import ProviderSettings, provider_setting_fields
 from ..errors import DocsMcpError
 from ..paths import read_bytes
+
+if TYPE_CHECKING:
+    from ..objectstore import RemoteIndex
 
 CONFIG_FILE = "docs-mcp.yaml"
 CONFIG_ENV = "DOCS_MCP_CONFIG"
@@ -93,7 +96,8 @@ class CorpusConfig(BaseModel):
     name: StrictStr
     description: StrictStr | None = None
     source: SourceConfig
-    out: StrictStr | None = None
+    out: StrictStr | None = None  # a folder, or s3://BUCKET/PREFIX (built in state_dir, then published there)
+    state_dir: StrictStr | None = None  # with an s3:// out: the local mirror [default: ~/.cache/docs-mcp/s3/...]
     cache_dir: StrictStr | None = None
     allow_empty: StrictBool = False  # publish even if the source has nothing to index (build --allow-empty)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
@@ -160,8 +164,19 @@ class Corpora:
         return p if p.is_absolute() else (self.base / p).resolve()
 
     def out_dir(self, name: str) -> Path:
+        """Where the corpus is built: its `out` folder, or for an s3:// `out` the local mirror (objectstore.py)."""
         corpus = self.get(name)
+        remote = self.remote(name)
+        if remote is not None:
+            return self.resolve(corpus.state_dir) if corpus.state_dir else remote.default_state_dir()
         return self.resolve(corpus.out or f"indexes/{name}")
+
+    def remote(self, name: str) -> "RemoteIndex | None":
+        """The s3:// location the corpus is published to, if its `out` is one."""
+        from ..objectstore import RemoteIndex, is_remote
+
+        out = self.get(name).out
+        return RemoteIndex.parse(out) if is_remote(out) else None
 
     def source_path(self, name: str) -> Path:
         corpus = self.get(name)

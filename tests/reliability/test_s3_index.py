@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -77,7 +78,9 @@ def test_build_to_and_search_from_s3(s3_env: dict[str, str], tmp_path: Path) -> 
 
     noop = _cli(s3_env, "build", "--docs-dir", str(EXAMPLE), "--out", url, "--state-dir", str(state),
                 "--embedding-provider", "hash")
-    assert noop.returncode == 0 and "published to" in noop.stderr and "0 files" in noop.stderr, noop.stderr
+    assert noop.returncode == 0 and "published to" in noop.stderr, noop.stderr
+    version = re.search(r"table version (\d+)", built.stderr).group(1)
+    assert f"table version {version}," in noop.stderr and "0 embedded" in noop.stderr  # nothing rewritten
 
     fresh = tmp_path / "other-machine"  # a new state dir starts from what is published, not from scratch
     again = _cli(s3_env, "build", "--docs-dir", str(EXAMPLE), "--out", url, "--state-dir", str(fresh),
@@ -141,3 +144,27 @@ def test_serve_stdio_reads_an_s3_index(s3_env: dict[str, str], tmp_path: Path) -
 
     result = asyncio.run(call())
     assert result["hits"], result
+
+
+def test_pipeline_publishes_to_an_s3_out(s3_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`out: s3://…` in docs-mcp.yaml: the Dagster assets build in `state_dir` and publish to the bucket."""
+    dg = pytest.importorskip("dagster")
+    import yaml
+
+    from docs_mcp_pipeline import build_definitions
+
+    for key, value in s3_env.items():
+        monkeypatch.setenv(key, value)
+    url = "s3://docs/pipeline/example"
+    config = tmp_path / "docs-mcp.yaml"
+    config.write_text(yaml.safe_dump({"corpora": [{
+        "name": "example", "source": {"path": str(EXAMPLE)}, "out": url, "state_dir": str(tmp_path / "mirror"),
+        "embedding": {"provider": "hash", "dimensions": 64}}]}))
+    defs = build_definitions(str(config))
+    result = dg.materialize([*(defs.assets or []), *(defs.asset_checks or [])], partition_key="example",
+                            instance=dg.DagsterInstance.ephemeral(), resources=defs.resources)
+    assert result.success
+    published = json.loads(RemoteIndex.parse(url).read("metadata.json") or b"{}")
+    assert published["index"]["version"] == json.loads((tmp_path / "mirror" / "metadata.json").read_text())["index"]["version"]
+    found = _cli(s3_env, "search", "--index", url, "--json", "cancel a shipment")
+    assert found.returncode == 0 and json.loads(found.stdout)["hits"], found.stderr
