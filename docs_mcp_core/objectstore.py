@@ -48,7 +48,9 @@ def is_remote(location: Any) -> bool:
 def location(value: str | os.PathLike[str]) -> "str | Path":
     """An `s3://` URL stays a string (Path would fold its `//`); anything else is a local Path."""
     text = os.fspath(value)
-    return text.rstrip("/") if text.startswith(SCHEME) else Path(text)
+    if not text.startswith(SCHEME):
+        return Path(text)
+    return text.rstrip("/") if len(text.rstrip("/")) > len(SCHEME) else text  # a bare s3:// is refused by parse
 
 
 def _s3_error(what: str, url: str, exc: BaseException) -> DocsMcpError:
@@ -81,7 +83,7 @@ class RemoteIndex:
     def parse(cls, url: str) -> "RemoteIndex":
         parsed = urlparse(url)
         if parsed.scheme != "s3" or not parsed.netloc:
-            raise DocsMcpError(f"{url} is not an s3://BUCKET/PREFIX location")
+            raise DocsMcpError(f"{url} names no bucket: give an s3://BUCKET/PREFIX location")
         return cls(f"s3://{parsed.netloc}{parsed.path}".rstrip("/"))
 
     @property

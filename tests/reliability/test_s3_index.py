@@ -89,6 +89,8 @@ def test_build_to_and_search_from_s3(s3_env: dict[str, str], tmp_path: Path) -> 
 
     missing = _cli(s3_env, "search", "--index", "s3://docs/nothing-here", "retry")
     assert missing.returncode == 1 and missing.stderr.startswith("error: no index at s3://docs/nothing-here")
+    no_bucket = _cli(s3_env, "build", "--docs-dir", str(EXAMPLE), "--out", "s3://")
+    assert no_bucket.returncode == 1 and no_bucket.stderr == "error: s3:// names no bucket: give an s3://BUCKET/PREFIX location\n"
 
 
 def test_reader_keeps_its_version_while_a_new_one_is_published(s3_env: dict[str, str], tmp_path: Path,
