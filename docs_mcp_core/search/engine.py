@@ -30,6 +30,7 @@ from ..objectstore import RemoteIndex, is_remote, location, remote_signature
 from ..models import CHUNK_ID, meta_column
 from . import answers
 from . import cursor as cursors
+from .hits import SearchHit, TrimNote, ZeroResultHint
 from .weights import Weights
 
 if TYPE_CHECKING:
@@ -330,11 +331,11 @@ class PublishedIndex:
 
 @dataclass
 class SearchPage:
-    hits: list[dict[str, Any]]
+    hits: list[SearchHit]
     next_cursor: str | None
-    hint: dict[str, Any] | None = None
+    hint: ZeroResultHint | None = None
     mode: str = "text"  # "hybrid" when a query vector took part
-    trimmed: dict[str, Any] | None = None  # hits left out to fit max_chars, and how to get them
+    trimmed: TrimNote | None = None  # hits left out to fit max_chars, and how to get them
 
     def to_json(self) -> dict[str, Any]:
         out = {"hits": self.hits, "next_cursor": self.next_cursor, "hint": self.hint, "mode": self.mode}
@@ -499,7 +500,7 @@ class SearchEngine:
         fused, mode = await self._fused(index, query, clean)
         page = fused[offset : offset + limit]
         texts = await self._texts(index, [chunk_id for chunk_id, _ in page])
-        hits = []
+        hits: list[SearchHit] = []
         for chunk_id, score in page:
             info = index.info[chunk_id]
             hits.append({
@@ -521,7 +522,7 @@ class SearchEngine:
             def cursor_at(kept: int) -> str:
                 return cursors.encode(self.secret, offset=offset + kept, query=query, filters=clean, index=index.key)
 
-            def page_json(kept: list[dict[str, Any]], next_at: str | None, note: dict[str, Any] | None) -> dict[str, Any]:
+            def page_json(kept: list[SearchHit], next_at: str | None, note: TrimNote | None) -> dict[str, Any]:
                 return SearchPage(kept, next_at, hint, mode, note).to_json()
 
             page.hits, page.next_cursor, page.trimmed = answers.fit_page(page_json, hits, next_cursor, cursor_at, max_chars)
@@ -537,7 +538,7 @@ class SearchEngine:
             .limit(len(ids)).to_list()
         return {r["chunk_id"]: r[column] for r in rows}
 
-    async def _hint(self, index: PublishedIndex, query: str, filters: dict[str, str]) -> dict[str, Any]:
+    async def _hint(self, index: PublishedIndex, query: str, filters: dict[str, str]) -> ZeroResultHint:
         """Which values of each active filter would have matched (found by dropping that filter)."""
         suggestions: dict[str, list[str]] = {}
         for key in sorted(filters):
