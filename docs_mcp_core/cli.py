@@ -231,11 +231,12 @@ def build(docs_dir: Path, out: Path, description: str | None, source_commit: str
     """Build the index. Nothing is written if validation fails; publishing is atomic."""
     from .embedding import make_provider
     from .indexing.steps import build as run_build
-    from .indexing.vector_index import VectorIndexPolicy
+    from .vector_index import VectorIndexPolicy
     from .paths import check_docs_dir, check_writable_dir
     from .progress import StderrReporter
 
-    from .objectstore import RemoteIndex, build_remote, is_remote
+    from .indexing.steps import build_remote
+    from .objectstore import RemoteIndex, is_remote
 
     check_docs_dir(docs_dir, "--docs-dir")
     remote = RemoteIndex.parse(out) if is_remote(out) else None

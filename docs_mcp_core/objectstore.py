@@ -284,25 +284,3 @@ def push(local: Path, remote: RemoteIndex) -> PushStats:
     stats.deleted = len(doomed)
     return stats
 
-
-def build_remote(docs_dir: Path, url: str, provider: Any, *, state_dir: Path | None = None, reporter: Any = None,
-                 **options: Any) -> Any:
-    """`steps.build` into the local mirror of `url` (`state_dir`), publishing it there.
-
-    The mirror is brought up to date before anything is parsed, so unchanged files are reused.
-    The build lock is the mirror's: builds of one location from one machine never overlap;
-    builds from two machines must be kept apart by whoever schedules them.
-    """
-    from .fsutil import build_lock
-    from .indexing.steps import build
-    from .progress import NullReporter
-
-    reporter = reporter or NullReporter()
-    remote = RemoteIndex.parse(url)
-    local = Path(state_dir) if state_dir else remote.default_state_dir()
-    with build_lock(local):
-        if pull(remote, local):
-            reporter.info(f"state dir {local} brought up to date with {remote.url}")
-        summary = build(docs_dir, local, provider, reporter=reporter, publish_to=remote, **options)
-    summary.out = remote.url
-    return summary

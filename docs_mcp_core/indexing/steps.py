@@ -27,9 +27,9 @@ from ..metadata import IndexRef, PublishedMetadata, build_metadata, read_metadat
 from ..models import Chunk, IndexInfo
 from ..objectstore import RemoteIndex, pull, push
 from ..progress import NullReporter, Reporter, Timer
+from ..vector_index import INDEX_KIND, VectorIndexPolicy
 from .audit import new_build_id, record_build
 from .file_reuse import PreviousChunks, discard_pending, file_key, load_previous, publish_pending, write_pending
-from .vector_index import INDEX_KIND, VectorIndexPolicy
 from .tablefiles import forget_records, manifests, record_files, remove_files, unrecorded_files, version_problem
 
 INDEX_SCHEMA_VERSION = "2"  # bump when the table gains or changes columns (2: derived search fields)
@@ -461,3 +461,22 @@ def build(
             reporter.warn(f"could not record this build in the audit database: {exc}")
         return BuildSummary(str(out), len(chunkset.files), len(chunkset.chunks), chunkset.reused, embedded,
                             timer.seconds, info, metadata)
+
+
+def build_remote(docs_dir: Path, url: str, provider: EmbeddingProvider, *, state_dir: Path | None = None,
+                 reporter: Reporter | None = None, **options: Any) -> BuildSummary:
+    """`build` into the local mirror of `url` (`state_dir`), publishing it there (objectstore.py).
+
+    The mirror is brought up to date before anything is parsed, so unchanged files are reused.
+    The build lock is the mirror's: builds of one location from one machine never overlap;
+    builds from two machines must be kept apart by whoever schedules them.
+    """
+    reporter = reporter or NullReporter()
+    remote = RemoteIndex.parse(url)
+    local = Path(state_dir) if state_dir else remote.default_state_dir()
+    with build_lock(local):
+        if pull(remote, local):
+            reporter.info(f"state dir {local} brought up to date with {remote.url}")
+        summary = build(docs_dir, local, provider, reporter=reporter, publish_to=remote, **options)
+    summary.out = remote.url
+    return summary

@@ -24,8 +24,8 @@ from ..errors import DocsMcpError
 from ..failpoints import pause
 from ..layout import OutputLayout
 from ..models import Chunk, IndexInfo, meta_column
+from ..vector_index import VECTOR_COLUMN, index_config
 from .tablefiles import files_of, manifests, remove_files, table_dir, unrecorded_files
-from .vector_index import VECTOR_COLUMN, index_config
 
 TABLE = "chunks"
 # Lance deletes versions older than an age; ours are removed by number before it runs (see

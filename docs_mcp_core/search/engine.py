@@ -23,7 +23,7 @@ import numpy as np
 
 from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
-from ..indexing.vector_index import VECTOR_MEMORY_BYTES, ann_query, has_vector_index
+from ..vector_index import VECTOR_MEMORY_BYTES, ann_query, has_vector_index
 from ..layout import CHUNKS, OutputLayout
 from ..metadata import EmbeddingInfo, TaxonomyKey, require_metadata
 from ..objectstore import RemoteIndex, is_remote, location, remote_signature

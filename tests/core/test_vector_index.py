@@ -14,7 +14,7 @@ import lancedb
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.steps import build
-from docs_mcp_core.indexing.vector_index import VECTOR_MEMORY_BYTES, VectorIndexPolicy, has_vector_index
+from docs_mcp_core.vector_index import VECTOR_MEMORY_BYTES, VectorIndexPolicy, has_vector_index
 from docs_mcp_core.search.engine import SearchEngine, Weights, loaded_embedder
 
 REPO = Path(__file__).resolve().parents[2]
