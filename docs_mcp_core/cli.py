@@ -421,6 +421,10 @@ def audit(out: Path, sql: str | None) -> None:
     """What each build paid for: hits, misses and pruned vectors, per build and per chunk."""
     from .indexing.audit import format_table, last_build_summary, query
 
+    if isinstance(out, str):  # s3://…: the audit is kept with the build's default state dir
+        from .objectstore import RemoteIndex
+
+        out = RemoteIndex.parse(out).default_state_dir()
     if sql:
         click.echo(format_table(*query(out, sql)))
         return
