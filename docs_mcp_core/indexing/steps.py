@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..chunking.chunker import CHUNKER_VERSION, chunk_markdown
+from ..chunking.source_urls import with_source_urls
 from ..corpus.prompts import load_prompts
 from ..corpus.taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
 from ..corpus.walk import manifest_rules, read_text, resolve_file, scan_corpus
@@ -91,8 +92,9 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
             reused += 1
         else:
             source, file_diags = resolve_file(rel, text or "", digest, scan.manifests, rules)
-            file_chunks = chunk_markdown(rel, source.body, source.strategy, source.metadata,
-                                         tokens=source.tokens, title=source.title)
+            file_chunks = with_source_urls(chunk_markdown(rel, source.body, source.strategy, source.metadata,
+                                                          tokens=source.tokens, title=source.title),
+                                           source.source_url, source.source_anchors)
             metadata = source.metadata
         chunks.extend(file_chunks)
         diags.extend(file_diags)
@@ -431,6 +433,7 @@ def build(
     corpus: str | None = None,
     reporter: Reporter | None = None,
     allow_empty: bool = False,
+    pages: list[dict[str, Any]] | None = None,
     vector_index: VectorIndexPolicy | None = None,
     publish_to: RemoteIndex | None = None,
 ) -> BuildSummary:
@@ -438,7 +441,8 @@ def build(
 
     The lock is taken before anything is parsed or paid for, so a second build of the same
     output fails at once instead of embedding everything again. `force` re-parses every
-    file, re-embeds every chunk and rewrites the table.
+    file, re-embeds every chunk and rewrites the table. `pages`: a website crawl's page events,
+    for the audit.
     """
     reporter = reporter or NullReporter()
     timer = Timer()
@@ -456,7 +460,7 @@ def build(
         try:
             record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,
                          chunkset=chunkset, fingerprints=fingerprints, embedded=embedded, provider=provider,
-                         table_version=info.version, seconds=timer.seconds)
+                         table_version=info.version, seconds=timer.seconds, pages=pages)
         except Exception as exc:  # noqa: BLE001 - the index is published; a locked audit file must not undo that
             reporter.warn(f"could not record this build in the audit database: {exc}")
         return BuildSummary(str(out), len(chunkset.files), len(chunkset.chunks), chunkset.reused, embedded,

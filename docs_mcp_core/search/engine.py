@@ -83,6 +83,7 @@ class ChunkInfo:
     code_languages: tuple[str, ...] = ()
     digest: str | None = None
     chars: int | None = None  # length of content_text
+    source_url: str | None = None  # the web page (and heading anchor) of website corpora
 
 
 def snippet(text: str, query: str, width: int = 220) -> str:
@@ -284,6 +285,7 @@ class PublishedIndex:
             self.has_fields = all(name in schema.names for name in ["content_subwords", *_DERIVED])
             text_bytes = self._chunks_bytes()  # content + content_text: an upper bound on the text kept
             wanted = _LIGHT + (_DERIVED if self.has_fields else []) + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
+            wanted += ["source_url"] if "source_url" in schema.names else []
             dims = schema.field("vector").type.list_size if self.has_vectors else 0
             if self.has_vectors and not self.vector_indexed and count * dims * 4 <= MEMORY_VECTOR_BYTES:
                 wanted.append("vector")
@@ -302,7 +304,8 @@ class PublishedIndex:
                 chars = columns["content_chars"][i] if self.has_fields else None
                 self.info[chunk_id] = ChunkInfo(chunk_id, columns["filepath"][i], columns["heading"][i],
                                                 columns["breadcrumb"][i], columns["chunk_index"][i],
-                                                json.loads(columns["metadata"][i]), languages, digest, chars)
+                                                json.loads(columns["metadata"][i]), languages, digest, chars,
+                                                columns["source_url"][i] if "source_url" in columns else None)
             sizes = await table.query().select({"chunk_id": "chunk_id", "chars": "character_length(content)"}) \
                 .limit(count).to_arrow()
             self.sizes = dict(zip(sizes.column("chunk_id").to_pylist(), sizes.column("chars").to_pylist()))
@@ -503,7 +506,7 @@ class SearchEngine:
         hits: list[SearchHit] = []
         for chunk_id, score in page:
             info = index.info[chunk_id]
-            hits.append({
+            hit: SearchHit = {
                 "chunk_id": chunk_id,
                 "score": round(score, 6),
                 "heading": info.heading,
@@ -512,7 +515,10 @@ class SearchEngine:
                 "filepath": info.filepath,
                 "metadata": info.metadata,
                 "chars": index.sizes.get(chunk_id, 0),
-            })
+            }
+            if info.source_url:  # website corpora: the page to cite
+                hit["source_url"] = info.source_url
+            hits.append(hit)
         more = offset + limit < len(fused)
         next_cursor = cursors.encode(self.secret, offset=offset + limit, query=query, filters=clean,
                                      index=index.key) if more else None
@@ -587,6 +593,8 @@ class SearchEngine:
                               f"the position in chunk '{target.chunk_id}' to read on from, as a [trimmed: …] note gave it")
         window = ids[max(0, position - context) : position + context + 1]
         contents = await self._texts(index, window, "content")
+        if target.source_url:  # website corpora: the page to cite
+            listing = f"\n\nSource: {target.source_url}{listing}"
         return answers.render_doc(target.chunk_id, ids, window, contents, max_chars=max_chars, offset=offset,
                                   tool=tool, trailer=listing)
 

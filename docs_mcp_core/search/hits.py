@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 
 class SearchHit(TypedDict):
@@ -16,6 +16,7 @@ class SearchHit(TypedDict):
     filepath: str
     metadata: dict[str, str]
     chars: int  # size of the chunk's Markdown, what get_doc returns for it
+    source_url: NotRequired[str]  # website corpora: the page (and heading anchor) to cite
 
 
 class ZeroResultHint(TypedDict):
