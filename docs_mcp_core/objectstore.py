@@ -24,6 +24,7 @@ import functools
 import hashlib
 import json
 import os
+import shutil
 import threading
 import time
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from .layout import CHUNKS, LANCEDB, METADATA, OutputLayout
 
 SCHEME = "s3://"
 POLL_ENV = "DOCS_MCP_S3_POLL_SECONDS"
+_CHUNK = 8 * 2**20
 DEFAULT_POLL_SECONDS = 2.0
 
 
@@ -141,6 +143,27 @@ class RemoteIndex:
         except OSError as exc:
             raise _s3_error("write", f"{self.url}/{rel}", exc) from None
 
+    def upload(self, rel: str, path: Path) -> int:
+        """Stream a local file up as one object (multipart for big files: still all or nothing)."""
+        try:
+            with open(path, "rb") as src, self.fs.open_output_stream(self.key(rel)) as dst:
+                shutil.copyfileobj(src, dst, _CHUNK)
+        except OSError as exc:
+            raise _s3_error("write", f"{self.url}/{rel}", exc) from None
+        return path.stat().st_size
+
+    def download(self, rel: str, path: Path) -> None:
+        """Stream an object down to `path`, which appears complete or not at all."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.download.tmp")
+        try:
+            with self.fs.open_input_stream(self.key(rel)) as src, open(tmp, "wb") as dst:
+                shutil.copyfileobj(src, dst, _CHUNK)
+            os.replace(tmp, path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise _s3_error("read", f"{self.url}/{rel}", exc) from None
+
     def sizes(self, folder: str) -> dict[str, int]:
         """Every object under `folder` (paths relative to the index root) -> size."""
         from pyarrow import fs
@@ -234,12 +257,11 @@ def pull(remote: RemoteIndex, local: Path) -> bool:
     local_files = _local_sizes(local)
     for rel in sorted(remote_files, key=_is_manifest):
         if local_files.get(rel) != remote_files[rel]:
-            write_atomic(local / rel, remote.read(rel) or b"")
+            remote.download(rel, local / rel)
     for rel in set(local_files) - set(remote_files):
         (local / rel).unlink(missing_ok=True)
-    chunks = remote.read(CHUNKS)
-    if chunks is not None:
-        write_atomic(layout.chunks, chunks)
+    if remote.size(CHUNKS) is not None:
+        remote.download(CHUNKS, layout.chunks)
     for stale in (layout.table_files, layout.file_state, layout.written):  # they described the old mirror
         stale.unlink(missing_ok=True)
     write_atomic(layout.metadata, published)
@@ -266,17 +288,15 @@ def push(local: Path, remote: RemoteIndex) -> PushStats:
         # Manifests are re-sent every time (a few small files): a version number reused after a failed
         # publish must not keep the stale manifest a same-sized earlier upload left.
         if remote_files.get(rel) != local_files[rel] or _is_manifest(rel):
-            data = (local / rel).read_bytes()
-            remote.put(rel, data)
+            stats.uploaded_bytes += remote.upload(rel, local / rel)
             stats.uploaded += 1
-            stats.uploaded_bytes += len(data)
     metadata = layout.metadata.read_bytes()
     published = remote.read(METADATA)
     if published != metadata:
         old_sha = (json.loads(published).get("index") or {}).get("chunks_sha256") if published else None
         new_sha = (json.loads(metadata).get("index") or {}).get("chunks_sha256")
         if layout.chunks.is_file() and (old_sha != new_sha or not new_sha):
-            remote.put(CHUNKS, layout.chunks.read_bytes())
+            remote.upload(CHUNKS, layout.chunks)
         pause("s3-publish")
         remote.put(METADATA, metadata)
     doomed = sorted(set(remote_files) - set(local_files))
