@@ -23,8 +23,10 @@ import numpy as np
 
 from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
-from ..layout import OutputLayout
+from ..vector_index import VECTOR_MEMORY_BYTES, ann_query, has_vector_index
+from ..layout import CHUNKS, OutputLayout
 from ..metadata import EmbeddingInfo, TaxonomyKey, require_metadata
+from ..objectstore import RemoteIndex, is_remote, location, remote_signature
 from ..models import CHUNK_ID, meta_column
 from . import answers
 from . import cursor as cursors
@@ -64,7 +66,7 @@ CANDIDATES = 100  # per signal; the fused list (what pagination walks) is their 
 # Small indexes keep snippet text and the vector matrix in memory (a LanceDB read costs ~2 ms);
 # bigger ones read them from the table.
 MEMORY_TEXT_BYTES = 64 * 2**20
-MEMORY_VECTOR_BYTES = 128 * 2**20
+MEMORY_VECTOR_BYTES = VECTOR_MEMORY_BYTES
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _LIGHT = ["chunk_id", "filepath", "heading", "breadcrumb", "chunk_index", "metadata"]
 _DERIVED = ["code_languages", "content_digest", "content_chars"]  # light columns of indexes written with fields.py
@@ -248,7 +250,11 @@ def match_case(filters: dict[str, Any], taxonomy: dict[str, TaxonomyKey]) -> dic
     return fixed
 
 
-def metadata_signature(out: Path) -> tuple[int, int, int] | None:
+def metadata_signature(out: Path | str) -> tuple[Any, ...] | None:
+    """What changes when a new index is published: metadata.json's stat, or on s3:// its content
+    hash, polled at most every DOCS_MCP_S3_POLL_SECONDS."""
+    if is_remote(out):
+        return remote_signature(str(out))
     try:
         st = os.stat(OutputLayout(out).metadata)
     except OSError:  # missing, or the folder itself is gone or not a folder
@@ -259,10 +265,11 @@ def metadata_signature(out: Path) -> tuple[int, int, int] | None:
 class PublishedIndex:
     """One published build: metadata.json plus the table version it pins, opened for async reads."""
 
-    def __init__(self, out: Path) -> None:
-        self.out = Path(out)
+    def __init__(self, out: Path | str) -> None:
+        self.out = location(out)
+        self.remote = RemoteIndex.parse(self.out) if is_remote(self.out) else None
         self.signature = metadata_signature(self.out)  # before reading: a publish in between is noticed later
-        self.metadata = require_metadata(self.out)
+        self.metadata = self.remote.require_metadata() if self.remote else require_metadata(self.out)
         index = self.metadata.index
         self.table_name = index.table if index else "chunks"
         self.version: int | None = index.version if index else None
@@ -272,6 +279,8 @@ class PublishedIndex:
         self.collapse_keys = sorted(k for k, v in self.taxonomy.items() if v.vector_collapse)
         self.table: Any = None
         self.has_vectors = False
+        self.vector_indexed = False  # an ANN index on `vector`: searched by LanceDB, never held in memory
+        self.rows = 0
         self.has_fields = False  # the derived search fields of fields.py (older indexes lack them)
         self.info: dict[str, ChunkInfo] = {}
         self.files: dict[str, list[str]] = {}
@@ -289,7 +298,8 @@ class PublishedIndex:
             import lancedb
 
             try:
-                db = await lancedb.connect_async(str(OutputLayout(self.out).lancedb))
+                uri = self.remote.lancedb_uri if self.remote else str(OutputLayout(self.out).lancedb)
+                db = await lancedb.connect_async(uri)
                 table = await db.open_table(self.table_name)
                 if self.version is not None:
                     await table.checkout(self.version)
@@ -298,13 +308,14 @@ class PublishedIndex:
             count = max(1, await table.count_rows())
             schema = await table.schema()
             self.has_vectors = "vector" in schema.names
+            self.vector_indexed = self.has_vectors and has_vector_index(list(await table.list_indices()))
+            self.rows = count
             self.has_fields = all(name in schema.names for name in ["content_subwords", *_DERIVED])
-            chunks_file = OutputLayout(self.out).chunks  # content + content_text: an upper bound on the text kept
-            text_bytes = chunks_file.stat().st_size if chunks_file.exists() else MEMORY_TEXT_BYTES + 1
+            text_bytes = self._chunks_bytes()  # content + content_text: an upper bound on the text kept
             wanted = _LIGHT + (_DERIVED if self.has_fields else []) + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
             wanted += ["source_url"] if "source_url" in schema.names else []
             dims = schema.field("vector").type.list_size if self.has_vectors else 0
-            if self.has_vectors and count * dims * 4 <= MEMORY_VECTOR_BYTES:
+            if self.has_vectors and not self.vector_indexed and count * dims * 4 <= MEMORY_VECTOR_BYTES:
                 wanted.append("vector")
             rows = await table.query().select(wanted).limit(count).to_arrow()
             columns = {name: rows.column(name).to_pylist() for name in wanted if name != "vector"}
@@ -330,6 +341,13 @@ class PublishedIndex:
                 self.files.setdefault(info.filepath, []).append(info.chunk_id)
             self.table = table
         return self
+
+    def _chunks_bytes(self) -> int:
+        if self.remote:
+            size = self.remote.size(CHUNKS)
+            return MEMORY_TEXT_BYTES + 1 if size is None else size
+        chunks_file = OutputLayout(self.out).chunks
+        return chunks_file.stat().st_size if chunks_file.exists() else MEMORY_TEXT_BYTES + 1
 
     async def mask(self, where: str | None) -> np.ndarray | None:
         """Rows of `vectors` that pass a prefilter, from the same SQL LanceDB applies (cached)."""
@@ -370,14 +388,14 @@ class SearchEngine:
     log: Any = None
 
     def __post_init__(self) -> None:
-        self.out = Path(self.out)
+        self.out = location(self.out)
         self.current = PublishedIndex(self.out)  # first: nothing is written for a folder that is not an index
         self.secret = cursors.load_secret(self.out, log=self._log)
         self.embedder = self._embedder_for(self.current)
         self._cache: OrderedDict[tuple[Any, ...], list[tuple[str, float]]] = OrderedDict()
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._reload_lock = asyncio.Lock()
-        self._refused: tuple[int, int, int] | None = None
+        self._refused: tuple[Any, ...] | None = None
 
     def _embedder_for(self, index: PublishedIndex) -> QueryEmbedder | None:
         if self.embedder_factory is None or not index.embedding:
@@ -455,7 +473,10 @@ class SearchEngine:
                 return None
             if index.vectors is not None:
                 return await self._nearest_in_memory(index, vector, where, depth)
-            return await run(table.vector_search(vector.astype(np.float32)).distance_type("cosine"), "_distance", True)
+            builder = table.vector_search(vector.astype(np.float32)).distance_type("cosine")
+            if index.vector_indexed:
+                builder = ann_query(builder, index.rows)
+            return await run(builder, "_distance", True)
 
         jobs = {"text": run(await table.search(text_query(query, index, self.weights), query_type="fts"), "_score", False)}
         if len(_WORD.findall(query)) >= 2:

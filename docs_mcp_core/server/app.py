@@ -24,6 +24,7 @@ from .. import __version__
 from ..embedding.query import QueryEmbedder
 from ..errors import DocsMcpError
 from ..metadata import Prompt
+from ..objectstore import location
 from ..search.engine import SearchEngine, SearchError, Weights
 from ..search.library import Corpus, Library, Served
 from . import tools
@@ -245,12 +246,14 @@ CORPUS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")  # no ':' (the ch
 class ServedCorpus:
     """An index to serve; its name (the chunk ID prefix when several are served) defaults to the folder's."""
 
-    out: Path
+    out: Path | str  # a folder, or an s3:// URL
     name: str | None = None
     description: str | None = None
 
     @property
     def corpus_name(self) -> str:
+        if isinstance(self.out, str) and "://" in self.out:
+            return self.name or self.out.rstrip("/").rsplit("/", 1)[-1]
         return self.name or Path(os.path.abspath(self.out)).name
 
 
@@ -269,7 +272,7 @@ def check_corpora(corpora: Sequence[ServedCorpus]) -> None:
                            "name with --index NAME=PATH, or name them in docs-mcp.yaml's serve section")
 
 
-def create_server(out: Path | Sequence[ServedCorpus], *, tool_prefix: str | None = None,
+def create_server(out: Path | str | Sequence[ServedCorpus], *, tool_prefix: str | None = None,
                   weights: Weights | None = None) -> DocsServer:
     """Everything `docs-mcp serve` runs: reads each metadata.json now, opens LanceDB in the background.
 
@@ -280,7 +283,7 @@ def create_server(out: Path | Sequence[ServedCorpus], *, tool_prefix: str | None
     together as corpora (search.library); one index is the same server with one corpus.
     """
     tool_names(tool_prefix)
-    corpora = [ServedCorpus(Path(out))] if isinstance(out, (str, Path)) else list(out)
+    corpora = [ServedCorpus(location(out))] if isinstance(out, (str, Path)) else list(out)
     check_corpora(corpora)
     embedders: dict[str, QueryEmbedder] = {}
 
@@ -292,7 +295,7 @@ def create_server(out: Path | Sequence[ServedCorpus], *, tool_prefix: str | None
         return embedders[key]
 
     library = Library([
-        Corpus(c.corpus_name, SearchEngine(Path(c.out), weights or Weights(), embedder_factory=embedder_for, log=log),
+        Corpus(c.corpus_name, SearchEngine(location(c.out), weights or Weights(), embedder_factory=embedder_for, log=log),
                c.description)
         for c in corpora
     ])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
 
 import yaml
 from pydantic import (
@@ -27,6 +27,9 @@ from ..embedding import resolve_settings
 from ..embedding.base import ProviderSettings, provider_setting_fields
 from ..errors import DocsMcpError
 from ..paths import read_bytes
+
+if TYPE_CHECKING:
+    from ..objectstore import RemoteIndex
 
 CONFIG_FILE = "docs-mcp.yaml"
 CONFIG_ENV = "DOCS_MCP_CONFIG"
@@ -114,7 +117,8 @@ class CorpusConfig(BaseModel):
     name: StrictStr
     description: StrictStr | None = None
     source: SourceConfig
-    out: StrictStr | None = None
+    out: StrictStr | None = None  # a folder, or s3://BUCKET/PREFIX (built in state_dir, then published there)
+    state_dir: StrictStr | None = None  # with an s3:// out: the local mirror [default: ~/.cache/docs-mcp/s3/...]
     cache_dir: StrictStr | None = None
     allow_empty: StrictBool = False  # publish even if the source has nothing to index (build --allow-empty)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
@@ -220,8 +224,19 @@ class Corpora:
         return p if p.is_absolute() else (self.base / p).resolve()
 
     def out_dir(self, name: str) -> Path:
+        """Where the corpus is built: its `out` folder, or for an s3:// `out` the local mirror (objectstore.py)."""
         corpus = self.get(name)
+        remote = self.remote(name)
+        if remote is not None:
+            return self.resolve(corpus.state_dir) if corpus.state_dir else remote.default_state_dir()
         return self.resolve(corpus.out or f"indexes/{name}")
+
+    def remote(self, name: str) -> "RemoteIndex | None":
+        """The s3:// location the corpus is published to, if its `out` is one."""
+        from ..objectstore import RemoteIndex, is_remote
+
+        out = self.get(name).out
+        return RemoteIndex.parse(out) if is_remote(out) else None
 
     def source_path(self, name: str) -> Path:
         corpus = self.get(name)
@@ -229,14 +244,22 @@ class Corpora:
             raise DocsMcpError(f"corpus {name!r} has a {'git' if corpus.source.git else 'url'} source, not a folder")
         return self.resolve(corpus.source.path)
 
-    def served(self) -> list[tuple[str, Path, str | None]]:
-        """(name, index folder, description) of each corpus the serve section names; all corpora without one."""
+    def served(self) -> list[tuple[str, Path | str, str | None]]:
+        """(name, index folder or s3:// URL, description) of each corpus the serve section names;
+        every corpus when there is no serve section."""
+        def index_of(name: str) -> Path | str:
+            corpus = self.get(name)
+            return corpus.out.rstrip("/") if self.remote(name) is not None and corpus.out else self.out_dir(name)
+
         if self.config.serve is None:
-            return [(c.name, self.out_dir(c.name), c.description) for c in self.config.corpora]
-        served = []
+            return [(c.name, index_of(c.name), c.description) for c in self.config.corpora]
+        served: list[tuple[str, Path | str, str | None]] = []
         for entry in self.config.serve.corpora:
             known = entry.name in self.names
-            out = self.resolve(entry.index) if entry.index else self.out_dir(entry.name)
+            if entry.index:
+                out: Path | str = entry.index.rstrip("/") if "://" in entry.index else self.resolve(entry.index)
+            else:
+                out = index_of(entry.name)
             served.append((entry.name, out, entry.description or (self.get(entry.name).description if known else None)))
         return served
 
