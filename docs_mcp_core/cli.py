@@ -17,7 +17,18 @@ from .errors import DocsMcpError
 DOCS_DIR = click.Path(path_type=Path)  # checked by paths.check_docs_dir: `error: …` and exit 1, not click's exit 2
 # Reading commands check the folder themselves: a path that is no index gets an `error:` line with
 # the complete build command (not click's usage error), and nothing is created.
-INDEX_DIR = click.Path(path_type=Path)
+class _Location(click.ParamType):
+    """A folder, or an s3://BUCKET/PREFIX URL (kept as a string: a Path would fold its `//`)."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        from .objectstore import location
+
+        return location(value)
+
+
+INDEX_DIR = _Location()
 
 
 def _fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -72,16 +83,77 @@ def main() -> None:
     """
 
 
+def web_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--url and the crawl settings (docs-mcp.yaml's url source fields), shared by build and validate."""
+    options = [
+        click.option("--url", default=None, metavar="URL",
+                     help="A docs website to index instead of --docs-dir: pages from its sitemap (or llms.txt, or "
+                          "links crawled from URL), fetched again only when changed (conditional requests)."),
+        click.option("--path-prefix", default=None, metavar="PATH",
+                     help="With --url: only pages under this path (default: the start URL's folder)."),
+        click.option("--max-pages", type=click.IntRange(min=1), default=500, show_default=True,
+                     help="With --url: at most this many pages."),
+        click.option("--llms-txt", type=click.Choice(["off", "txt", "full"]), default="off", show_default=True,
+                     help="With --url: index the pages llms.txt links (txt) or llms-full.txt as one page (full) "
+                          "instead of the sitemap."),
+        click.option("--concurrency", type=click.IntRange(1, 32), default=4, show_default=True,
+                     help="With --url: requests in flight at once (at most 2 to one host)."),
+        click.option("--retries", type=click.IntRange(0, 10), default=3, show_default=True,
+                     help="With --url: further attempts after a 429, a 5xx or a network error (with backoff)."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def web_source(kwargs: dict[str, Any], docs_dir: Path | None) -> Any:
+    """The website --url names with its crawl settings (popped from kwargs), or None for --docs-dir."""
+    url = kwargs.pop("url")
+    settings = {k: kwargs.pop(k) for k in ("path_prefix", "max_pages", "llms_txt", "concurrency", "retries")}
+    if (url is None) == (docs_dir is None):
+        raise DocsMcpError("give exactly one of --docs-dir (a folder of Markdown) or --url (a docs website)")
+    if url is None:
+        return None
+    from .sources.web import require_web_extra
+
+    require_web_extra()
+    from .sources.web.fetch import Politeness
+    from .sources.web.stage import WebSource
+    from .sources.web.urls import check_start_url
+
+    politeness = Politeness(concurrency=settings["concurrency"], retries=settings["retries"])
+    return WebSource(check_start_url(url), settings["path_prefix"], settings["max_pages"], settings["llms_txt"],
+                     politeness)
+
+
 @main.command()
-@click.option("--docs-dir", required=True, type=DOCS_DIR, help="Folder of Markdown files to check.")
+@click.option("--docs-dir", default=None, type=DOCS_DIR, help="Folder of Markdown files to check.")
+@web_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Output as `path:line: severity: message` lines (repeated warnings grouped), or one JSON "
                    "document with every finding and its code.")
 @click.option("--list-files", is_flag=True,
               help="Also list what would be indexed, and each skipped file or folder with the reason.")
 @_fail_cleanly
-def validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
-    """Check manifests, frontmatter, hints and taxonomy; exit 1 if there is any error."""
+def validate(docs_dir: Path | None, fmt: str, list_files: bool, **crawl: Any) -> None:
+    """Check manifests, frontmatter, hints and taxonomy (of a folder, or of a website's pages as they
+    would be staged); exit 1 if there is any error."""
+    import tempfile
+
+    web = web_source(crawl, docs_dir)
+    if web is None:
+        assert docs_dir is not None
+        _validate(docs_dir, fmt, list_files)
+        return
+    from .progress import StderrReporter
+    from .sources.web.stage import stage_url
+
+    with tempfile.TemporaryDirectory(prefix="docs-mcp-validate-") as tmp:
+        staged = stage_url(web, Path(tmp) / "staged" / "docs", StderrReporter())
+        _validate(Path(staged.path), fmt, list_files)
+
+
+def _validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
     from .indexing.steps import analyze_corpus
     from .paths import check_docs_dir
 
@@ -193,9 +265,10 @@ def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
 
 
 @main.command()
-@click.option("--docs-dir", required=True, type=DOCS_DIR, help="Folder of Markdown files to index.")
-@click.option("--out", required=True, type=click.Path(path_type=Path),
-              help="Output folder: .lancedb/, chunks.json, metadata.json.")
+@click.option("--docs-dir", default=None, type=DOCS_DIR, help="Folder of Markdown files to index.")
+@web_options
+@click.option("--out", required=True, type=INDEX_DIR,
+              help="Output folder (.lancedb/, chunks.json, metadata.json), or s3://BUCKET/PREFIX.")
 @click.option("--description", default=None, help="Corpus description shown to agents in the search_docs tool.")
 @click.option("--source-commit", default=None, help="Commit the docs came from, recorded in metadata.json.")
 @embedding_options
@@ -204,31 +277,68 @@ def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
 @click.option("--rebuild-cache", is_flag=True, help="Re-embed every chunk and write a fresh embedding cache.")
 @click.option("--force", is_flag=True, help="Rewrite everything: re-parse, re-embed, write a new table version.")
 @click.option("--allow-empty", is_flag=True, help="Publish an index even if the docs folder has nothing to index.")
+@click.option("--vector-index", type=click.Choice(["auto", "none", "always"]), default="auto", show_default=True,
+              help="ANN index on the vectors: auto (when they outgrow the 128 MB a server ranks exactly in memory, "
+                   "or from --vector-index-min-rows rows), none (exact search only), always.")
+@click.option("--vector-index-min-rows", type=click.IntRange(min=1), default=None,
+              help="With --vector-index auto: add the ANN index to tables of at least this many rows.")
+@click.option("--state-dir", type=click.Path(path_type=Path), default=None,
+              help="With --out s3://…: the local folder for the build's mirror, embedding cache and reuse state "
+                   "[default: ~/.cache/docs-mcp/s3/BUCKET/PREFIX].")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Processes that parse and chunk changed files (default: one per CPU core); used only when "
-                   "enough files changed to pay for starting them. 1 parses in the build process.")
+              help="Processes that parse and chunk changed files (default: one per CPU core, used only when at "
+                   "least 800 files need parsing); 1 parses in the build process.")
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors on stderr.")
 @_fail_cleanly
-def build(docs_dir: Path, out: Path, description: str | None, source_commit: str | None, cache_dir: Path | None,
-          rebuild_cache: bool, force: bool, allow_empty: bool, workers: int | None, quiet: bool,
+def build(docs_dir: Path | None, out: Path | str, description: str | None, source_commit: str | None,
+          cache_dir: Path | None, rebuild_cache: bool, force: bool, allow_empty: bool, vector_index: str,
+          vector_index_min_rows: int | None, state_dir: Path | None, workers: int | None, quiet: bool,
           **embedding: Any) -> None:
-    """Build the index. Nothing is written if validation fails; publishing is atomic."""
+    """Build the index from a folder (--docs-dir) or a docs website (--url). Nothing is written if
+    validation fails; publishing is atomic."""
     from .embedding import make_provider
+    from .fsutil import build_lock
     from .indexing.steps import build as run_build
+    from .indexing.steps import build_remote
+    from .objectstore import RemoteIndex, is_remote
     from .paths import check_docs_dir, check_writable_dir
     from .progress import StderrReporter
+    from .vector_index import VectorIndexPolicy
 
-    check_docs_dir(docs_dir, "--docs-dir")
-    check_writable_dir(out, "--out")
+    web = web_source(embedding, docs_dir)
+    if docs_dir is not None:
+        check_docs_dir(docs_dir, "--docs-dir")
+    remote = RemoteIndex.parse(out) if is_remote(out) else None
+    if remote is None:
+        if state_dir:
+            raise DocsMcpError("--state-dir goes with --out s3://… (a local --out keeps its state in OUT/.docs-mcp)")
+        local = check_writable_dir(out, "--out")
+    else:  # built in a local mirror, then published to the bucket (objectstore.py)
+        local = check_writable_dir(state_dir or remote.default_state_dir(), "--state-dir")
     if cache_dir:
         check_writable_dir(cache_dir, "--cache-dir")
 
     reporter = StderrReporter(quiet=quiet)
     provider = make_provider(provider_settings(embedding, reporter))
+    options = dict(description=description, source_commit=source_commit, cache_dir=cache_dir,
+                   rebuild_cache=rebuild_cache, force=force, reporter=reporter, allow_empty=allow_empty,
+                   vector_index=VectorIndexPolicy(vector_index, vector_index_min_rows), workers=workers)
     try:
-        summary = run_build(docs_dir, out, provider, description=description, source_commit=source_commit,
-                            cache_dir=cache_dir, rebuild_cache=rebuild_cache, force=force, reporter=reporter,
-                            allow_empty=allow_empty, workers=workers)
+        with build_lock(local):  # staging a website writes under --out too: one build at a time
+            pages = None
+            corpus = None
+            if web is not None:
+                from .layout import OutputLayout
+                from .sources.web.stage import corpus_name, stage_url
+
+                staged = stage_url(web, OutputLayout(local).staged, reporter)
+                docs_dir, pages, corpus = Path(staged.path), staged.crawl.get("events"), corpus_name(web.url)
+            assert docs_dir is not None
+            options.update(pages=pages, corpus=corpus)
+            if remote is not None:
+                summary = build_remote(docs_dir, remote.url, provider, state_dir=local, **options)
+            else:
+                summary = run_build(docs_dir, local, provider, **options)
     finally:
         provider.close()
     reporter.info(f"done: {summary.files} files ({summary.reused_files} unchanged), {summary.chunks} chunks, "
@@ -296,9 +406,39 @@ def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], te
         click.echo(f"    {hit['snippet']}")
 
 
+def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> list[Any]:
+    """`--index [NAME=]PATH` values, or docs-mcp.yaml's serve section (with --config, or when no --index is given
+    and ./docs-mcp.yaml or DOCS_MCP_CONFIG names a config with a serve section)."""
+    from .objectstore import location
+    from .server import ServedCorpus
+    from .server.app import CORPUS_NAME
+    from .sources.config import CONFIG_ENV, find_config, load_config
+
+    if index_dirs and config_file:
+        raise DocsMcpError("give --index (repeatable) or --config, not both")
+    if not index_dirs:
+        path = find_config(config_file)
+        if config_file is None and not path.is_file():
+            raise DocsMcpError(f"no index to serve: pass --index PATH (repeatable), or --config docs-mcp.yaml with a "
+                               f"serve section (none at {path}, and {CONFIG_ENV} is unset)")
+        corpora = load_config(path)
+        return [ServedCorpus(out, name, description) for name, out, description in corpora.served()]
+    served = []
+    for value in index_dirs:
+        name, sep, rest = value.partition("=")
+        if sep and rest and CORPUS_NAME.match(name) and "://" not in name and not Path(value).exists():
+            served.append(ServedCorpus(location(rest), name))
+        else:
+            served.append(ServedCorpus(location(value)))
+    return served
+
+
 @main.command()
-@click.option("--index", "index_dir", required=True, type=INDEX_DIR,
-              help="Output folder of a build (the server follows new builds published there).")
+@click.option("--index", "index_dirs", multiple=True, metavar="[NAME=]PATH",
+              help="Output folder of a build (the server follows new builds published there). Repeat it to serve "
+                   "several corpora from one server, each named after its folder or NAME.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Serve the corpora named in this docs-mcp.yaml's serve section (instead of --index).")
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
               help="stdio for a local MCP client; http for streamable HTTP on /mcp.")
 @click.option("--host", default="127.0.0.1", show_default=True,
@@ -316,10 +456,10 @@ def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], te
               help="Load the query embedding model before serving (default: serve at once, text-only until loaded).")
 @weight_options
 @_fail_cleanly
-def serve(index_dir: Path, transport: str, host: str, port: int, auth_token_env: str | None, stateless: bool,
+def serve(index_dirs: tuple[str, ...], config_file: Path | None, transport: str, host: str, port: int, auth_token_env: str | None, stateless: bool,
           allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], tool_prefix: str | None, preload: bool,
           **weights: Any) -> None:
-    """Serve an index over MCP: search_docs, get_doc and the corpus's prompts."""
+    """Serve one index, or several corpora together, over MCP: search_docs, get_doc and the corpora's prompts."""
     import anyio
 
     from .server import create_server, serve_stdio, serve_then_exit
@@ -329,11 +469,12 @@ def serve(index_dir: Path, transport: str, host: str, port: int, auth_token_env:
         token = os.environ.get(auth_token_env, "")
         if not token:
             raise DocsMcpError(f"--auth-token-env {auth_token_env}: that environment variable is empty or unset")
-    docs = create_server(index_dir, tool_prefix=tool_prefix, weights=make_weights(weights))
+    docs = create_server(served_corpora(index_dirs, config_file), tool_prefix=tool_prefix, weights=make_weights(weights))
 
     def run() -> None:
-        if preload and docs.engine.embedder is not None:
-            docs.engine.embedder.wait()
+        for corpus in docs.library.corpora if preload else []:
+            if corpus.engine.embedder is not None:
+                corpus.engine.embedder.wait()
         if transport == "stdio":
             anyio.run(serve_stdio, docs)
             return
@@ -365,8 +506,13 @@ def mcp_config(client: str, index_dir: Path | None, url: str | None, token_env: 
     if token_env and not url:
         raise DocsMcpError("--token-env goes with --url (a local stdio server needs no token)")
     if index_dir is not None:
-        require_metadata(index_dir)  # a path that is no index is an error, not a broken config
-        index = Path(os.path.abspath(index_dir))
+        if isinstance(index_dir, str):
+            from .objectstore import RemoteIndex
+
+            RemoteIndex.parse(index_dir).require_metadata()
+        else:
+            require_metadata(index_dir)  # a path that is no index is an error, not a broken config
+        index = index_dir if isinstance(index_dir, str) else Path(os.path.abspath(index_dir))
         launch = Launch(command=[*docs_mcp_command(), "serve", "--index", str(index)])
     else:
         if not url.startswith(("http://", "https://")):
@@ -380,12 +526,17 @@ def mcp_config(client: str, index_dir: Path | None, url: str | None, token_env: 
 @main.command()
 @click.option("--out", required=True, type=INDEX_DIR, help="Output folder of a build.")
 @click.option("--sql", default=None,
-              help="Read-only SQL over the tables `builds` and `chunk_events` (default: the last build's summary).")
+              help="Read-only SQL over the tables `builds`, `chunk_events` and `page_events` (website corpora) "
+                   "(default: the last build's summary).")
 @_fail_cleanly
 def audit(out: Path, sql: str | None) -> None:
     """What each build paid for: hits, misses and pruned vectors, per build and per chunk."""
     from .indexing.audit import format_table, last_build_summary, query
 
+    if isinstance(out, str):  # s3://…: the audit is kept with the build's default state dir
+        from .objectstore import RemoteIndex
+
+        out = RemoteIndex.parse(out).default_state_dir()
     if sql:
         click.echo(format_table(*query(out, sql)))
         return
@@ -399,6 +550,11 @@ def audit(out: Path, sql: str | None) -> None:
     _, counts = query(out, f"SELECT status, count(*) FROM chunk_events WHERE build_id = '{rows[0][0]}' "
                            "GROUP BY status ORDER BY status")
     click.echo("chunk events".ljust(width) + "  " + (", ".join(f"{n} {status}" for status, n in counts) or "none"))
+    _, tables = query(out, "SELECT table_name FROM information_schema.tables WHERE table_name = 'page_events'")
+    pages = query(out, f"SELECT event, count(*) FROM page_events WHERE build_id = '{rows[0][0]}' "
+                       "GROUP BY event ORDER BY event")[1] if tables else []  # audit files older than website sources lack it
+    if pages:  # a website corpus: what its crawl did
+        click.echo("page events".ljust(width) + "  " + ", ".join(f"{n} {event}" for event, n in pages))
 
 
 if __name__ == "__main__":

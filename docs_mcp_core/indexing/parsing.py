@@ -17,6 +17,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from ..chunking.chunker import chunk_markdown
+from ..chunking.source_urls import with_source_urls
 from ..corpus.manifest import LoadedManifest, Resolution
 from ..corpus.walk import resolve_file
 from ..diagnostics import Diagnostic
@@ -61,8 +62,9 @@ def _init_worker(manifests: dict[str, LoadedManifest]) -> None:
 def parse_one(job: ParseJob, manifests: dict[str, LoadedManifest]) -> Parsed:
     """One file's chunks, diagnostics and metadata (frontmatter, hints and manifest rules applied)."""
     source, diags = resolve_file(job.relpath, job.text, job.sha256, manifests, job.rules)
-    chunks = chunk_markdown(job.relpath, source.body, source.strategy, source.metadata, tokens=source.tokens,
-                            title=source.title)
+    chunks = with_source_urls(chunk_markdown(job.relpath, source.body, source.strategy, source.metadata,
+                                             tokens=source.tokens, title=source.title),
+                              source.source_url, source.source_anchors)
     return Parsed(chunks, diags, source.metadata)
 
 

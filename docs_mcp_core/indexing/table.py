@@ -25,6 +25,7 @@ from ..errors import DocsMcpError
 from ..failpoints import pause
 from ..layout import OutputLayout
 from ..models import Chunk, IndexInfo, meta_column
+from ..vector_index import VECTOR_COLUMN, index_config
 from .tablefiles import files_of, manifests, remove_files, table_dir, unrecorded_files
 
 TABLE = "chunks"
@@ -36,13 +37,15 @@ _NEVER_BY_AGE = dt.timedelta(days=3650)
 WRITE_BATCH = 2048  # rows per Arrow batch: the table is written as a stream, never built whole in memory
 
 
-def _schema(keys: list[str], dims: int) -> pa.Schema:
+def _schema(keys: list[str], dims: int, source_urls: bool) -> pa.Schema:
     fields = [("chunk_id", pa.string()), ("filepath", pa.string()), ("heading", pa.string()),
               ("heading_level", pa.int32()), ("breadcrumb", pa.string()), ("content", pa.string()),
               ("content_text", pa.string()), ("chunk_index", pa.int32()), ("metadata", pa.string()),
               # derived search fields (derived_fields.py); search uses each only when the table has it
               ("content_subwords", pa.string()), ("code_languages", pa.string()), ("content_chars", pa.int32()),
               ("content_digest", pa.string())]
+    if source_urls:  # website corpora only: file corpora keep their schema
+        fields.append(("source_url", pa.string()))
     fields += [(meta_column(key), pa.string()) for key in keys]
     if dims > 0:
         fields.append(("vector", pa.list_(pa.float32(), dims)))
@@ -65,6 +68,8 @@ def _batch(rows: list[Chunk], vectors: np.ndarray | None, keys: list[str], schem
         pa.array([len(c.content_text) for c in rows], pa.int32()),
         pa.array([content_digest(f"{c.heading}\n{c.content_text}") for c in rows], pa.string()),
     ]
+    if "source_url" in schema.names:
+        cols.append(pa.array([c.source_url for c in rows], pa.string()))
     cols += [pa.array([c.metadata.get(key) for c in rows], pa.string()) for key in keys]
     if vectors is not None:
         dims = vectors.shape[1]
@@ -78,7 +83,7 @@ def _rows(chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str]) -> p
     order = sorted(range(len(chunks)), key=lambda i: chunks[i].chunk_id)
     if vectors is not None and vectors.shape[1] == 0:
         vectors = None
-    schema = _schema(keys, 0 if vectors is None else vectors.shape[1])
+    schema = _schema(keys, 0 if vectors is None else vectors.shape[1], any(c.source_url for c in chunks))
 
     def batches() -> Iterator[pa.RecordBatch]:
         for start in range(0, len(order), WRITE_BATCH):
@@ -93,8 +98,11 @@ def connect(out: Path) -> lancedb.DBConnection:
 
 
 def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str], digest: str, *,
-                discard_damaged: bool = False) -> IndexInfo:
+                discard_damaged: bool = False, vector_index: bool = False) -> IndexInfo:
     """Write a new table version with all its indexes; the caller publishes it.
+
+    With `vector_index` (see vector_index.VectorIndexPolicy) the `vector` column also gets an
+    ANN index, which the server then searches instead of ranking every row exactly.
 
     The files this write adds are returned (IndexInfo.files) so a later build can check,
     without LanceDB, that the version is still intact before it republishes it. A table too
@@ -120,8 +128,18 @@ def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys
     table.create_index("filepath", config=BTree())
     for key in keys:
         table.create_index(meta_column(key), config=Bitmap())
+    rows = table.count_rows()
+    if vector_index and VECTOR_COLUMN in table.schema.names:
+        table.create_index(VECTOR_COLUMN, config=index_config(rows))
+        # The first optimize after a vector index commits a version of its own: let it happen now,
+        # in the version we publish, not in prune_versions (which would leave one never published).
+        table.optimize(cleanup_older_than=_NEVER_BY_AGE)
     files = {rel: size for rel, size in files_of(out, TABLE).items() if before.get(rel) != size}
-    return IndexInfo(TABLE, table.version, table.count_rows(), digest, files=files)
+    if vector_index:  # the optimize replaced index files: record only those this version uses
+        live = {str(getattr(i, "index_uuid", "")) for i in table.list_indices()}
+        files = {rel: size for rel, size in files.items()
+                 if not rel.startswith("_indices/") or rel.split("/")[1] in live}
+    return IndexInfo(TABLE, table.version, rows, digest, files=files)
 
 
 def open_table(out: Path, version: int | None = None) -> Any:

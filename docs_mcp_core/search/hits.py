@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 
 class SearchHit(TypedDict):
     """One search_docs hit, as JSON: what an agent decides from before it calls get_doc."""
 
-    chunk_id: str
+    chunk_id: str  # `corpus:` first when several corpora are served
+    corpus: NotRequired[str]  # only when several corpora are served
     score: float
     heading: str
     breadcrumb: str
@@ -16,6 +17,7 @@ class SearchHit(TypedDict):
     filepath: str
     metadata: dict[str, str]
     chars: int  # size of the chunk's Markdown, what get_doc returns for it
+    source_url: NotRequired[str]  # website corpora: the page (and heading anchor) to cite
 
 
 class ZeroResultHint(TypedDict):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
 
 import yaml
 from pydantic import (
@@ -29,25 +29,49 @@ from ..embedding.base import ProviderSettings, provider_setting_fields
 from ..errors import DocsMcpError
 from ..paths import read_bytes
 
+if TYPE_CHECKING:
+    from ..objectstore import RemoteIndex
+
 CONFIG_FILE = "docs-mcp.yaml"
 CONFIG_ENV = "DOCS_MCP_CONFIG"
 
 
+WEB_FIELDS = ("path_prefix", "max_pages", "llms_txt", "concurrency", "per_host", "timeout_seconds", "retries",
+              "max_page_bytes")
+
+
 class SourceConfig(BaseModel):
-    """Exactly one of `path` (a local folder) or `git` (a repository path or URL)."""
+    """Exactly one of `path` (a local folder), `git` (a repository path or URL) or `url` (a docs website).
+
+    A website is refreshed with conditional requests (sources/web/stage.py); the other fields
+    bound the crawl and how hard it presses the site.
+    """
 
     model_config = ConfigDict(extra="forbid")
     path: StrictStr | None = None
     git: StrictStr | None = None
+    url: StrictStr | None = None
     ref: StrictStr = "HEAD"
     subdir: StrictStr | None = None
+    path_prefix: StrictStr | None = None  # only pages under this path (default: the start URL's folder)
+    max_pages: Annotated[int, Field(ge=1, strict=True)] = 500
+    llms_txt: Literal["off", "txt", "full"] = "off"  # txt: the pages llms.txt links; full: llms-full.txt
+    concurrency: Annotated[int, Field(ge=1, le=32, strict=True)] = 4
+    per_host: Annotated[int, Field(ge=1, le=32, strict=True)] = 2
+    timeout_seconds: Annotated[float, Field(gt=0, le=600)] = 30.0
+    retries: Annotated[int, Field(ge=0, le=10, strict=True)] = 3
+    max_page_bytes: Annotated[int, Field(ge=1024, strict=True)] = 5 * 2**20
 
     @model_validator(mode="after")
     def _one_kind(self) -> "SourceConfig":
-        if bool(self.path) == bool(self.git):
-            raise ValueError("set exactly one of 'path' (a local folder) or 'git' (a repository)")
-        if self.path and (self.subdir or self.ref != "HEAD"):
+        if sum(bool(v) for v in (self.path, self.git, self.url)) != 1:
+            raise ValueError("set exactly one of 'path' (a local folder), 'git' (a repository) or 'url' (a docs website)")
+        if not self.git and (self.subdir or self.ref != "HEAD"):
             raise ValueError("'ref' and 'subdir' apply to git sources only")
+        if not self.url and (set(WEB_FIELDS) & self.model_fields_set):
+            raise ValueError(f"{', '.join(sorted(set(WEB_FIELDS) & self.model_fields_set))} apply to url sources only")
+        if self.url and not self.url.startswith(("http://", "https://")):
+            raise ValueError(f"url {self.url!r} must start with http:// or https://")
         return self
 
 
@@ -94,7 +118,8 @@ class CorpusConfig(BaseModel):
     name: StrictStr
     description: StrictStr | None = None
     source: SourceConfig
-    out: StrictStr | None = None
+    out: StrictStr | None = None  # a folder, or s3://BUCKET/PREFIX (built in state_dir, then published there)
+    state_dir: StrictStr | None = None  # with an s3:// out: the local mirror [default: ~/.cache/docs-mcp/s3/...]
     cache_dir: StrictStr | None = None
     allow_empty: StrictBool = False  # publish even if the source has nothing to index (build --allow-empty)
     workers: Annotated[StrictInt, Field(ge=1)] | None = None  # processes that parse changed files (build --workers)
@@ -116,7 +141,7 @@ class CorpusConfig(BaseModel):
 
 
 class RefreshConfig(BaseModel):
-    """A schedule for corpora the sensor cannot watch (local folders); off unless enabled."""
+    """A schedule for corpora the sensor cannot watch (local folders, docs websites); off unless enabled."""
 
     model_config = ConfigDict(extra="forbid")
     enabled: bool = False
@@ -124,11 +149,50 @@ class RefreshConfig(BaseModel):
     timezone: StrictStr = "UTC"
 
 
+class ServedCorpusConfig(BaseModel):
+    """One corpus `docs-mcp serve` serves: a corpus above by name (its `out`), or any index by path."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: StrictStr
+    index: StrictStr | None = None  # default: the `out` folder of the corpus of that name above
+    description: StrictStr | None = None  # default: that corpus's description, else the index's own
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_name(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
+    @field_validator("name")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$", value):
+            raise ValueError(f"{value!r} is not a valid corpus name: use letters, digits, '.', '_' and '-' "
+                             "(it prefixes chunk IDs)")
+        return value
+
+
+class ServeConfig(BaseModel):
+    """`serve:`: the corpora one `docs-mcp serve` process serves together (default: every corpus above)."""
+
+    model_config = ConfigDict(extra="forbid")
+    corpora: list[ServedCorpusConfig] = Field(min_length=1)
+
+    @field_validator("corpora")
+    @classmethod
+    def _unique(cls, value: list[ServedCorpusConfig]) -> list[ServedCorpusConfig]:
+        names = [c.name for c in value]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"each served corpus needs its own name; repeated: {', '.join(dupes)}")
+        return value
+
+
 class PipelineConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     corpora: list[CorpusConfig] = Field(min_length=1)
     sensor_interval_seconds: Annotated[int, Field(ge=10)] = 60
     refresh: RefreshConfig = Field(default_factory=RefreshConfig)
+    serve: ServeConfig | None = None
 
     @model_validator(mode="after")
     def _unique(self) -> "PipelineConfig":
@@ -162,14 +226,56 @@ class Corpora:
         return p if p.is_absolute() else (self.base / p).resolve()
 
     def out_dir(self, name: str) -> Path:
+        """Where the corpus is built: its `out` folder, or for an s3:// `out` the local mirror (objectstore.py)."""
         corpus = self.get(name)
+        remote = self.remote(name)
+        if remote is not None:
+            return self.resolve(corpus.state_dir) if corpus.state_dir else remote.default_state_dir()
         return self.resolve(corpus.out or f"indexes/{name}")
+
+    def remote(self, name: str) -> "RemoteIndex | None":
+        """The s3:// location the corpus is published to, if its `out` is one."""
+        from ..objectstore import RemoteIndex, is_remote
+
+        out = self.get(name).out
+        return RemoteIndex.parse(out) if is_remote(out) else None
 
     def source_path(self, name: str) -> Path:
         corpus = self.get(name)
         if corpus.source.path is None:
-            raise DocsMcpError(f"corpus {name!r} has a git source, not a folder")
+            raise DocsMcpError(f"corpus {name!r} has a {'git' if corpus.source.git else 'url'} source, not a folder")
         return self.resolve(corpus.source.path)
+
+    def served(self) -> list[tuple[str, Path | str, str | None]]:
+        """(name, index folder or s3:// URL, description) of each corpus the serve section names;
+        every corpus when there is no serve section."""
+        def index_of(name: str) -> Path | str:
+            corpus = self.get(name)
+            return corpus.out.rstrip("/") if self.remote(name) is not None and corpus.out else self.out_dir(name)
+
+        if self.config.serve is None:
+            return [(c.name, index_of(c.name), c.description) for c in self.config.corpora]
+        served: list[tuple[str, Path | str, str | None]] = []
+        for entry in self.config.serve.corpora:
+            known = entry.name in self.names
+            if entry.index:
+                out: Path | str = entry.index.rstrip("/") if "://" in entry.index else self.resolve(entry.index)
+            else:
+                out = index_of(entry.name)
+            served.append((entry.name, out, entry.description or (self.get(entry.name).description if known else None)))
+        return served
+
+    def web_source(self, name: str) -> Any:
+        """A url corpus's crawl settings (sources.web.stage.WebSource), or None for folders and git."""
+        source = self.get(name).source
+        if source.url is None:
+            return None
+        from .web.fetch import Politeness
+        from .web.stage import WebSource
+
+        politeness = Politeness(concurrency=source.concurrency, per_host=source.per_host,
+                                timeout=source.timeout_seconds, retries=source.retries, max_bytes=source.max_page_bytes)
+        return WebSource(source.url, source.path_prefix, source.max_pages, source.llms_txt, politeness)
 
     def git_source(self, name: str) -> str | None:
         """The repository to clone for a git corpus: a URL as written, a local path resolved."""
@@ -193,7 +299,8 @@ def load_config(path: str | Path | None = None) -> Corpora:
     """Load and check the config; every problem is one clear DocsMcpError naming file and field."""
     path = find_config(path)
     try:
-        raw = yaml.safe_load(read_bytes(path).decode("utf-8"))
+        text = read_bytes(path).decode("utf-8")
+        raw = yaml.safe_load(text)
         config = PipelineConfig.model_validate(raw if raw is not None else {})
     except FileNotFoundError:
         raise DocsMcpError(
@@ -216,4 +323,25 @@ def load_config(path: str | Path | None = None) -> Corpora:
             for e in exc.errors()
         ]
         raise DocsMcpError("invalid corpora config:\n" + "\n".join(problems)) from None
-    return Corpora(path, config)
+    corpora = Corpora(path, config)
+    for n, entry in enumerate(config.serve.corpora if config.serve else []):
+        if entry.index is None and entry.name not in corpora.names:
+            line = _line_of(text, ("serve", "corpora", n))
+            raise DocsMcpError(f"{path}{line}: serve.corpora[{n}]: no corpus named {entry.name!r} above (known: "
+                               f"{', '.join(corpora.names)}); add `index: PATH` to serve another index under that name")
+    return corpora
+
+
+def _line_of(text: str, loc: tuple[Any, ...]) -> str:
+    """':LINE' of a value in the YAML text (yaml.safe_load keeps no marks: the text is composed again)."""
+    try:
+        node = yaml.compose(text)
+        for part in loc:
+            if isinstance(part, int):
+                node = node.value[part]
+            else:
+                node = next(v for k, v in node.value if k.value == part)
+        return f":{node.start_mark.line + 1}"
+    except Exception:  # noqa: BLE001 - a line number is a courtesy; the field path is still given
+        return ""
+
