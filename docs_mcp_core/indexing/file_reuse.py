@@ -134,6 +134,7 @@ class PreviousChunks:
     files: dict[str, dict[str, Any]]
     chunks_path: Path
     chunks_sha256: str
+    moved_to: Path | None = None  # where a pending chunks.json goes when its publish is finished
     _by_file: dict[str, list[Chunk]] | None = field(default=None, repr=False)
 
     def match(self, relpath: str, key: str) -> tuple[int, list[Diagnostic], dict[str, str], list[str]] | None:
@@ -156,9 +157,12 @@ class PreviousChunks:
 
     def all_chunks(self) -> list[Chunk]:
         """Every chunk of the previous build, in chunks.json order; checked against its sha256 as read."""
-        raw = self.chunks_path.read_bytes()
+        path = self.chunks_path
+        if not path.exists() and self.moved_to is not None:
+            path = self.moved_to
+        raw = path.read_bytes()
         if hashlib.sha256(raw).hexdigest() != self.chunks_sha256:
-            raise DocsMcpError(f"{self.chunks_path} changed during the build; build again")
+            raise DocsMcpError(f"{path} changed during the build; build again")
         return [Chunk.from_dict(item) for item in json.loads(raw)]
 
 
@@ -194,7 +198,7 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
         return None, "chunks.json does not match the recorded build state"
     if published and sha != published:
         return None, "chunks.json does not match the published index"
-    return PreviousChunks(state.get("files", {}), chunks_file, sha), None
+    return PreviousChunks(state.get("files", {}), chunks_file, sha, moved_to=OutputLayout(out).chunks), None
 
 
 def state_json(chunks_sha256: str, chunks_stat: list[int] | None, files: list[Any]) -> dict[str, Any]:
