@@ -72,16 +72,77 @@ def main() -> None:
     """
 
 
+def web_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--url and the crawl settings (docs-mcp.yaml's url source fields), shared by build and validate."""
+    options = [
+        click.option("--url", default=None, metavar="URL",
+                     help="A docs website to index instead of --docs-dir: pages from its sitemap (or llms.txt, or "
+                          "links crawled from URL), fetched again only when changed (conditional requests)."),
+        click.option("--path-prefix", default=None, metavar="PATH",
+                     help="With --url: only pages under this path (default: the start URL's folder)."),
+        click.option("--max-pages", type=click.IntRange(min=1), default=500, show_default=True,
+                     help="With --url: at most this many pages."),
+        click.option("--llms-txt", type=click.Choice(["off", "txt", "full"]), default="off", show_default=True,
+                     help="With --url: index the pages llms.txt links (txt) or llms-full.txt as one page (full) "
+                          "instead of the sitemap."),
+        click.option("--concurrency", type=click.IntRange(1, 32), default=4, show_default=True,
+                     help="With --url: requests in flight at once (at most 2 to one host)."),
+        click.option("--retries", type=click.IntRange(0, 10), default=3, show_default=True,
+                     help="With --url: further attempts after a 429, a 5xx or a network error (with backoff)."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def web_source(kwargs: dict[str, Any], docs_dir: Path | None) -> Any:
+    """The website --url names with its crawl settings (popped from kwargs), or None for --docs-dir."""
+    url = kwargs.pop("url")
+    settings = {k: kwargs.pop(k) for k in ("path_prefix", "max_pages", "llms_txt", "concurrency", "retries")}
+    if (url is None) == (docs_dir is None):
+        raise DocsMcpError("give exactly one of --docs-dir (a folder of Markdown) or --url (a docs website)")
+    if url is None:
+        return None
+    from .sources.web import require_web_extra
+
+    require_web_extra()
+    from .sources.web.fetch import Politeness
+    from .sources.web.stage import WebSource
+    from .sources.web.urls import check_start_url
+
+    politeness = Politeness(concurrency=settings["concurrency"], retries=settings["retries"])
+    return WebSource(check_start_url(url), settings["path_prefix"], settings["max_pages"], settings["llms_txt"],
+                     politeness)
+
+
 @main.command()
-@click.option("--docs-dir", required=True, type=DOCS_DIR, help="Folder of Markdown files to check.")
+@click.option("--docs-dir", default=None, type=DOCS_DIR, help="Folder of Markdown files to check.")
+@web_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Output as `path:line: severity: message` lines (repeated warnings grouped), or one JSON "
                    "document with every finding and its code.")
 @click.option("--list-files", is_flag=True,
               help="Also list what would be indexed, and each skipped file or folder with the reason.")
 @_fail_cleanly
-def validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
-    """Check manifests, frontmatter, hints and taxonomy; exit 1 if there is any error."""
+def validate(docs_dir: Path | None, fmt: str, list_files: bool, **crawl: Any) -> None:
+    """Check manifests, frontmatter, hints and taxonomy (of a folder, or of a website's pages as they
+    would be staged); exit 1 if there is any error."""
+    import tempfile
+
+    web = web_source(crawl, docs_dir)
+    if web is None:
+        assert docs_dir is not None
+        _validate(docs_dir, fmt, list_files)
+        return
+    from .progress import StderrReporter
+    from .sources.web.stage import stage_url
+
+    with tempfile.TemporaryDirectory(prefix="docs-mcp-validate-") as tmp:
+        staged = stage_url(web, Path(tmp) / "staged" / "docs", StderrReporter())
+        _validate(Path(staged.path), fmt, list_files)
+
+
+def _validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
     from .indexing.steps import analyze_corpus
     from .paths import check_docs_dir
 
@@ -193,7 +254,8 @@ def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
 
 
 @main.command()
-@click.option("--docs-dir", required=True, type=DOCS_DIR, help="Folder of Markdown files to index.")
+@click.option("--docs-dir", default=None, type=DOCS_DIR, help="Folder of Markdown files to index.")
+@web_options
 @click.option("--out", required=True, type=click.Path(path_type=Path),
               help="Output folder: .lancedb/, chunks.json, metadata.json.")
 @click.option("--description", default=None, help="Corpus description shown to agents in the search_docs tool.")
@@ -206,15 +268,19 @@ def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
 @click.option("--allow-empty", is_flag=True, help="Publish an index even if the docs folder has nothing to index.")
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors on stderr.")
 @_fail_cleanly
-def build(docs_dir: Path, out: Path, description: str | None, source_commit: str | None, cache_dir: Path | None,
+def build(docs_dir: Path | None, out: Path, description: str | None, source_commit: str | None, cache_dir: Path | None,
           rebuild_cache: bool, force: bool, allow_empty: bool, quiet: bool, **embedding: Any) -> None:
-    """Build the index. Nothing is written if validation fails; publishing is atomic."""
+    """Build the index from a folder (--docs-dir) or a docs website (--url). Nothing is written if
+    validation fails; publishing is atomic."""
     from .embedding import make_provider
+    from .fsutil import build_lock
     from .indexing.steps import build as run_build
     from .paths import check_docs_dir, check_writable_dir
     from .progress import StderrReporter
 
-    check_docs_dir(docs_dir, "--docs-dir")
+    web = web_source(embedding, docs_dir)
+    if docs_dir is not None:
+        check_docs_dir(docs_dir, "--docs-dir")
     check_writable_dir(out, "--out")
     if cache_dir:
         check_writable_dir(cache_dir, "--cache-dir")
@@ -222,9 +288,19 @@ def build(docs_dir: Path, out: Path, description: str | None, source_commit: str
     reporter = StderrReporter(quiet=quiet)
     provider = make_provider(provider_settings(embedding, reporter))
     try:
-        summary = run_build(docs_dir, out, provider, description=description, source_commit=source_commit,
-                            cache_dir=cache_dir, rebuild_cache=rebuild_cache, force=force, reporter=reporter,
-                            allow_empty=allow_empty)
+        with build_lock(out):  # staging a website writes under --out too: one build at a time
+            pages = None
+            corpus = None
+            if web is not None:
+                from .layout import OutputLayout
+                from .sources.web.stage import corpus_name, stage_url
+
+                staged = stage_url(web, OutputLayout(out).staged, reporter)
+                docs_dir, pages, corpus = Path(staged.path), staged.crawl.get("events"), corpus_name(web.url)
+            assert docs_dir is not None
+            summary = run_build(docs_dir, out, provider, description=description, source_commit=source_commit,
+                                cache_dir=cache_dir, rebuild_cache=rebuild_cache, force=force, reporter=reporter,
+                                allow_empty=allow_empty, pages=pages, corpus=corpus)
     finally:
         provider.close()
     reporter.info(f"done: {summary.files} files ({summary.reused_files} unchanged), {summary.chunks} chunks, "
@@ -376,7 +452,8 @@ def mcp_config(client: str, index_dir: Path | None, url: str | None, token_env: 
 @main.command()
 @click.option("--out", required=True, type=INDEX_DIR, help="Output folder of a build.")
 @click.option("--sql", default=None,
-              help="Read-only SQL over the tables `builds` and `chunk_events` (default: the last build's summary).")
+              help="Read-only SQL over the tables `builds`, `chunk_events` and `page_events` (website corpora) "
+                   "(default: the last build's summary).")
 @_fail_cleanly
 def audit(out: Path, sql: str | None) -> None:
     """What each build paid for: hits, misses and pruned vectors, per build and per chunk."""
@@ -395,6 +472,11 @@ def audit(out: Path, sql: str | None) -> None:
     _, counts = query(out, f"SELECT status, count(*) FROM chunk_events WHERE build_id = '{rows[0][0]}' "
                            "GROUP BY status ORDER BY status")
     click.echo("chunk events".ljust(width) + "  " + (", ".join(f"{n} {status}" for status, n in counts) or "none"))
+    _, tables = query(out, "SELECT table_name FROM information_schema.tables WHERE table_name = 'page_events'")
+    pages = query(out, f"SELECT event, count(*) FROM page_events WHERE build_id = '{rows[0][0]}' "
+                       "GROUP BY event ORDER BY event")[1] if tables else []  # audit files older than website sources lack it
+    if pages:  # a website corpus: what its crawl did
+        click.echo("page events".ljust(width) + "  " + ", ".join(f"{n} {event}" for event, n in pages))
 
 
 if __name__ == "__main__":

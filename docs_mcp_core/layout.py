@@ -22,6 +22,7 @@ WRITTEN = "written.json"
 WRITING_MARKER = "index-writing"
 TABLE_FILES = "table-files.json"
 STAGED_LISTING = "staged-files.json"
+PAGE_STATE = "pages.json"
 
 
 @dataclass(frozen=True)
@@ -118,3 +119,8 @@ class OutputLayout:
 def staged_listing(staged: str | os.PathLike[str]) -> Path:
     """The listing a staging step writes beside the folder it fills (OUT/.docs-mcp/staged/ for a pipeline)."""
     return Path(staged).parent / STAGED_LISTING
+
+
+def page_state(staged: str | os.PathLike[str]) -> Path:
+    """A website's per-page fetch state (URL, ETag, Last-Modified, hashes), beside the folder of staged pages."""
+    return Path(staged).parent / PAGE_STATE

@@ -7,6 +7,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+
 from . import __version__
 from .errors import DocsMcpError
 from .fsutil import read_json, write_json_atomic
@@ -14,6 +16,83 @@ from .layout import METADATA, OutputLayout
 
 METADATA_VERSION = "1.0.0"
 SUPPORTED_MAJOR = 1
+
+
+class _Published(BaseModel):
+    """Strict types for what readers rely on; unknown fields are kept (a newer 1.x may add some)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object as written: fields that were set, in declaration order."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+class IndexRef(_Published):
+    """The table version metadata.json pins: what a server opens and a build may reuse."""
+
+    table: StrictStr
+    version: StrictInt
+    rows: StrictInt
+    content_hash: StrictStr
+    chunks_sha256: StrictStr | None = None
+    previous_version: StrictInt | None = None
+
+
+class Stats(_Published):
+    total_chunks: StrictInt = 0
+    total_files: StrictInt = 0
+    indexed_at: StrictStr | None = None
+    source_commit: StrictStr | None = None
+
+
+class EmbeddingInfo(_Published):
+    """What made the vectors; a server embeds queries with the same provider and model."""
+
+    provider: StrictStr
+    model: StrictStr
+    dimensions: StrictInt
+
+
+class TaxonomyKey(_Published):
+    description: StrictStr | None = None
+    values: list[StrictStr] = []
+    vector_collapse: StrictBool = False
+
+
+class PromptArgument(_Published):
+    name: StrictStr
+    title: StrictStr | None = None
+    description: StrictStr | None = None
+    required: StrictBool = False
+
+
+class PromptMessage(_Published):
+    role: StrictStr
+    content: StrictStr
+
+
+class Prompt(_Published):
+    name: StrictStr
+    title: StrictStr | None = None
+    description: StrictStr | None = None
+    arguments: list[PromptArgument] = []
+    messages: list[PromptMessage] = []
+    source: StrictStr | None = None
+
+
+class PublishedMetadata(_Published):
+    """metadata.json, parsed once: build, checks, search, server and pipeline read these fields."""
+
+    metadata_version: StrictStr = METADATA_VERSION
+    corpus_description: StrictStr = ""
+    taxonomy: dict[str, TaxonomyKey] = {}
+    stats: Stats = Stats()
+    embedding: EmbeddingInfo | None = None
+    prompts: list[Prompt] = []
+    instructions: StrictStr | None = Field(default=None, alias="mcpServerInstructions")
+    index: IndexRef | None = None
+    build: dict[str, Any] = {}
 
 
 def build_metadata(
@@ -28,8 +107,8 @@ def build_metadata(
     instructions: str | None,
     index: dict[str, Any],
     chunker_version: str,
-) -> dict[str, Any]:
-    return {
+) -> PublishedMetadata:
+    return PublishedMetadata.model_validate({
         "metadata_version": METADATA_VERSION,
         "corpus_description": description,
         "taxonomy": taxonomy,
@@ -44,42 +123,38 @@ def build_metadata(
         "mcpServerInstructions": instructions,
         "index": index,
         "build": {"docs_mcp_version": __version__, "chunker_version": chunker_version},
-    }
+    })
 
 
-def write_metadata(out: Path, metadata: dict[str, Any]) -> Path:
+def write_metadata(out: Path, metadata: PublishedMetadata) -> Path:
     path = OutputLayout(out).metadata
-    write_json_atomic(path, metadata)
+    write_json_atomic(path, metadata.to_json())
     return path
 
 
-# Fields readers rely on, and the JSON type each must have when present.
-_FIELD_TYPES: dict[str, tuple[type, ...]] = {
-    "taxonomy": (dict,), "stats": (dict,), "embedding": (dict, type(None)), "prompts": (list,),
-    "index": (dict,), "corpus_description": (str,), "mcpServerInstructions": (str, type(None)),
-}
-_INDEX_TYPES: dict[str, tuple[type, ...]] = {"table": (str,), "version": (int,), "rows": (int,), "content_hash": (str,)}
-_INDEX_OPTIONAL: dict[str, tuple[type, ...]] = {"chunks_sha256": (str,), "previous_version": (int,)}
-_JSON_NAMES = {dict: "an object", list: "an array", str: "a string", int: "an integer", type(None): "null"}
+_JSON_NAMES = {"dict_type": "an object", "model_type": "an object", "list_type": "an array", "string_type": "a string",
+               "int_type": "an integer", "bool_type": "a boolean", "missing": None}
 
 
 def _json_type(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
-    return next((name for kind, name in _JSON_NAMES.items() if isinstance(value, kind)), type(value).__name__)
+    kinds = {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number",
+             type(None): "null"}
+    return next((name for kind, name in kinds.items() if isinstance(value, kind)), type(value).__name__)
 
 
-def _is(value: Any, kinds: tuple[type, ...]) -> bool:
-    return isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+def _field_problem(exc: ValidationError) -> str:
+    """The first problem, worded for a person: field 'index.version' must be an integer (got a string)."""
+    err = exc.errors()[0]
+    loc = ".".join(str(part) for part in err["loc"])
+    if err["type"] == "missing":
+        return f"field '{loc}' is missing"
+    want = _JSON_NAMES.get(err["type"]) or err["msg"].lower().removeprefix("input should be ")
+    return f"field '{loc}' must be {want} (got {_json_type(err.get('input'))})"
 
 
-def _type_problem(name: str, value: Any, kinds: tuple[type, ...]) -> str:
-    want = " or ".join(_JSON_NAMES.get(k, k.__name__) for k in kinds)
-    got = "missing" if value is None and type(None) not in kinds else _json_type(value)
-    return f"field '{name}' must be {want} (got {got})"
-
-
-def read_metadata(out: Path) -> dict[str, Any] | None:
+def read_metadata(out: Path) -> PublishedMetadata | None:
     """The published metadata, or None if nothing was published; a broken file is a one-line error."""
     path = OutputLayout(out).metadata
     try:
@@ -97,17 +172,10 @@ def read_metadata(out: Path) -> dict[str, Any] | None:
         raise DocsMcpError(
             f"{path} has metadata_version {version!r}; this docs-mcp reads {SUPPORTED_MAJOR}.x.x — rebuild the index"
         )
-    problems = [_type_problem(name, data[name], kinds) for name, kinds in _FIELD_TYPES.items()
-                if name in data and not _is(data[name], kinds)]
-    index = data.get("index")
-    if isinstance(index, dict):
-        problems += [_type_problem(f"index.{name}", index.get(name), kinds) for name, kinds in _INDEX_TYPES.items()
-                     if not _is(index.get(name), kinds)]
-        problems += [_type_problem(f"index.{name}", index[name], kinds) for name, kinds in _INDEX_OPTIONAL.items()
-                     if name in index and not _is(index[name], kinds)]
-    if problems:
-        raise DocsMcpError(f"{path}: {problems[0]}; rebuild the index")
-    return data
+    try:
+        return PublishedMetadata.model_validate(data)
+    except ValidationError as exc:
+        raise DocsMcpError(f"{path}: {_field_problem(exc)}; rebuild the index") from None
 
 
 def no_index_message(out: Path) -> str:
@@ -124,7 +192,7 @@ def no_index_message(out: Path) -> str:
     return f"no index at {out} ({METADATA} is missing); build one with `docs-mcp build --docs-dir DOCS --out {where}`"
 
 
-def require_metadata(out: Path) -> dict[str, Any]:
+def require_metadata(out: Path) -> PublishedMetadata:
     """The published metadata of a valid index; a DocsMcpError with a complete build command otherwise."""
     path = OutputLayout(out).metadata
     if not path.is_file():

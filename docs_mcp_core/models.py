@@ -35,9 +35,10 @@ class Chunk:
     content_text: str
     chunk_index: int
     metadata: dict[str, str] = field(default_factory=dict)
+    source_url: str | None = None  # the web page it came from (+ heading anchor); None for local and git files
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "chunk_id": self.chunk_id,
             "filepath": self.filepath,
             "heading": self.heading,
@@ -48,10 +49,13 @@ class Chunk:
             "chunk_index": self.chunk_index,
             "metadata": dict(sorted(self.metadata.items())),
         }
+        if self.source_url is not None:  # left out otherwise: chunks.json of file corpora is unchanged
+            data["source_url"] = self.source_url
+        return data
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Chunk":
-        return cls(**{k: d[k] for k in CHUNK_FIELDS})
+        return cls(**{k: d[k] for k in CHUNK_FIELDS}, source_url=d.get("source_url"))
 
 
 def meta_column(key: str) -> str:

@@ -3,7 +3,6 @@
 import time
 import warnings
 from pathlib import Path
-from typing import Any
 
 import dagster as dg
 
@@ -20,6 +19,7 @@ from docs_mcp_core.indexing.steps import (
     write_index,
 )
 from docs_mcp_core.layout import OutputLayout
+from docs_mcp_core.metadata import PublishedMetadata
 from docs_mcp_core.models import IndexInfo
 from docs_mcp_core.sources.git import stage_git
 from docs_mcp_core.sources.local import StagedDocs, stage_local
@@ -40,22 +40,32 @@ def staged_path(docs_mcp: DocsMcpConfig, corpus: str) -> Path:
 def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
     def staged_docs(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig) -> dg.Output[StagedDocs]:
-        """The corpus source (a folder, or one commit of a git repo) copied into a deterministic folder."""
+        """The corpus source (a folder, one commit of a git repo, or a docs website fetched with conditional
+        requests) copied into a deterministic folder."""
         corpus = context.partition_key
         with failure_on_error():
             corpora = docs_mcp.corpora()
             dest = staged_path(docs_mcp, corpus)
             repo = corpora.git_source(corpus)
+            web = corpora.web_source(corpus)
             exclude = corpora.get(corpus).exclude
             with docs_mcp.build_lock(context):  # held until the run ends: one build per output
-                if repo:
+                if web is not None:  # its per-page lines go to the run log as they happen
+                    from docs_mcp_core.sources.web.stage import stage_url
+
+                    staged = stage_url(web, dest, DagsterReporter(context))
+                elif repo:
                     source = corpora.get(corpus).source
                     staged = stage_git(repo, source.ref, source.subdir, dest, commit=context.run.tags.get(COMMIT_TAG),
                                        exclude=exclude)
                 else:
                     staged = stage_local(corpora.source_path(corpus), dest, exclude=exclude)
-        for line in staged.warnings:  # skipped symlinks and special files, as validate and build report them
+        for line in staged.warnings if web is None else []:  # skipped symlinks and special files, as build reports them
             context.log.warning(line)
+        crawl = {f"pages_{k}": v for k, v in staged.crawl.get("counts", {}).items() if k != "pages"}
+        if staged.crawl:  # a website: what the crawl did, and its requests by HTTP status
+            crawl |= {"pages": staged.crawl["counts"]["pages"], "method": staged.crawl["method"],
+                      "requests": dg.MetadataValue.json(staged.crawl["requests"])}
         return dg.Output(
             staged,
             data_version=dg.DataVersion(staged.data_version),
@@ -70,6 +80,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "changed_files": dg.MetadataValue.json(
                     {"added": staged.added[:50], "changed": staged.changed[:50], "removed": staged.removed[:50]}),
                 "path": dg.MetadataValue.path(staged.path),
+                **crawl,
             },
         )
 
@@ -152,7 +163,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     def metadata_json(
         context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet, lancedb_index: IndexInfo,
         staged_docs: StagedDocs, cached_vectors: EmbedResult,
-    ) -> dg.Output[dict[str, Any]]:
+    ) -> dg.Output[PublishedMetadata]:
         """metadata.json, written last: the publish marker the MCP server watches."""
         corpus = context.partition_key
         corpora = docs_mcp.corpora()
@@ -167,10 +178,10 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
             published,
             metadata={
                 "path": dg.MetadataValue.path(str(OutputLayout(out).metadata)),
-                "total_chunks": published["stats"]["total_chunks"],
-                "total_files": published["stats"]["total_files"],
-                "source_commit": published["stats"]["source_commit"] or "",
-                "taxonomy": dg.MetadataValue.json({k: v["values"] for k, v in published["taxonomy"].items()}),
+                "total_chunks": published.stats.total_chunks,
+                "total_files": published.stats.total_files,
+                "source_commit": published.stats.source_commit or "",
+                "taxonomy": dg.MetadataValue.json({k: v.values for k, v in published.taxonomy.items()}),
                 "table_version": lancedb_index.version,
             },
         )
@@ -190,7 +201,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
             record_build(out, build_id=context.run_id, corpus=corpus, source_commit=staged_docs.source_commit,
                          chunkset=chunks, fingerprints=fingerprints, embedded=cached_vectors,
                          provider=docs_mcp.provider(corpus), table_version=lancedb_index.version,
-                         seconds=time.time() - started)
+                         seconds=time.time() - started, pages=staged_docs.crawl.get("events"))
         stats = cached_vectors.stats
         return dg.MaterializeResult(metadata={
             "build_id": context.run_id,

@@ -55,7 +55,8 @@ def build_schedule(corpora: Corpora, job_name: str) -> dg.ScheduleDefinition:
         cron_schedule=refresh.cron,
         execution_timezone=refresh.timezone,
         default_status=dg.DefaultScheduleStatus.RUNNING if refresh.enabled else dg.DefaultScheduleStatus.STOPPED,
-        description="Rebuilds corpora the sensor cannot watch (local folders); enable with refresh.enabled.",
+        description="Rebuilds corpora the sensor cannot watch (local folders, docs websites: conditional requests "
+                    "make an unchanged site cheap); enable with refresh.enabled.",
     )
     def docs_refresh_schedule(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
         stamp = context.scheduled_execution_time.isoformat() if context.scheduled_execution_time else "manual"

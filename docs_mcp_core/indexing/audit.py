@@ -37,6 +37,14 @@ CREATE TABLE IF NOT EXISTS chunk_events (
     fingerprint VARCHAR,
     status VARCHAR  -- hit | miss | pruned
 );
+CREATE TABLE IF NOT EXISTS page_events (  -- website corpora: what each build's crawl did per page
+    build_id VARCHAR,
+    path VARCHAR,         -- the staged file
+    url VARCHAR,
+    event VARCHAR,        -- added | changed | not_modified | unchanged | removed | kept | failed | skipped
+    http_status INTEGER,  -- 0 when no answer (network error, no longer discovered)
+    detail VARCHAR
+);
 """
 
 # Columns added after the first release, appended so older audit files migrate in place.
@@ -77,8 +85,10 @@ def record_build(
     provider: Any,
     table_version: int,
     seconds: float,
+    pages: list[dict[str, Any]] | None = None,
 ) -> None:
-    """Append this build's summary and per-chunk events; history from earlier builds stays."""
+    """Append this build's summary, per-chunk events and (website corpora) per-page crawl events;
+    history from earlier builds stays."""
     import duckdb
     import pyarrow as pa
 
@@ -108,6 +118,10 @@ def record_build(
         con.register("new_events", table)
         con.execute("INSERT INTO chunk_events SELECT build_id, chunk_id, fingerprint, status FROM new_events")
         con.unregister("new_events")
+        if pages:
+            con.executemany("INSERT INTO page_events VALUES (?, ?, ?, ?, ?, ?)",
+                            [(build_id, p.get("path"), p.get("url"), p.get("event"), p.get("status") or 0,
+                              p.get("detail") or "") for p in pages])
         con.execute("COMMIT")
 
 
@@ -140,7 +154,7 @@ def query(out: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
             columns = [d[0] for d in cursor.description or []]
             return columns, cursor.fetchall()
     except duckdb.PermissionException:
-        raise DocsMcpError("audit SQL can only read the audit tables (builds, chunk_events): files, COPY ... TO, "
+        raise DocsMcpError("audit SQL can only read the audit tables (builds, chunk_events, page_events): files, COPY ... TO, "
                            "ATTACH and extensions are disabled") from None
     except duckdb.Error as exc:
         raise DocsMcpError(f"audit query failed: {str(exc).splitlines()[0]}") from None

@@ -101,10 +101,10 @@ def chunks_taxonomy(out: Path) -> dict[str, Any]:
 
 def vector_dimensions_match(out: Path) -> CheckOutcome:
     """The published table's vectors have the size metadata.json announces (or there are none)."""
-    meta = read_metadata(Path(out)) or {}
-    version = (meta.get("index") or {}).get("version")
+    meta = read_metadata(Path(out))
+    version = meta.index.version if meta and meta.index else None
     table = _table(out, version)
-    expected = (meta.get("embedding") or {}).get("dimensions")
+    expected = meta.embedding.dimensions if meta and meta.embedding else None
     field_names = table.schema.names
     actual = table.schema.field("vector").type.list_size if "vector" in field_names else None
     if expected != actual:

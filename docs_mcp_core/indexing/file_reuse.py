@@ -97,7 +97,8 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
         return None, None
     out = Path(out)
     try:
-        published = ((read_metadata(out) or {}).get("index") or {}).get("chunks_sha256")
+        meta = read_metadata(out)
+        published = meta.index.chunks_sha256 if meta and meta.index else None
     except DocsMcpError:
         return None, f"{METADATA} is damaged"
     chunks_file, state_file = OutputLayout(out).chunks, state_path(out)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..chunking.chunker import CHUNKER_VERSION, chunk_markdown
+from ..chunking.source_urls import with_source_urls
 from ..corpus.prompts import load_prompts
 from ..corpus.taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
 from ..corpus.walk import manifest_rules, read_text, resolve_file, scan_corpus
@@ -23,7 +24,7 @@ from ..errors import DocsMcpError, ValidationFailed
 from ..failpoints import pause
 from ..fsutil import build_lock, remove_temp_files, write_atomic, write_json_atomic
 from ..layout import CHUNKS, FILE_STATE, METADATA, OutputLayout
-from ..metadata import build_metadata, read_metadata, write_metadata
+from ..metadata import IndexRef, PublishedMetadata, build_metadata, read_metadata, write_metadata
 from ..models import Chunk, IndexInfo
 from ..progress import NullReporter, Reporter, Timer
 from .audit import new_build_id, record_build
@@ -89,8 +90,9 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
             reused += 1
         else:
             source, file_diags = resolve_file(rel, text or "", digest, scan.manifests, rules)
-            file_chunks = chunk_markdown(rel, source.body, source.strategy, source.metadata,
-                                         tokens=source.tokens, title=source.title)
+            file_chunks = with_source_urls(chunk_markdown(rel, source.body, source.strategy, source.metadata,
+                                                          tokens=source.tokens, title=source.title),
+                                           source.source_url, source.source_anchors)
             metadata = source.metadata
         chunks.extend(file_chunks)
         diags.extend(file_diags)
@@ -203,16 +205,16 @@ def written_path(out: Path) -> Path:
     return OutputLayout(out).written
 
 
-def _published_index(out: Path, reporter: Reporter) -> dict[str, Any] | None:
-    """metadata.json's `index`, or None when nothing (usable) is published: a damaged file is a warning."""
+def _read_published(out: Path, reporter: Reporter) -> PublishedMetadata | None:
+    """The published metadata (empty when nothing is published), or None when it is damaged: a warning."""
     try:
-        return (read_metadata(out) or {}).get("index") or {}
+        return read_metadata(out) or PublishedMetadata()
     except DocsMcpError as exc:
         reporter.warn(f"ignoring the published index and rebuilding: {exc}")
         return None
 
 
-def _clean_leftovers(out: Path, published: dict[str, Any] | None) -> None:
+def _clean_leftovers(out: Path, published: IndexRef | None) -> None:
     """What a build killed earlier left behind: temp files, and chunks.json/state it wrote aside.
 
     If it was stopped after publishing metadata.json, its chunks.json is moved in now;
@@ -223,14 +225,13 @@ def _clean_leftovers(out: Path, published: dict[str, Any] | None) -> None:
     remove_temp_files(layout.state, [p.name for p in (layout.file_state, layout.written, layout.writing_marker,
                                                       layout.table_files)])
     remove_temp_files(layout.pending, [CHUNKS, FILE_STATE])
-    sha = (published or {}).get("chunks_sha256")
-    if isinstance(sha, str) and sha:
-        publish_pending(out, sha)
+    if published is not None and published.chunks_sha256:
+        publish_pending(out, published.chunks_sha256)
     else:
         discard_pending(out)
 
 
-def _reuse_problem(out: Path, published: dict[str, Any]) -> tuple[str, bool] | None:
+def _reuse_problem(out: Path, published: IndexRef) -> tuple[str, bool] | None:
     """Why the published table version cannot simply be republished, and whether it is damage.
 
     Cheap: a directory listing and a stat per recorded file, no LanceDB.
@@ -238,7 +239,7 @@ def _reuse_problem(out: Path, published: dict[str, Any]) -> tuple[str, bool] | N
     problem = version_problem(out, published)
     if problem:
         return problem, True
-    if max(manifests(out, published["table"])) != published["version"]:
+    if max(manifests(out, published.table)) != published.version:
         return "an interrupted build left table versions that were never published", False
     return None
 
@@ -258,9 +259,10 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
     digest = index_content_hash(data, embedded, keys)
     marker = OutputLayout(out).writing_marker
     with build_lock(out):
-        published = _published_index(out, reporter)
+        current = _read_published(out, reporter)
+        published = current.index if current else None
         _clean_leftovers(out, published)
-        unchanged = bool(published) and published.get("content_hash") == digest
+        unchanged = published is not None and published.content_hash == digest
         reuse = unchanged and not marker.exists() and not embedded.forced and not force
         problem = _reuse_problem(out, published) if reuse and published else None
         if problem and problem[1]:
@@ -268,16 +270,14 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
         elif problem:
             reporter.info(f"{problem[0]}; writing a new version so they can be removed")
         if reuse and published and not problem:
-            info = IndexInfo(published["table"], published["version"], published["rows"], digest, chunks_sha256=chunks_sha)
+            info = IndexInfo(published.table, published.version, published.rows, digest, chunks_sha256=chunks_sha)
             reporter.info("index unchanged: reusing the published table version")
         else:
-            from .table import (
-                write_table,  # LanceDB is imported only when a table is written
-            )
+            from .table import write_table  # LanceDB is imported only when a table is written
 
             write_atomic(marker, b"")
             vectors = embedded.load_vectors()
-            intact = bool(published) and version_problem(out, published) is None
+            intact = published is not None and version_problem(out, published) is None
             written = write_table(out, chunkset.chunks, vectors, keys, digest, discard_damaged=not intact)
             info = dataclasses.replace(written, chunks_sha256=chunks_sha)
             record_files(out, info.table, info.version, info.files)
@@ -328,7 +328,7 @@ def publish_metadata(
     embedded: EmbedResult | None = None,
     reporter: Reporter | None = None,
     corpus: str | None = None,
-) -> dict[str, Any]:
+) -> PublishedMetadata:
     """Write metadata.json: from this moment servers switch to the new table version.
 
     Without a description, one is made from the corpus (`corpus`, else the docs folder's name).
@@ -340,10 +340,11 @@ def publish_metadata(
     """
     out = Path(out)
     with build_lock(out):
-        old = _published_index(out, NullReporter())  # write_index already warned about a damaged one
-        previous = (old or {}).get("version") if (old or {}).get("table") == index.table else None
+        current = _read_published(out, NullReporter())  # write_index already warned about a damaged one
+        old = current.index if current else None
+        previous = old.version if old and old.table == index.table else None
         if previous == index.version:  # republished as is: the version before it stays the one to keep
-            previous = (old or {}).get("previous_version")
+            previous = old.previous_version if old else None
         entry = index.to_json()
         if isinstance(previous, int) and previous != index.version:
             entry["previous_version"] = previous
@@ -365,7 +366,7 @@ def publish_metadata(
             publish_pending(out, index.chunks_sha256)
         keep = {index.version} | ({previous} if isinstance(previous, int) else set())
         # An unreadable metadata.json hid which version a running server may still hold: keep them all this time.
-        if old is not None:
+        if current is not None:
             _prune(out, index.table, keep)
         if embedded is not None:
             commit_cache(embedded, provider, reporter)
@@ -395,7 +396,7 @@ class BuildSummary:
     embedded: EmbedResult
     seconds: float
     index: IndexInfo
-    metadata: dict[str, Any]
+    metadata: PublishedMetadata
 
 
 def build(
@@ -411,12 +412,14 @@ def build(
     corpus: str | None = None,
     reporter: Reporter | None = None,
     allow_empty: bool = False,
+    pages: list[dict[str, Any]] | None = None,
 ) -> BuildSummary:
     """Every step in order, all under the output's build lock; validation errors stop it before anything is written.
 
     The lock is taken before anything is parsed or paid for, so a second build of the same
     output fails at once instead of embedding everything again. `force` re-parses every
-    file, re-embeds every chunk and rewrites the table.
+    file, re-embeds every chunk and rewrites the table. `pages`: a website crawl's page events,
+    for the audit.
     """
     reporter = reporter or NullReporter()
     timer = Timer()
@@ -433,7 +436,7 @@ def build(
         try:
             record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,
                          chunkset=chunkset, fingerprints=fingerprints, embedded=embedded, provider=provider,
-                         table_version=info.version, seconds=timer.seconds)
+                         table_version=info.version, seconds=timer.seconds, pages=pages)
         except Exception as exc:  # noqa: BLE001 - the index is published; a locked audit file must not undo that
             reporter.warn(f"could not record this build in the audit database: {exc}")
         return BuildSummary(str(out), len(chunkset.files), len(chunkset.chunks), chunkset.reused, embedded,

@@ -51,6 +51,8 @@ def _arrow_table(chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str
         "content_chars": pa.array([len(c.content_text) for c in rows], pa.int32()),
         "content_digest": pa.array([content_digest(f"{c.heading}\n{c.content_text}") for c in rows], pa.string()),
     }
+    if any(c.source_url for c in rows):  # website corpora only: file corpora keep their schema
+        cols["source_url"] = pa.array([c.source_url for c in rows], pa.string())
     for key in keys:
         cols[meta_column(key)] = pa.array([c.metadata.get(key) for c in rows], pa.string())
     if vectors is not None and vectors.shape[1] > 0:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..fsutil import read_json, write_json_atomic
 from ..layout import OutputLayout
+from ..metadata import IndexRef
 
 _U64 = 2**64 - 1
 _FILE_DIRS = ("data", "_indices", "_deletions")
@@ -99,15 +100,13 @@ def recorded_files(out: Path, table: str, version: int) -> dict[str, int] | None
     return files if isinstance(files, dict) else None
 
 
-def version_problem(out: Path, index: dict[str, Any]) -> str | None:
+def version_problem(out: Path, index: IndexRef) -> str | None:
     """Why the table version `index` (metadata.json `index`) cannot be served as is, or None.
 
     Checks that its manifest exists and, when they were recorded, that each of its data and
     index files is present with the size it was written with.
     """
-    table, version = index.get("table"), index.get("version")
-    if not isinstance(table, str) or not isinstance(version, int):
-        return "metadata.json names no table version"
+    table, version = index.table, index.version
     root = table_dir(out, table)
     manifest = manifests(out, table).get(version)
     if manifest is None:

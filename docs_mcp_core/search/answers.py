@@ -14,6 +14,7 @@ import json
 from typing import Any, Callable
 
 from .budget import cut, resume
+from .hits import SearchHit, TrimNote
 
 CONTEXT_CHARS = 8_000  # default budget for context neighbours (the target is not counted)
 MIN_MAX_CHARS = 500
@@ -103,18 +104,18 @@ def _target_note(left: int, pointer: dict[str, Any], tool: str) -> str:
     return f"[trimmed: {left} more characters of this chunk; next: {_call(tool, pointer)}]"
 
 
-def fit_page(page_json: Callable[[list[dict[str, Any]], str | None, dict[str, Any] | None], dict[str, Any]],
-             hits: list[dict[str, Any]], next_cursor: str | None, cursor_at: Callable[[int], str],
-             max_chars: int) -> tuple[list[dict[str, Any]], str | None, dict[str, Any] | None]:
+def fit_page(page_json: Callable[[list[SearchHit], str | None, TrimNote | None], dict[str, Any]],
+             hits: list[SearchHit], next_cursor: str | None, cursor_at: Callable[[int], str],
+             max_chars: int) -> tuple[list[SearchHit], str | None, TrimNote | None]:
     """The most leading hits whose JSON answer fits in max_chars (at least one, its snippet
     shortened if need be), the cursor that continues at the first hit left out, and a note."""
-    def size(kept: list[dict[str, Any]], cursor: str | None, note: dict[str, Any] | None) -> int:
+    def size(kept: list[SearchHit], cursor: str | None, note: TrimNote | None) -> int:
         return len(json.dumps(page_json(kept, cursor, note), ensure_ascii=False))
 
     if size(hits, next_cursor, None) <= max_chars:
         return hits, next_cursor, None
 
-    def note(kept: int) -> dict[str, Any]:
+    def note(kept: int) -> TrimNote:
         dropped = len(hits) - kept
         return {"dropped_hits": dropped,
                 "message": f"{dropped} more hit{'s' if dropped != 1 else ''} on this page did not fit in "
@@ -125,9 +126,9 @@ def fit_page(page_json: Callable[[list[dict[str, Any]], str | None, dict[str, An
         if size(hits[:kept], cursor, note(kept)) <= max_chars:
             return hits[:kept], cursor, note(kept)
     cursor = cursor_at(1) if len(hits) > 1 else next_cursor
-    first = dict(hits[0])
+    first: SearchHit = {**hits[0]}
     the_note = note(1) if len(hits) > 1 else None
-    snippet = str(first.get("snippet", ""))
+    snippet = first["snippet"]
     lo, hi = 0, len(snippet)
     while lo < hi:  # the longest snippet prefix that fits
         mid = (lo + hi + 1) // 2

@@ -24,10 +24,11 @@ import numpy as np
 from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
 from ..layout import OutputLayout
-from ..metadata import require_metadata
+from ..metadata import EmbeddingInfo, TaxonomyKey, require_metadata
 from ..models import CHUNK_ID, meta_column
 from . import answers
 from . import cursor as cursors
+from .hits import SearchHit, TrimNote, ZeroResultHint
 from .weights import Weights
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ class ChunkInfo:
     code_languages: tuple[str, ...] = ()
     digest: str | None = None
     chars: int | None = None  # length of content_text
+    source_url: str | None = None  # the web page (and heading anchor) of website corpora
 
 
 def snippet(text: str, query: str, width: int = 220) -> str:
@@ -105,21 +107,21 @@ def _literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def validate_filters(filters: dict[str, Any], taxonomy: dict[str, Any]) -> dict[str, str]:
+def validate_filters(filters: dict[str, Any], taxonomy: dict[str, TaxonomyKey]) -> dict[str, str]:
     """Every key a taxonomy key, every value one of its indexed values; else a SearchError listing them."""
     clean: dict[str, str] = {}
     for key, value in filters.items():
         if key not in taxonomy:
             known = ", ".join(sorted(taxonomy)) or "none (this index has no taxonomy)"
             raise SearchError(f"Unknown filter '{key}'. Filterable keys: {known}.")
-        allowed = taxonomy[key].get("values", [])
+        allowed = taxonomy[key].values
         if not isinstance(value, str) or value not in allowed:
             raise SearchError(f"Invalid taxonomy value for '{key}': '{value}'. Allowed values: {', '.join(allowed)}")
         clean[key] = value
     return clean
 
 
-def where_clause(filters: dict[str, str], taxonomy: dict[str, Any]) -> str | None:
+def where_clause(filters: dict[str, str], taxonomy: dict[str, TaxonomyKey]) -> str | None:
     """A prefilter from validated values. `language` without `scope` also admits global guides."""
     auto_include = "language" in filters and "scope" not in filters and "scope" in taxonomy
     clauses = [f"{meta_column(k)} = {_literal(v)}" for k, v in sorted(filters.items()) if not (auto_include and k == "language")]
@@ -233,12 +235,13 @@ class PublishedIndex:
         self.out = Path(out)
         self.signature = metadata_signature(self.out)  # before reading: a publish in between is noticed later
         self.metadata = require_metadata(self.out)
-        index = self.metadata.get("index") or {}
-        self.version: int | None = index.get("version")
-        self.key = f"{index.get('content_hash', '')[:16]}:{self.version}"
-        self.taxonomy: dict[str, Any] = self.metadata.get("taxonomy") or {}
-        self.embedding: dict[str, Any] | None = self.metadata.get("embedding")
-        self.collapse_keys = sorted(k for k, v in self.taxonomy.items() if v.get("vector_collapse"))
+        index = self.metadata.index
+        self.table_name = index.table if index else "chunks"
+        self.version: int | None = index.version if index else None
+        self.key = f"{index.content_hash[:16] if index else ''}:{self.version}"
+        self.taxonomy: dict[str, TaxonomyKey] = self.metadata.taxonomy
+        self.embedding: EmbeddingInfo | None = self.metadata.embedding
+        self.collapse_keys = sorted(k for k, v in self.taxonomy.items() if v.vector_collapse)
         self.table: Any = None
         self.has_vectors = False
         self.has_fields = False  # the derived search fields of fields.py (older indexes lack them)
@@ -259,7 +262,7 @@ class PublishedIndex:
 
             try:
                 db = await lancedb.connect_async(str(OutputLayout(self.out).lancedb))
-                table = await db.open_table(str((self.metadata.get("index") or {}).get("table", "chunks")))
+                table = await db.open_table(self.table_name)
                 if self.version is not None:
                     await table.checkout(self.version)
             except (RuntimeError, ValueError, OSError) as exc:  # no table, or not that version
@@ -271,6 +274,7 @@ class PublishedIndex:
             chunks_file = OutputLayout(self.out).chunks  # content + content_text: an upper bound on the text kept
             text_bytes = chunks_file.stat().st_size if chunks_file.exists() else MEMORY_TEXT_BYTES + 1
             wanted = _LIGHT + (_DERIVED if self.has_fields else []) + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
+            wanted += ["source_url"] if "source_url" in schema.names else []
             dims = schema.field("vector").type.list_size if self.has_vectors else 0
             if self.has_vectors and count * dims * 4 <= MEMORY_VECTOR_BYTES:
                 wanted.append("vector")
@@ -289,7 +293,8 @@ class PublishedIndex:
                 chars = columns["content_chars"][i] if self.has_fields else None
                 self.info[chunk_id] = ChunkInfo(chunk_id, columns["filepath"][i], columns["heading"][i],
                                                 columns["breadcrumb"][i], columns["chunk_index"][i],
-                                                json.loads(columns["metadata"][i]), languages, digest, chars)
+                                                json.loads(columns["metadata"][i]), languages, digest, chars,
+                                                columns["source_url"][i] if "source_url" in columns else None)
             sizes = await table.query().select({"chunk_id": "chunk_id", "chars": "character_length(content)"}) \
                 .limit(count).to_arrow()
             self.sizes = dict(zip(sizes.column("chunk_id").to_pylist(), sizes.column("chars").to_pylist()))
@@ -311,11 +316,11 @@ class PublishedIndex:
 
 @dataclass
 class SearchPage:
-    hits: list[dict[str, Any]]
+    hits: list[SearchHit]
     next_cursor: str | None
-    hint: dict[str, Any] | None = None
+    hint: ZeroResultHint | None = None
     mode: str = "text"  # "hybrid" when a query vector took part
-    trimmed: dict[str, Any] | None = None  # hits left out to fit max_chars, and how to get them
+    trimmed: TrimNote | None = None  # hits left out to fit max_chars, and how to get them
 
     def to_json(self) -> dict[str, Any]:
         out = {"hits": self.hits, "next_cursor": self.next_cursor, "hint": self.hint, "mode": self.mode}
@@ -346,7 +351,7 @@ class SearchEngine:
     def _embedder_for(self, index: PublishedIndex) -> QueryEmbedder | None:
         if self.embedder_factory is None or not index.embedding:
             return None
-        return self.embedder_factory(index.embedding)
+        return self.embedder_factory(index.embedding.to_json())
 
     def _log(self, message: str) -> None:
         if self.log:
@@ -477,10 +482,10 @@ class SearchEngine:
         fused, mode = await self._fused(index, query, clean)
         page = fused[offset : offset + limit]
         texts = await self._texts(index, [chunk_id for chunk_id, _ in page])
-        hits = []
+        hits: list[SearchHit] = []
         for chunk_id, score in page:
             info = index.info[chunk_id]
-            hits.append({
+            hit: SearchHit = {
                 "chunk_id": chunk_id,
                 "score": round(score, 6),
                 "heading": info.heading,
@@ -489,7 +494,10 @@ class SearchEngine:
                 "filepath": info.filepath,
                 "metadata": info.metadata,
                 "chars": index.sizes.get(chunk_id, 0),
-            })
+            }
+            if info.source_url:  # website corpora: the page to cite
+                hit["source_url"] = info.source_url
+            hits.append(hit)
         more = offset + limit < len(fused)
         next_cursor = cursors.encode(self.secret, offset=offset + limit, query=query, filters=clean,
                                      index=index.key) if more else None
@@ -499,7 +507,7 @@ class SearchEngine:
             def cursor_at(kept: int) -> str:
                 return cursors.encode(self.secret, offset=offset + kept, query=query, filters=clean, index=index.key)
 
-            def page_json(kept: list[dict[str, Any]], next_at: str | None, note: dict[str, Any] | None) -> dict[str, Any]:
+            def page_json(kept: list[SearchHit], next_at: str | None, note: TrimNote | None) -> dict[str, Any]:
                 return SearchPage(kept, next_at, hint, mode, note).to_json()
 
             page.hits, page.next_cursor, page.trimmed = answers.fit_page(page_json, hits, next_cursor, cursor_at, max_chars)
@@ -515,7 +523,7 @@ class SearchEngine:
             .limit(len(ids)).to_list()
         return {r["chunk_id"]: r[column] for r in rows}
 
-    async def _hint(self, index: PublishedIndex, query: str, filters: dict[str, str]) -> dict[str, Any]:
+    async def _hint(self, index: PublishedIndex, query: str, filters: dict[str, str]) -> ZeroResultHint:
         """Which values of each active filter would have matched (found by dropping that filter)."""
         suggestions: dict[str, list[str]] = {}
         for key in sorted(filters):
@@ -564,6 +572,8 @@ class SearchEngine:
                               f"the position in chunk '{target.chunk_id}' to read on from, as a [trimmed: …] note gave it")
         window = ids[max(0, position - context) : position + context + 1]
         contents = await self._texts(index, window, "content")
+        if target.source_url:  # website corpora: the page to cite
+            listing = f"\n\nSource: {target.source_url}{listing}"
         return answers.render_doc(target.chunk_id, ids, window, contents, max_chars=max_chars, offset=offset,
                                   tool=tool, trailer=listing)
 

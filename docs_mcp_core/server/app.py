@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 from .. import __version__
 from ..embedding.query import QueryEmbedder
 from ..errors import DocsMcpError
+from ..metadata import Prompt
 from ..search.engine import PublishedIndex, SearchEngine, SearchError, Weights, metadata_signature
 from . import tools
 from .mustache import TemplateError, render
@@ -75,7 +76,7 @@ class DocsServer:
         self.server = _Server(
             f"{tool_prefix}-docs" if tool_prefix else "docs-mcp",
             version=__version__,
-            instructions=metadata.get("mcpServerInstructions") or None,
+            instructions=metadata.instructions or None,
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
             on_list_prompts=self.list_prompts,
@@ -192,16 +193,16 @@ class DocsServer:
                          "it if it persists.", error=True)
 
     # prompts --------------------------------------------------------------------------------
-    async def _prompts(self) -> dict[str, dict[str, Any]]:
+    async def _prompts(self) -> dict[str, Prompt]:
         index = await self._serving()
-        return {p["name"]: p for p in index.metadata.get("prompts") or []}
+        return {p.name: p for p in index.metadata.prompts}
 
     async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=[
             types.Prompt(
-                name=p["name"], title=p.get("title"), description=p.get("description"),
-                arguments=[types.PromptArgument(name=a["name"], description=a.get("description"),
-                                                required=bool(a.get("required"))) for a in p.get("arguments", [])],
+                name=p.name, title=p.title, description=p.description,
+                arguments=[types.PromptArgument(name=a.name, description=a.description, required=a.required)
+                           for a in p.arguments],
             )
             for p in (await self._prompts()).values()
         ])
@@ -213,16 +214,16 @@ class DocsServer:
             raise MCPError(types.INVALID_PARAMS, f"Prompt '{params.name}' not found. Available: "
                                                  f"{', '.join(prompts) or 'none'}.")
         values = dict(params.arguments or {})
-        for argument in prompt.get("arguments", []):
-            if argument.get("required") and not str(values.get(argument["name"], "")).strip():
-                raise MCPError(types.INVALID_PARAMS, f"Missing required prompt argument '{argument['name']}'"
+        for argument in prompt.arguments:
+            if argument.required and not str(values.get(argument.name, "")).strip():
+                raise MCPError(types.INVALID_PARAMS, f"Missing required prompt argument '{argument.name}'"
                                                      f" for prompt '{params.name}'.")
         try:
-            messages = [types.PromptMessage(role=m["role"], content=types.TextContent(type="text", text=render(m["content"], values)))
-                        for m in prompt["messages"]]
+            messages = [types.PromptMessage(role=m.role, content=types.TextContent(type="text", text=render(m.content, values)))
+                        for m in prompt.messages]
         except TemplateError as exc:
             raise MCPError(types.INTERNAL_ERROR, f"prompt '{params.name}' has a broken template: {exc}") from None
-        return types.GetPromptResult(description=prompt.get("description"), messages=messages)
+        return types.GetPromptResult(description=prompt.description, messages=messages)
 
 
 def create_server(out: Path, *, tool_prefix: str | None = None, weights: Weights | None = None) -> DocsServer:
@@ -275,8 +276,8 @@ def serve_then_exit(serve: Callable[[], None]) -> NoReturn:
 
 def ready_line(docs: DocsServer, transport: str) -> str:
     """What a person running `docs-mcp serve` by hand sees once the server waits for a client."""
-    stats = docs.engine.current.metadata.get("stats") or {}
-    return f"serving {docs.engine.out} ({stats.get('total_chunks', '?')} chunks) over {transport}; waiting for an MCP client"
+    stats = docs.engine.current.metadata.stats
+    return f"serving {docs.engine.out} ({stats.total_chunks} chunks) over {transport}; waiting for an MCP client"
 
 
 async def serve_stdio(docs: DocsServer) -> None:

@@ -177,7 +177,7 @@ def build_app(docs: DocsServer, *, host: str = "127.0.0.1", token: str | None = 
         body: dict[str, Any] = {
             "status": "ok",
             "index_version": index.version,
-            "chunks": (index.metadata.get("stats") or {}).get("total_chunks"),
+            "chunks": index.metadata.stats.total_chunks,
             "vector_search": embedder.status if embedder is not None else "none",
             "mode": engine.mode(index),
         }

@@ -9,6 +9,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from ..metadata import PublishedMetadata, TaxonomyKey
 from ..search.answers import CONTEXT_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
 from ..search.engine import DEFAULT_LIMIT, MAX_CONTEXT, MAX_LIMIT
 
@@ -16,7 +17,7 @@ SEARCH = "search_docs"
 GET_DOC = "get_doc"
 
 
-def search_schema(taxonomy: dict[str, Any]) -> dict[str, Any]:
+def search_schema(taxonomy: dict[str, TaxonomyKey]) -> dict[str, Any]:
     properties: dict[str, Any] = {
         "query": {
             "type": "string",
@@ -34,8 +35,8 @@ def search_schema(taxonomy: dict[str, Any]) -> dict[str, Any]:
                                      "Omit for the whole page."},
     }
     for key, field in sorted(taxonomy.items()):
-        properties[key] = {"type": "string", "enum": list(field.get("values", [])),
-                           "description": field.get("description") or f"Filter results by {key}."}
+        properties[key] = {"type": "string", "enum": list(field.values),
+                           "description": field.description or f"Filter results by {key}."}
     return {"type": "object", "properties": properties, "required": ["query"], "additionalProperties": False}
 
 
@@ -62,11 +63,11 @@ def get_doc_schema() -> dict[str, Any]:
     }
 
 
-def search_description(metadata: dict[str, Any], hybrid: bool) -> str:
-    corpus = (metadata.get("corpus_description") or "documentation").strip().rstrip(".").rstrip()  # no ". —"
+def search_description(metadata: PublishedMetadata, hybrid: bool) -> str:
+    corpus = (metadata.corpus_description or "documentation").strip().rstrip(".").rstrip()  # no ". —"
     how = ("Use exact identifiers, method names, or describe what you want to do."
            if hybrid else "Use exact identifiers, method names and the words the docs would use.")
-    keys = sorted(metadata.get("taxonomy") or {})
+    keys = sorted(metadata.taxonomy)
     filters = f" Filter with {', '.join(keys)} to narrow results." if keys else ""
     return (f"Search the pre-indexed {corpus} — the authoritative reference for this documentation set, with API "
             f"docs, code examples and guides. {how}{filters} Returns chunk IDs, breadcrumbs, snippets and each "
@@ -80,11 +81,11 @@ GET_DOC_DESCRIPTION = ("Read a documentation chunk in full by its chunk_id (from
                        "lists all its chunk IDs.")
 
 
-def match_taxonomy_case(arguments: dict[str, Any], taxonomy: dict[str, Any]) -> dict[str, Any]:
+def match_taxonomy_case(arguments: dict[str, Any], taxonomy: dict[str, TaxonomyKey]) -> dict[str, Any]:
     """Taxonomy values as indexed when they differ only in letter case from exactly one (`Python` -> `python`)."""
     fixed = dict(arguments)
     for key, value in arguments.items():
-        allowed = (taxonomy.get(key) or {}).get("values") or []
+        allowed = taxonomy[key].values if key in taxonomy else []
         if isinstance(value, str) and value not in allowed:
             same = [v for v in allowed if v.casefold() == value.casefold()]
             if len(same) == 1:

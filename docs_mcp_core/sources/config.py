@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any, get_type_hints
+from typing import Annotated, Any, Literal, get_type_hints
 
 import yaml
 from pydantic import (
@@ -32,21 +32,42 @@ CONFIG_FILE = "docs-mcp.yaml"
 CONFIG_ENV = "DOCS_MCP_CONFIG"
 
 
+WEB_FIELDS = ("path_prefix", "max_pages", "llms_txt", "concurrency", "per_host", "timeout_seconds", "retries",
+              "max_page_bytes")
+
+
 class SourceConfig(BaseModel):
-    """Exactly one of `path` (a local folder) or `git` (a repository path or URL)."""
+    """Exactly one of `path` (a local folder), `git` (a repository path or URL) or `url` (a docs website).
+
+    A website is refreshed with conditional requests (sources/web/stage.py); the other fields
+    bound the crawl and how hard it presses the site.
+    """
 
     model_config = ConfigDict(extra="forbid")
     path: StrictStr | None = None
     git: StrictStr | None = None
+    url: StrictStr | None = None
     ref: StrictStr = "HEAD"
     subdir: StrictStr | None = None
+    path_prefix: StrictStr | None = None  # only pages under this path (default: the start URL's folder)
+    max_pages: Annotated[int, Field(ge=1, strict=True)] = 500
+    llms_txt: Literal["off", "txt", "full"] = "off"  # txt: the pages llms.txt links; full: llms-full.txt
+    concurrency: Annotated[int, Field(ge=1, le=32, strict=True)] = 4
+    per_host: Annotated[int, Field(ge=1, le=32, strict=True)] = 2
+    timeout_seconds: Annotated[float, Field(gt=0, le=600)] = 30.0
+    retries: Annotated[int, Field(ge=0, le=10, strict=True)] = 3
+    max_page_bytes: Annotated[int, Field(ge=1024, strict=True)] = 5 * 2**20
 
     @model_validator(mode="after")
     def _one_kind(self) -> "SourceConfig":
-        if bool(self.path) == bool(self.git):
-            raise ValueError("set exactly one of 'path' (a local folder) or 'git' (a repository)")
-        if self.path and (self.subdir or self.ref != "HEAD"):
+        if sum(bool(v) for v in (self.path, self.git, self.url)) != 1:
+            raise ValueError("set exactly one of 'path' (a local folder), 'git' (a repository) or 'url' (a docs website)")
+        if not self.git and (self.subdir or self.ref != "HEAD"):
             raise ValueError("'ref' and 'subdir' apply to git sources only")
+        if not self.url and (set(WEB_FIELDS) & self.model_fields_set):
+            raise ValueError(f"{', '.join(sorted(set(WEB_FIELDS) & self.model_fields_set))} apply to url sources only")
+        if self.url and not self.url.startswith(("http://", "https://")):
+            raise ValueError(f"url {self.url!r} must start with http:// or https://")
         return self
 
 
@@ -114,7 +135,7 @@ class CorpusConfig(BaseModel):
 
 
 class RefreshConfig(BaseModel):
-    """A schedule for corpora the sensor cannot watch (local folders); off unless enabled."""
+    """A schedule for corpora the sensor cannot watch (local folders, docs websites); off unless enabled."""
 
     model_config = ConfigDict(extra="forbid")
     enabled: bool = False
@@ -166,8 +187,20 @@ class Corpora:
     def source_path(self, name: str) -> Path:
         corpus = self.get(name)
         if corpus.source.path is None:
-            raise DocsMcpError(f"corpus {name!r} has a git source, not a folder")
+            raise DocsMcpError(f"corpus {name!r} has a {'git' if corpus.source.git else 'url'} source, not a folder")
         return self.resolve(corpus.source.path)
+
+    def web_source(self, name: str) -> Any:
+        """A url corpus's crawl settings (sources.web.stage.WebSource), or None for folders and git."""
+        source = self.get(name).source
+        if source.url is None:
+            return None
+        from .web.fetch import Politeness
+        from .web.stage import WebSource
+
+        politeness = Politeness(concurrency=source.concurrency, per_host=source.per_host,
+                                timeout=source.timeout_seconds, retries=source.retries, max_bytes=source.max_page_bytes)
+        return WebSource(source.url, source.path_prefix, source.max_pages, source.llms_txt, politeness)
 
     def git_source(self, name: str) -> str | None:
         """The repository to clone for a git corpus: a URL as written, a local path resolved."""

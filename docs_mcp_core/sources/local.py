@@ -7,6 +7,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..corpus.walk import list_tree, show_path
 from ..errors import DocsMcpError
@@ -26,6 +27,7 @@ class StagedDocs:
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the walk skipped (symlinks, FIFOs...), one line each
+    crawl: dict[str, Any] = field(default_factory=dict)  # website sources: counts, requests by status, page events
 
 
 def listing_version(files: dict[str, str]) -> str:

@@ -37,7 +37,8 @@ def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
         build_definitions(str(bad))
     message = str(err.value)
     assert "corpora[0].name: 'Bad Name' is not a valid corpus name: use lowercase letters" in message
-    assert "corpora[0].source: set exactly one of 'path' (a local folder) or 'git' (a repository)" in message
+    assert ("corpora[0].source: set exactly one of 'path' (a local folder), 'git' (a repository) or 'url' "
+            "(a docs website)") in message
 
 
 def _strip_time(path: Path) -> dict:

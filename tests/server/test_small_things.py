@@ -11,6 +11,7 @@ from mcp import Client
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.metadata import PublishedMetadata
 from docs_mcp_core.server import create_server
 from docs_mcp_core.server.tools import search_description
 
@@ -52,7 +53,7 @@ async def test_default_corpus_description_says_what_the_corpus_holds(client: Cli
 
 
 def test_a_description_ending_in_a_period_leaves_no_stray_period() -> None:
-    text = search_description({"corpus_description": "Parcelly shipping API docs."}, hybrid=False)
+    text = search_description(PublishedMetadata(corpus_description="Parcelly shipping API docs."), hybrid=False)
     assert text.startswith("Search the pre-indexed Parcelly shipping API docs — the authoritative") and ". —" not in text
 
 
