@@ -4,9 +4,8 @@ The index checks are blocking, so a broken table version is never published: the
 `metadata` step, which publishes, does not run when one fails.
 """
 
-from pathlib import Path
-
 import warnings
+from pathlib import Path
 
 import dagster as dg
 
