@@ -17,7 +17,18 @@ from .errors import DocsMcpError
 DOCS_DIR = click.Path(path_type=Path)  # checked by paths.check_docs_dir: `error: …` and exit 1, not click's exit 2
 # Reading commands check the folder themselves: a path that is no index gets an `error:` line with
 # the complete build command (not click's usage error), and nothing is created.
-INDEX_DIR = click.Path(path_type=Path)
+class _Location(click.ParamType):
+    """A folder, or an s3://BUCKET/PREFIX URL (kept as a string: a Path would fold its `//`)."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        from .objectstore import location
+
+        return location(value)
+
+
+INDEX_DIR = _Location()
 
 
 def _fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -256,8 +267,8 @@ def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
 @main.command()
 @click.option("--docs-dir", default=None, type=DOCS_DIR, help="Folder of Markdown files to index.")
 @web_options
-@click.option("--out", required=True, type=click.Path(path_type=Path),
-              help="Output folder: .lancedb/, chunks.json, metadata.json.")
+@click.option("--out", required=True, type=INDEX_DIR,
+              help="Output folder (.lancedb/, chunks.json, metadata.json), or s3://BUCKET/PREFIX.")
 @click.option("--description", default=None, help="Corpus description shown to agents in the search_docs tool.")
 @click.option("--source-commit", default=None, help="Commit the docs came from, recorded in metadata.json.")
 @embedding_options
@@ -266,41 +277,64 @@ def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
 @click.option("--rebuild-cache", is_flag=True, help="Re-embed every chunk and write a fresh embedding cache.")
 @click.option("--force", is_flag=True, help="Rewrite everything: re-parse, re-embed, write a new table version.")
 @click.option("--allow-empty", is_flag=True, help="Publish an index even if the docs folder has nothing to index.")
+@click.option("--vector-index", type=click.Choice(["auto", "none", "always"]), default="auto", show_default=True,
+              help="ANN index on the vectors: auto (when they outgrow the 128 MB a server ranks exactly in memory, "
+                   "or from --vector-index-min-rows rows), none (exact search only), always.")
+@click.option("--vector-index-min-rows", type=click.IntRange(min=1), default=None,
+              help="With --vector-index auto: add the ANN index to tables of at least this many rows.")
+@click.option("--state-dir", type=click.Path(path_type=Path), default=None,
+              help="With --out s3://…: the local folder for the build's mirror, embedding cache and reuse state "
+                   "[default: ~/.cache/docs-mcp/s3/BUCKET/PREFIX].")
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors on stderr.")
 @_fail_cleanly
-def build(docs_dir: Path | None, out: Path, description: str | None, source_commit: str | None, cache_dir: Path | None,
-          rebuild_cache: bool, force: bool, allow_empty: bool, quiet: bool, **embedding: Any) -> None:
+def build(docs_dir: Path | None, out: Path | str, description: str | None, source_commit: str | None,
+          cache_dir: Path | None, rebuild_cache: bool, force: bool, allow_empty: bool, vector_index: str,
+          vector_index_min_rows: int | None, state_dir: Path | None, quiet: bool, **embedding: Any) -> None:
     """Build the index from a folder (--docs-dir) or a docs website (--url). Nothing is written if
     validation fails; publishing is atomic."""
     from .embedding import make_provider
     from .fsutil import build_lock
     from .indexing.steps import build as run_build
+    from .indexing.steps import build_remote
+    from .objectstore import RemoteIndex, is_remote
     from .paths import check_docs_dir, check_writable_dir
     from .progress import StderrReporter
+    from .vector_index import VectorIndexPolicy
 
     web = web_source(embedding, docs_dir)
     if docs_dir is not None:
         check_docs_dir(docs_dir, "--docs-dir")
-    check_writable_dir(out, "--out")
+    remote = RemoteIndex.parse(out) if is_remote(out) else None
+    if remote is None:
+        if state_dir:
+            raise DocsMcpError("--state-dir goes with --out s3://… (a local --out keeps its state in OUT/.docs-mcp)")
+        local = check_writable_dir(out, "--out")
+    else:  # built in a local mirror, then published to the bucket (objectstore.py)
+        local = check_writable_dir(state_dir or remote.default_state_dir(), "--state-dir")
     if cache_dir:
         check_writable_dir(cache_dir, "--cache-dir")
 
     reporter = StderrReporter(quiet=quiet)
     provider = make_provider(provider_settings(embedding, reporter))
+    options = dict(description=description, source_commit=source_commit, cache_dir=cache_dir,
+                   rebuild_cache=rebuild_cache, force=force, reporter=reporter, allow_empty=allow_empty,
+                   vector_index=VectorIndexPolicy(vector_index, vector_index_min_rows))
     try:
-        with build_lock(out):  # staging a website writes under --out too: one build at a time
+        with build_lock(local):  # staging a website writes under --out too: one build at a time
             pages = None
             corpus = None
             if web is not None:
                 from .layout import OutputLayout
                 from .sources.web.stage import corpus_name, stage_url
 
-                staged = stage_url(web, OutputLayout(out).staged, reporter)
+                staged = stage_url(web, OutputLayout(local).staged, reporter)
                 docs_dir, pages, corpus = Path(staged.path), staged.crawl.get("events"), corpus_name(web.url)
             assert docs_dir is not None
-            summary = run_build(docs_dir, out, provider, description=description, source_commit=source_commit,
-                                cache_dir=cache_dir, rebuild_cache=rebuild_cache, force=force, reporter=reporter,
-                                allow_empty=allow_empty, pages=pages, corpus=corpus)
+            options.update(pages=pages, corpus=corpus)
+            if remote is not None:
+                summary = build_remote(docs_dir, remote.url, provider, state_dir=local, **options)
+            else:
+                summary = run_build(docs_dir, local, provider, **options)
     finally:
         provider.close()
     reporter.info(f"done: {summary.files} files ({summary.reused_files} unchanged), {summary.chunks} chunks, "
@@ -368,9 +402,39 @@ def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], te
         click.echo(f"    {hit['snippet']}")
 
 
+def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> list[Any]:
+    """`--index [NAME=]PATH` values, or docs-mcp.yaml's serve section (with --config, or when no --index is given
+    and ./docs-mcp.yaml or DOCS_MCP_CONFIG names a config with a serve section)."""
+    from .objectstore import location
+    from .server import ServedCorpus
+    from .server.app import CORPUS_NAME
+    from .sources.config import CONFIG_ENV, find_config, load_config
+
+    if index_dirs and config_file:
+        raise DocsMcpError("give --index (repeatable) or --config, not both")
+    if not index_dirs:
+        path = find_config(config_file)
+        if config_file is None and not path.is_file():
+            raise DocsMcpError(f"no index to serve: pass --index PATH (repeatable), or --config docs-mcp.yaml with a "
+                               f"serve section (none at {path}, and {CONFIG_ENV} is unset)")
+        corpora = load_config(path)
+        return [ServedCorpus(out, name, description) for name, out, description in corpora.served()]
+    served = []
+    for value in index_dirs:
+        name, sep, rest = value.partition("=")
+        if sep and rest and CORPUS_NAME.match(name) and "://" not in name and not Path(value).exists():
+            served.append(ServedCorpus(location(rest), name))
+        else:
+            served.append(ServedCorpus(location(value)))
+    return served
+
+
 @main.command()
-@click.option("--index", "index_dir", required=True, type=INDEX_DIR,
-              help="Output folder of a build (the server follows new builds published there).")
+@click.option("--index", "index_dirs", multiple=True, metavar="[NAME=]PATH",
+              help="Output folder of a build (the server follows new builds published there). Repeat it to serve "
+                   "several corpora from one server, each named after its folder or NAME.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Serve the corpora named in this docs-mcp.yaml's serve section (instead of --index).")
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
               help="stdio for a local MCP client; http for streamable HTTP on /mcp.")
 @click.option("--host", default="127.0.0.1", show_default=True,
@@ -388,10 +452,10 @@ def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], te
               help="Load the query embedding model before serving (default: serve at once, text-only until loaded).")
 @weight_options
 @_fail_cleanly
-def serve(index_dir: Path, transport: str, host: str, port: int, auth_token_env: str | None, stateless: bool,
+def serve(index_dirs: tuple[str, ...], config_file: Path | None, transport: str, host: str, port: int, auth_token_env: str | None, stateless: bool,
           allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], tool_prefix: str | None, preload: bool,
           **weights: Any) -> None:
-    """Serve an index over MCP: search_docs, get_doc and the corpus's prompts."""
+    """Serve one index, or several corpora together, over MCP: search_docs, get_doc and the corpora's prompts."""
     import anyio
 
     from .server import create_server, serve_stdio, serve_then_exit
@@ -401,11 +465,12 @@ def serve(index_dir: Path, transport: str, host: str, port: int, auth_token_env:
         token = os.environ.get(auth_token_env, "")
         if not token:
             raise DocsMcpError(f"--auth-token-env {auth_token_env}: that environment variable is empty or unset")
-    docs = create_server(index_dir, tool_prefix=tool_prefix, weights=make_weights(weights))
+    docs = create_server(served_corpora(index_dirs, config_file), tool_prefix=tool_prefix, weights=make_weights(weights))
 
     def run() -> None:
-        if preload and docs.engine.embedder is not None:
-            docs.engine.embedder.wait()
+        for corpus in docs.library.corpora if preload else []:
+            if corpus.engine.embedder is not None:
+                corpus.engine.embedder.wait()
         if transport == "stdio":
             anyio.run(serve_stdio, docs)
             return
@@ -437,8 +502,13 @@ def mcp_config(client: str, index_dir: Path | None, url: str | None, token_env: 
     if token_env and not url:
         raise DocsMcpError("--token-env goes with --url (a local stdio server needs no token)")
     if index_dir is not None:
-        require_metadata(index_dir)  # a path that is no index is an error, not a broken config
-        index = Path(os.path.abspath(index_dir))
+        if isinstance(index_dir, str):
+            from .objectstore import RemoteIndex
+
+            RemoteIndex.parse(index_dir).require_metadata()
+        else:
+            require_metadata(index_dir)  # a path that is no index is an error, not a broken config
+        index = index_dir if isinstance(index_dir, str) else Path(os.path.abspath(index_dir))
         launch = Launch(command=[*docs_mcp_command(), "serve", "--index", str(index)])
     else:
         if not url.startswith(("http://", "https://")):
@@ -459,6 +529,10 @@ def audit(out: Path, sql: str | None) -> None:
     """What each build paid for: hits, misses and pruned vectors, per build and per chunk."""
     from .indexing.audit import format_table, last_build_summary, query
 
+    if isinstance(out, str):  # s3://…: the audit is kept with the build's default state dir
+        from .objectstore import RemoteIndex
+
+        out = RemoteIndex.parse(out).default_state_dir()
     if sql:
         click.echo(format_table(*query(out, sql)))
         return

@@ -165,6 +165,11 @@ def read_metadata(out: Path) -> PublishedMetadata | None:
         raise DocsMcpError(f"cannot read {path} ({exc.strerror or exc}); rebuild the index") from None
     if data is None:
         return None
+    return check_metadata(data, path)
+
+
+def check_metadata(data: Any, path: Any) -> PublishedMetadata:
+    """Parsed metadata.json (from `path`, a file or an s3:// URL) as readers need it; a one-line error otherwise."""
     if not isinstance(data, dict):
         raise DocsMcpError(f"{path} holds {_json_type(data)}, not a JSON object; rebuild the index")
     version = str(data.get("metadata_version", ""))

@@ -39,11 +39,23 @@ def _write_outputs(result: dict[str, Any], out_json: Path | None, report: Path |
               help="Write the result JSON here.")
 @click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the markdown report here (default: print it).")
+@click.option("--agent", is_flag=True,
+              help="Also play each case as a scripted agent (search, read hits with get_doc, refine with a hinted "
+                   "filter on zero results) and report tool calls to the right doc and characters read.")
+@click.option("--agent-rounds", type=click.IntRange(1, 50), default=6, show_default=True,
+              help="Tool calls the agent may make per case.")
+@click.option("--agent-max-chars", type=click.IntRange(min=1), default=None,
+              help="max_chars the agent passes to search_docs and get_doc (default: none, the server's defaults).")
+@click.option("--agent-context", type=click.IntRange(0, 5), default=0, show_default=True,
+              help="context the agent passes to get_doc.")
 @_fail_cleanly
 def eval_run(cases_file: Path, server_command: str, build_command: str | None, warmup: int, baseline: Path | None,
-             out_json: Path | None, report: Path | None) -> None:
+             out_json: Path | None, report: Path | None, agent: bool, agent_rounds: int, agent_max_chars: int | None,
+             agent_context: int) -> None:
     """Run a suite against any server with search_docs and get_doc; exit 1 if the run aborted."""
     import anyio
+
+    from .agent import AgentOptions
 
     from docs_mcp_core.progress import StderrReporter
 
@@ -59,7 +71,8 @@ def eval_run(cases_file: Path, server_command: str, build_command: str | None, w
         click.echo(f"building: {build_command}", err=True)
         build_seconds = run_build(split_command(build_command))
     reporter = StderrReporter(bar_only_on_tty=True)
-    result = anyio.run(lambda: run_suite(command, suite, warmup=warmup, reporter=reporter))
+    options = AgentOptions(agent_rounds, agent_max_chars, agent_context) if agent else None
+    result = anyio.run(lambda: run_suite(command, suite, warmup=warmup, reporter=reporter, agent=options))
     result.build_command = split_command(build_command) if build_command else None
     result.build_seconds = build_seconds
     data = result.to_json()

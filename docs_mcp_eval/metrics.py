@@ -56,3 +56,8 @@ def percentile(values: Sequence[float], p: float) -> float | None:
 def mean(values: Iterable[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return statistics.fmean(present) if present else None
+
+
+def median(values: Iterable[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return float(statistics.median(present)) if present else None

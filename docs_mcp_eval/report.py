@@ -21,6 +21,11 @@ METRICS = [
     ("get_doc_p50_ms", "get_doc p50 (ms)", False),
     ("peak_rss_mb", "Peak RSS (MB)", False),
     ("build_seconds", "Build (s)", False),
+    ("agent_found", "Agent: found the right doc", True),
+    ("agent_rounds_mean", "Agent: mean tool calls to the right doc", False),
+    ("agent_rounds_median", "Agent: median tool calls to the right doc", False),
+    ("chars_read_mean", "Agent: mean characters read per case", False),
+    ("chars_read_median", "Agent: median characters read per case", False),
 ]
 
 
@@ -28,8 +33,11 @@ def fmt(value: Any, key: str = "") -> str:
     if value is None:
         return "–"
     if isinstance(value, float):
-        if key.endswith("_ms") or key in ("peak_rss_mb", "build_seconds", "avg_rounds", "index_mb"):
-            return f"{value:.1f}" if key != "avg_rounds" else f"{value:.2f}"
+        if key.startswith("chars_read"):
+            return f"{value:,.0f}"
+        if key.endswith("_ms") or key in ("peak_rss_mb", "build_seconds", "avg_rounds", "index_mb") or \
+                key.startswith("agent_rounds"):
+            return f"{value:.1f}" if key != "avg_rounds" and not key.startswith("agent_rounds") else f"{value:.2f}"
         return f"{value:.3f}"
     return str(value)
 
@@ -71,7 +79,12 @@ def markdown(result: dict[str, Any], baseline: dict[str, Any] | None = None) -> 
         lines += ["", f"**Run aborted: {result['aborted']}**",
                   f"Partial report: {summary['cases']} cases ran, {summary['not_run']} did not."]
     lines += ["", "| Metric | Value |", "|---|---:|"]
-    lines += [f"| {label} | {fmt(summary.get(key), key)} |" for key, label, _ in METRICS]
+    lines += [f"| {label} | {fmt(summary.get(key), key)} |" for key, label, _ in METRICS
+              if key in summary and (not key.startswith(("agent", "chars_read")) or result.get("agent"))]
+    if result.get("agent"):
+        options = result["agent"]
+        lines += ["", f"Scripted agent (--agent): up to {options['rounds']} tool calls per case, max_chars "
+                      f"{options['max_chars'] or 'server default'}, get_doc context {options['context']}."]
     lines += ["", "## By category", "", "| Category | Cases | MRR@5 | NDCG@5 | Recall@5 |", "|---|---:|---:|---:|---:|"]
     for name, cat in result["by_category"].items():
         lines.append(f"| {name} | {cat['cases']} | {fmt(cat['mrr@5'])} | {fmt(cat['ndcg@5'])} | {fmt(cat['recall@5'])} |")

@@ -18,6 +18,7 @@ from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.progress import NullReporter, Reporter
 
 from . import metrics
+from .agent import AgentOptions, bare_id, run_agent
 from .cases import Case, Suite
 
 CALL_TIMEOUT = 60.0
@@ -40,6 +41,9 @@ class CaseResult:
     search_ms: float | None = None
     get_doc_ms: float | None = None
     error: str | None = None
+    agent_rounds: int | None = None  # --agent: tool calls until the scripted agent read a relevant chunk
+    chars_read: int | None = None  # --agent: characters of every answer it received on the way
+    agent_calls: list[str] | None = None  # --agent: its calls, e.g. "search_docs", "get_doc README.md#retries"
 
 
 @dataclass
@@ -56,8 +60,24 @@ class RunResult:
     aborted: str | None = None
     search_ms: list[float] = field(default_factory=list)
     get_doc_ms: list[float] = field(default_factory=list)
+    agent: dict[str, Any] | None = None  # the scripted agent's options, when it ran
 
     def summary(self) -> dict[str, Any]:
+        return {**self._retrieval(), **(self._agent() if self.agent is not None else {})}
+
+    def _agent(self) -> dict[str, Any]:
+        """Rounds over the cases the agent solved; characters read over every case (a miss reads too)."""
+        rounds = [c.agent_rounds for c in self.cases if c.agent_rounds is not None]
+        chars = [c.chars_read for c in self.cases if c.chars_read is not None]
+        return {
+            "agent_found": metrics.mean(1.0 if c.agent_rounds else 0.0 for c in self.cases),
+            "agent_rounds_mean": metrics.mean(rounds),
+            "agent_rounds_median": metrics.median(rounds),
+            "chars_read_mean": metrics.mean(chars),
+            "chars_read_median": metrics.median(chars),
+        }
+
+    def _retrieval(self) -> dict[str, Any]:
         return {
             "cases": len(self.cases),
             "not_run": len(self.not_run),
@@ -98,6 +118,7 @@ class RunResult:
             "by_category": self.by_category(),
             "cases": [asdict(c) for c in self.cases],
             "not_run": self.not_run,
+            **({"agent": self.agent} if self.agent is not None else {}),
         }
 
 
@@ -186,7 +207,7 @@ async def _run_case(client: Any, search: str, get_doc: str, case: Case, result: 
             out.error = str(exc)
             return out
         hits = data.get("hits") or []
-        ids = [h.get("chunk_id") for h in hits]
+        ids = [bare_id(str(h.get("chunk_id")), case.relevant) for h in hits]  # a several-corpora server prefixes IDs
         if page == 1:
             out.search_ms = elapsed
             result.search_ms.append(elapsed)
@@ -198,7 +219,7 @@ async def _run_case(client: Any, search: str, get_doc: str, case: Case, result: 
             out.facet_precision = metrics.facet_precision(hits, case.filters)
             if ids:
                 started = time.perf_counter()
-                await client.call_tool(get_doc, {"chunk_id": ids[0]})
+                await client.call_tool(get_doc, {"chunk_id": hits[0].get("chunk_id")})
                 out.get_doc_ms = (time.perf_counter() - started) * 1000
                 result.get_doc_ms.append(out.get_doc_ms)
         if any(i in case.relevant for i in ids):
@@ -211,10 +232,11 @@ async def _run_case(client: Any, search: str, get_doc: str, case: Case, result: 
 
 
 async def run_suite(command: list[str], suite: Suite, *, warmup: int = 3, reporter: Reporter | None = None,
-                    timeout: float = CALL_TIMEOUT) -> RunResult:
-    """Every case, in order; a server that dies or hangs ends the run with a partial result."""
+                    timeout: float = CALL_TIMEOUT, agent: AgentOptions | None = None) -> RunResult:
+    """Every case, in order (with `agent`, the scripted agent of agent.py plays each case too);
+    a server that dies or hangs ends the run with a partial result."""
     with tempfile.TemporaryFile("w+") as server_log:
-        result = await _run(command, suite, warmup, reporter or NullReporter(), timeout, server_log)
+        result = await _run(command, suite, warmup, reporter or NullReporter(), timeout, server_log, agent)
         if result.aborted:
             server_log.seek(0)
             tail = [line.rstrip() for line in server_log.read().splitlines() if line.strip()][-5:]
@@ -224,12 +246,12 @@ async def run_suite(command: list[str], suite: Suite, *, warmup: int = 3, report
 
 
 async def _run(command: list[str], suite: Suite, warmup: int, reporter: Reporter, timeout: float,
-               server_log: TextIO) -> RunResult:
+               server_log: TextIO, agent: AgentOptions | None = None) -> RunResult:
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     result = RunResult(suite.name, command, dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                       warmup=warmup)
+                       warmup=warmup, agent=asdict(agent) if agent else None)
     before = descendants(os.getpid())
     server_tree: set[int] = set()
     pending = list(suite.cases)
@@ -244,7 +266,13 @@ async def _run(command: list[str], suite: Suite, warmup: int, reporter: Reporter
             for done, case in enumerate(suite.cases, start=1):
                 pending = suite.cases[done:]
                 try:
-                    result.cases.append(await _run_case(client, search, get_doc, case, result))
+                    outcome = await _run_case(client, search, get_doc, case, result)
+                    if agent is not None:
+                        played = await run_agent(client, search, get_doc, case, agent)
+                        outcome.agent_rounds, outcome.chars_read = played.rounds, played.chars_read
+                        outcome.agent_calls = [f"{c['tool']} {c['arguments'].get('chunk_id', '')}".strip()
+                                               for c in played.calls]
+                    result.cases.append(outcome)
                 except Exception as exc:  # noqa: BLE001 - the server stopped answering: keep what we have
                     result.cases.append(CaseResult(case.name, case.category, case.query, case.relevant, case.filters,
                                                    error=f"{type(exc).__name__}: {exc}"))

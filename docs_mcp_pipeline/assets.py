@@ -148,7 +148,8 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         """chunks.json and a fully indexed LanceDB table version, checked before it is published."""
         out = docs_mcp.out_dir(context.partition_key)
         with failure_on_error(), docs_mcp.build_lock(context):
-            info = write_index(out, chunks, cached_vectors, DagsterReporter(context))
+            info = write_index(out, chunks, cached_vectors, DagsterReporter(context),
+                               publish_to=docs_mcp.corpora().remote(context.partition_key))
         return dg.Output(
             info,
             metadata={
@@ -173,6 +174,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 out, chunks, lancedb_index, docs_mcp.provider(corpus),
                 description=corpora.get(corpus).description, source_commit=staged_docs.source_commit,
                 embedded=cached_vectors, reporter=DagsterReporter(context), corpus=corpus,
+                publish_to=corpora.remote(corpus),
             )
         return dg.Output(
             published,

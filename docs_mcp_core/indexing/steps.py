@@ -26,7 +26,9 @@ from ..fsutil import build_lock, remove_temp_files, write_atomic, write_json_ato
 from ..layout import CHUNKS, FILE_STATE, METADATA, OutputLayout
 from ..metadata import IndexRef, PublishedMetadata, build_metadata, read_metadata, write_metadata
 from ..models import Chunk, IndexInfo
+from ..objectstore import RemoteIndex, pull, push
 from ..progress import NullReporter, Reporter, Timer
+from ..vector_index import INDEX_KIND, VectorIndexPolicy
 from .audit import new_build_id, record_build
 from .file_reuse import PreviousChunks, discard_pending, file_key, load_previous, publish_pending, write_pending
 from .tablefiles import forget_records, manifests, record_files, remove_files, unrecorded_files, version_problem
@@ -245,11 +247,16 @@ def _reuse_problem(out: Path, published: IndexRef) -> tuple[str, bool] | None:
 
 
 def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: Reporter | None = None, *,
-                force: bool = False) -> IndexInfo:
+                force: bool = False, vector_index: VectorIndexPolicy | None = None,
+                publish_to: RemoteIndex | None = None) -> IndexInfo:
     """Write a new, fully indexed table version, and chunks.json aside (nothing is published yet).
 
     If nothing the table is made of changed and the published version is intact, it is
     reused as is; `force` rewrites it anyway. A damaged published version is rewritten.
+    `vector_index` decides whether the vector column gets an ANN index (default: when the
+    vectors outgrow the server's in-memory budget); whether it has one is part of the content hash.
+    With `publish_to` (an s3:// location), `out` is its local mirror: first brought up to date
+    with what is published there.
     """
     reporter = reporter or NullReporter()
     out = Path(out)
@@ -257,8 +264,13 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
     chunks_sha = hashlib.sha256(data).hexdigest()
     keys = chunkset.taxonomy_keys
     digest = index_content_hash(data, embedded, keys)
+    ann = (vector_index or VectorIndexPolicy()).wanted(len(chunkset.chunks), embedded.dimensions)
+    if ann:  # only then, so the hash of an index without one is what it always was
+        digest = hashlib.sha256(f"{digest}\0vector-index={INDEX_KIND}".encode()).hexdigest()
     marker = OutputLayout(out).writing_marker
     with build_lock(out):
+        if publish_to is not None and pull(publish_to, out):
+            reporter.info(f"{out} brought up to date with {publish_to.url}")
         current = _read_published(out, reporter)
         published = current.index if current else None
         _clean_leftovers(out, published)
@@ -278,7 +290,10 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             write_atomic(marker, b"")
             vectors = embedded.load_vectors()
             intact = published is not None and version_problem(out, published) is None
-            written = write_table(out, chunkset.chunks, vectors, keys, digest, discard_damaged=not intact)
+            if ann:
+                reporter.info(f"adding a vector index ({len(chunkset.chunks)} rows, --vector-index to change)")
+            written = write_table(out, chunkset.chunks, vectors, keys, digest, discard_damaged=not intact,
+                                  vector_index=ann)
             info = dataclasses.replace(written, chunks_sha256=chunks_sha)
             record_files(out, info.table, info.version, info.files)
             marker.unlink()
@@ -328,6 +343,7 @@ def publish_metadata(
     embedded: EmbedResult | None = None,
     reporter: Reporter | None = None,
     corpus: str | None = None,
+    publish_to: RemoteIndex | None = None,
 ) -> PublishedMetadata:
     """Write metadata.json: from this moment servers switch to the new table version.
 
@@ -368,6 +384,11 @@ def publish_metadata(
         # An unreadable metadata.json hid which version a running server may still hold: keep them all this time.
         if current is not None:
             _prune(out, index.table, keep)
+        if publish_to is not None:  # the mirror is published: copy it up, metadata.json last
+            timer = Timer()
+            stats = push(out, publish_to)
+            (reporter or NullReporter()).info(f"published to {publish_to.url}: {stats.uploaded} files ({stats.uploaded_bytes / 2**20:.1f} MB) "
+                          f"uploaded, {stats.deleted} deleted in {timer.seconds:.1f}s")
         if embedded is not None:
             commit_cache(embedded, provider, reporter)
     return metadata
@@ -413,6 +434,8 @@ def build(
     reporter: Reporter | None = None,
     allow_empty: bool = False,
     pages: list[dict[str, Any]] | None = None,
+    vector_index: VectorIndexPolicy | None = None,
+    publish_to: RemoteIndex | None = None,
 ) -> BuildSummary:
     """Every step in order, all under the output's build lock; validation errors stop it before anything is written.
 
@@ -429,9 +452,10 @@ def build(
         fingerprints = fingerprint_chunks(chunkset.chunks, provider)
         embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir or default_cache_dir(out),
                                 rebuild_cache=rebuild_cache or force, reporter=reporter)
-        info = write_index(out, chunkset, embedded, reporter, force=force)
+        info = write_index(out, chunkset, embedded, reporter, force=force, vector_index=vector_index,
+                           publish_to=publish_to)
         metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit,
-                                    embedded=embedded, reporter=reporter, corpus=corpus)
+                                    embedded=embedded, reporter=reporter, corpus=corpus, publish_to=publish_to)
         reporter.info(f"wrote {len(chunkset.chunks)} chunks and .lancedb index to {out}")
         try:
             record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,
@@ -441,3 +465,22 @@ def build(
             reporter.warn(f"could not record this build in the audit database: {exc}")
         return BuildSummary(str(out), len(chunkset.files), len(chunkset.chunks), chunkset.reused, embedded,
                             timer.seconds, info, metadata)
+
+
+def build_remote(docs_dir: Path, url: str, provider: EmbeddingProvider, *, state_dir: Path | None = None,
+                 reporter: Reporter | None = None, **options: Any) -> BuildSummary:
+    """`build` into the local mirror of `url` (`state_dir`), publishing it there (objectstore.py).
+
+    The mirror is brought up to date before anything is parsed, so unchanged files are reused.
+    The build lock is the mirror's: builds of one location from one machine never overlap;
+    builds from two machines must be kept apart by whoever schedules them.
+    """
+    reporter = reporter or NullReporter()
+    remote = RemoteIndex.parse(url)
+    local = Path(state_dir) if state_dir else remote.default_state_dir()
+    with build_lock(local):
+        if pull(remote, local):
+            reporter.info(f"state dir {local} brought up to date with {remote.url}")
+        summary = build(docs_dir, local, provider, reporter=reporter, publish_to=remote, **options)
+    summary.out = remote.url
+    return summary

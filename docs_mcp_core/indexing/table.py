@@ -24,6 +24,7 @@ from ..errors import DocsMcpError
 from ..failpoints import pause
 from ..layout import OutputLayout
 from ..models import Chunk, IndexInfo, meta_column
+from ..vector_index import VECTOR_COLUMN, index_config
 from .tablefiles import files_of, manifests, remove_files, table_dir, unrecorded_files
 
 TABLE = "chunks"
@@ -67,8 +68,11 @@ def connect(out: Path) -> lancedb.DBConnection:
 
 
 def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str], digest: str, *,
-                discard_damaged: bool = False) -> IndexInfo:
+                discard_damaged: bool = False, vector_index: bool = False) -> IndexInfo:
     """Write a new table version with all its indexes; the caller publishes it.
+
+    With `vector_index` (see vector_index.VectorIndexPolicy) the `vector` column also gets an
+    ANN index, which the server then searches instead of ranking every row exactly.
 
     The files this write adds are returned (IndexInfo.files) so a later build can check,
     without LanceDB, that the version is still intact before it republishes it. A table too
@@ -95,7 +99,16 @@ def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys
     table.create_index("filepath", config=BTree())
     for key in keys:
         table.create_index(meta_column(key), config=Bitmap())
+    if vector_index and "vector" in data.column_names:
+        table.create_index(VECTOR_COLUMN, config=index_config(data.num_rows))
+        # The first optimize after a vector index commits a version of its own: let it happen now,
+        # in the version we publish, not in prune_versions (which would leave one never published).
+        table.optimize(cleanup_older_than=_NEVER_BY_AGE)
     files = {rel: size for rel, size in files_of(out, TABLE).items() if before.get(rel) != size}
+    if vector_index:  # the optimize replaced index files: record only those this version uses
+        live = {str(getattr(i, "index_uuid", "")) for i in table.list_indices()}
+        files = {rel: size for rel, size in files.items()
+                 if not rel.startswith("_indices/") or rel.split("/")[1] in live}
     return IndexInfo(TABLE, table.version, data.num_rows, digest, files=files)
 
 

@@ -58,9 +58,11 @@ def render_doc(chunk_id: str, ids: list[str], window: list[str], contents: dict[
         def pointer(end: int) -> dict[str, Any]:
             return {"chunk_id": chunk_id, "offset": end, "max_chars": max_chars}
 
-        reserve = len(header) + 1 + len(_target_note(len(full), pointer(len(full)), tool)) + 2 + len(trailer)
+        reserve = len(header) + 1 + len(trailer)
         if neighbours:
             reserve += 2 + len(_context_note(neighbours, chunk_id, position, ids, tool)) + len(max(neighbours, key=len))
+        if reserve + len(text) > max_chars:  # a target that fits whole needs no room for a trimmed note
+            reserve += len(_target_note(len(full), pointer(len(full)), tool)) + 2
         piece = cut(text, max(MIN_TARGET_CHARS, max_chars - reserve))
         if piece.end < len(text):
             end = len(full) - (len(text) - piece.end)

@@ -31,7 +31,7 @@ def _new_secret() -> str:
     return secrets.token_hex(32)
 
 
-def load_secret(out: Path, *, log: Callable[[str], None] | None = None) -> bytes:
+def load_secret(out: Path | str, *, log: Callable[[str], None] | None = None) -> bytes:
     """The signing key: from the environment, else kept beside a published index (mode 0600).
 
     Only a folder with metadata.json gets a secret file. A folder that cannot be written
@@ -44,6 +44,11 @@ def load_secret(out: Path, *, log: Callable[[str], None] | None = None) -> bytes
             raise DocsMcpError(f"{SECRET_ENV} is {len(given)} characters; use at least {MIN_SECRET_CHARS} random "
                                "characters, e.g. the output of `python -c \"import secrets; print(secrets.token_hex(32))\"`")
         return given.encode()
+    if isinstance(out, str) and out.startswith("s3://"):  # nothing local to keep a secret beside
+        if log:
+            log(f"cursors are signed with a key for this process only; set {SECRET_ENV} to share one across "
+                "restarts and replicas of an s3:// index")
+        return _new_secret().encode()
     layout = OutputLayout(out)
     if not layout.metadata.is_file():
         raise DocsMcpError(f"no index at {out} ({layout.metadata.name} is missing): no cursor secret is created there")
@@ -117,10 +122,10 @@ def decode(secret: bytes, cursor: str, *, query: str, filters: dict[str, str], i
     if not hmac.compare_digest(signature, expected):
         raise CursorError("cursor signature is invalid (it was altered or comes from another server); "
                           "search again without a cursor")
+    if data.get("k") != request_key(query, filters) or offset < 0:  # first: another query searches other corpora
+        raise CursorError("cursor belongs to a different query or filters; repeat the original query and "
+                          "filters with it, or search again without a cursor")
     if data.get("i") != index:
         raise CursorError("cursor is stale: the index was rebuilt since it was issued; "
                           "search again without a cursor to get fresh results")
-    if data.get("k") != request_key(query, filters) or offset < 0:
-        raise CursorError("cursor belongs to a different query or filters; repeat the original query and "
-                          "filters with it, or search again without a cursor")
     return offset

@@ -23,8 +23,10 @@ import numpy as np
 
 from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
-from ..layout import OutputLayout
+from ..vector_index import VECTOR_MEMORY_BYTES, ann_query, has_vector_index
+from ..layout import CHUNKS, OutputLayout
 from ..metadata import EmbeddingInfo, TaxonomyKey, require_metadata
+from ..objectstore import RemoteIndex, is_remote, location, remote_signature
 from ..models import CHUNK_ID, meta_column
 from . import answers
 from . import cursor as cursors
@@ -64,7 +66,7 @@ CANDIDATES = 100  # per signal; the fused list (what pagination walks) is their 
 # Small indexes keep snippet text and the vector matrix in memory (a LanceDB read costs ~2 ms);
 # bigger ones read them from the table.
 MEMORY_TEXT_BYTES = 64 * 2**20
-MEMORY_VECTOR_BYTES = 128 * 2**20
+MEMORY_VECTOR_BYTES = VECTOR_MEMORY_BYTES
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _LIGHT = ["chunk_id", "filepath", "heading", "breadcrumb", "chunk_index", "metadata"]
 _DERIVED = ["code_languages", "content_digest", "content_chars"]  # light columns of indexes written with fields.py
@@ -220,7 +222,39 @@ def collapse_key(info: ChunkInfo, keys: list[str]) -> str | None:
     return "/".join(parts) + ":" + info.heading + (f":{part.group(1)}" if part else "")
 
 
-def metadata_signature(out: Path) -> tuple[int, int, int] | None:
+def hint_for(query: str, filters: dict[str, str], suggestions: dict[str, list[str]]) -> ZeroResultHint:
+    """The zero-result hint: which values of the active filters would have matched."""
+    summary = ", ".join(f"{k}='{v}'" for k, v in sorted(filters.items()))
+    if suggestions:
+        tips = "; ".join(f"{k}: {', '.join(v)}" for k, v in suggestions.items())
+        message = f"0 results found for query '{query}' with filters {summary}. It does match with other values ({tips})."
+    elif filters:
+        message = f"0 results found for query '{query}' with filters {summary}, nor without them. Try other words."
+    else:
+        message = f"0 results found for query '{query}'. Try other words, an identifier, or a shorter query."
+    return {"message": message, "suggested_filters": suggestions}
+
+
+def match_case(filters: dict[str, Any], taxonomy: dict[str, TaxonomyKey]) -> dict[str, Any]:
+    """Taxonomy values as indexed when they differ only in letter case from exactly one (`Python` -> `python`).
+
+    search_docs and `docs-mcp search` both go through this, so they accept the same values.
+    """
+    fixed = dict(filters)
+    for key, value in filters.items():
+        allowed = taxonomy[key].values if key in taxonomy else []
+        if isinstance(value, str) and value not in allowed:
+            same = [v for v in allowed if v.casefold() == value.casefold()]
+            if len(same) == 1:
+                fixed[key] = same[0]
+    return fixed
+
+
+def metadata_signature(out: Path | str) -> tuple[Any, ...] | None:
+    """What changes when a new index is published: metadata.json's stat, or on s3:// its content
+    hash, polled at most every DOCS_MCP_S3_POLL_SECONDS."""
+    if is_remote(out):
+        return remote_signature(str(out))
     try:
         st = os.stat(OutputLayout(out).metadata)
     except OSError:  # missing, or the folder itself is gone or not a folder
@@ -231,10 +265,11 @@ def metadata_signature(out: Path) -> tuple[int, int, int] | None:
 class PublishedIndex:
     """One published build: metadata.json plus the table version it pins, opened for async reads."""
 
-    def __init__(self, out: Path) -> None:
-        self.out = Path(out)
+    def __init__(self, out: Path | str) -> None:
+        self.out = location(out)
+        self.remote = RemoteIndex.parse(self.out) if is_remote(self.out) else None
         self.signature = metadata_signature(self.out)  # before reading: a publish in between is noticed later
-        self.metadata = require_metadata(self.out)
+        self.metadata = self.remote.require_metadata() if self.remote else require_metadata(self.out)
         index = self.metadata.index
         self.table_name = index.table if index else "chunks"
         self.version: int | None = index.version if index else None
@@ -244,6 +279,8 @@ class PublishedIndex:
         self.collapse_keys = sorted(k for k, v in self.taxonomy.items() if v.vector_collapse)
         self.table: Any = None
         self.has_vectors = False
+        self.vector_indexed = False  # an ANN index on `vector`: searched by LanceDB, never held in memory
+        self.rows = 0
         self.has_fields = False  # the derived search fields of fields.py (older indexes lack them)
         self.info: dict[str, ChunkInfo] = {}
         self.files: dict[str, list[str]] = {}
@@ -261,7 +298,8 @@ class PublishedIndex:
             import lancedb
 
             try:
-                db = await lancedb.connect_async(str(OutputLayout(self.out).lancedb))
+                uri = self.remote.lancedb_uri if self.remote else str(OutputLayout(self.out).lancedb)
+                db = await lancedb.connect_async(uri)
                 table = await db.open_table(self.table_name)
                 if self.version is not None:
                     await table.checkout(self.version)
@@ -270,13 +308,14 @@ class PublishedIndex:
             count = max(1, await table.count_rows())
             schema = await table.schema()
             self.has_vectors = "vector" in schema.names
+            self.vector_indexed = self.has_vectors and has_vector_index(list(await table.list_indices()))
+            self.rows = count
             self.has_fields = all(name in schema.names for name in ["content_subwords", *_DERIVED])
-            chunks_file = OutputLayout(self.out).chunks  # content + content_text: an upper bound on the text kept
-            text_bytes = chunks_file.stat().st_size if chunks_file.exists() else MEMORY_TEXT_BYTES + 1
+            text_bytes = self._chunks_bytes()  # content + content_text: an upper bound on the text kept
             wanted = _LIGHT + (_DERIVED if self.has_fields else []) + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
             wanted += ["source_url"] if "source_url" in schema.names else []
             dims = schema.field("vector").type.list_size if self.has_vectors else 0
-            if self.has_vectors and count * dims * 4 <= MEMORY_VECTOR_BYTES:
+            if self.has_vectors and not self.vector_indexed and count * dims * 4 <= MEMORY_VECTOR_BYTES:
                 wanted.append("vector")
             rows = await table.query().select(wanted).limit(count).to_arrow()
             columns = {name: rows.column(name).to_pylist() for name in wanted if name != "vector"}
@@ -303,6 +342,13 @@ class PublishedIndex:
             self.table = table
         return self
 
+    def _chunks_bytes(self) -> int:
+        if self.remote:
+            size = self.remote.size(CHUNKS)
+            return MEMORY_TEXT_BYTES + 1 if size is None else size
+        chunks_file = OutputLayout(self.out).chunks
+        return chunks_file.stat().st_size if chunks_file.exists() else MEMORY_TEXT_BYTES + 1
+
     async def mask(self, where: str | None) -> np.ndarray | None:
         """Rows of `vectors` that pass a prefilter, from the same SQL LanceDB applies (cached)."""
         if where is None:
@@ -321,9 +367,12 @@ class SearchPage:
     hint: ZeroResultHint | None = None
     mode: str = "text"  # "hybrid" when a query vector took part
     trimmed: TrimNote | None = None  # hits left out to fit max_chars, and how to get them
+    modes: dict[str, str] | None = None  # each corpus's mode, when several are served
 
     def to_json(self) -> dict[str, Any]:
-        out = {"hits": self.hits, "next_cursor": self.next_cursor, "hint": self.hint, "mode": self.mode}
+        out: dict[str, Any] = {"hits": self.hits, "next_cursor": self.next_cursor, "hint": self.hint, "mode": self.mode}
+        if self.modes:
+            out["modes"] = self.modes
         if self.trimmed:
             out["trimmed"] = self.trimmed
         return out
@@ -339,14 +388,14 @@ class SearchEngine:
     log: Any = None
 
     def __post_init__(self) -> None:
-        self.out = Path(self.out)
+        self.out = location(self.out)
         self.current = PublishedIndex(self.out)  # first: nothing is written for a folder that is not an index
         self.secret = cursors.load_secret(self.out, log=self._log)
         self.embedder = self._embedder_for(self.current)
         self._cache: OrderedDict[tuple[Any, ...], list[tuple[str, float]]] = OrderedDict()
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._reload_lock = asyncio.Lock()
-        self._refused: tuple[int, int, int] | None = None
+        self._refused: tuple[Any, ...] | None = None
 
     def _embedder_for(self, index: PublishedIndex) -> QueryEmbedder | None:
         if self.embedder_factory is None or not index.embedding:
@@ -424,7 +473,10 @@ class SearchEngine:
                 return None
             if index.vectors is not None:
                 return await self._nearest_in_memory(index, vector, where, depth)
-            return await run(table.vector_search(vector.astype(np.float32)).distance_type("cosine"), "_distance", True)
+            builder = table.vector_search(vector.astype(np.float32)).distance_type("cosine")
+            if index.vector_indexed:
+                builder = ann_query(builder, index.rows)
+            return await run(builder, "_distance", True)
 
         jobs = {"text": run(await table.search(text_query(query, index, self.weights), query_type="fts"), "_score", False)}
         if len(_WORD.findall(query)) >= 2:
@@ -467,51 +519,16 @@ class SearchEngine:
             self._cache.popitem(last=False)
         return fused, mode
 
-    @_readable
     async def search(self, query: str, *, limit: int = DEFAULT_LIMIT, filters: dict[str, Any] | None = None,
                      cursor: str | None = None, max_chars: int | None = None) -> SearchPage:
-        """One page of hits; with `max_chars`, only the leading hits whose JSON fits (see answers.fit_page)."""
-        query = (query or "").strip()
-        if not query:
-            raise SearchError("query must be a non-empty string: describe what you are looking for")
-        if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            raise SearchError(f"limit must be an integer from 1 to {MAX_LIMIT}")
-        index = await self.index()
-        clean = validate_filters(filters or {}, index.taxonomy)
-        offset = cursors.decode(self.secret, cursor, query=query, filters=clean, index=index.key) if cursor else 0
-        fused, mode = await self._fused(index, query, clean)
-        page = fused[offset : offset + limit]
-        texts = await self._texts(index, [chunk_id for chunk_id, _ in page])
-        hits: list[SearchHit] = []
-        for chunk_id, score in page:
-            info = index.info[chunk_id]
-            hit: SearchHit = {
-                "chunk_id": chunk_id,
-                "score": round(score, 6),
-                "heading": info.heading,
-                "breadcrumb": info.breadcrumb,
-                "snippet": snippet(texts.get(chunk_id, ""), query),
-                "filepath": info.filepath,
-                "metadata": info.metadata,
-                "chars": index.sizes.get(chunk_id, 0),
-            }
-            if info.source_url:  # website corpora: the page to cite
-                hit["source_url"] = info.source_url
-            hits.append(hit)
-        more = offset + limit < len(fused)
-        next_cursor = cursors.encode(self.secret, offset=offset + limit, query=query, filters=clean,
-                                     index=index.key) if more else None
-        hint = await self._hint(index, query, clean) if not hits and offset == 0 else None
-        page = SearchPage(hits, next_cursor, hint, mode)
-        if max_chars is not None and hits:
-            def cursor_at(kept: int) -> str:
-                return cursors.encode(self.secret, offset=offset + kept, query=query, filters=clean, index=index.key)
+        """One page of hits; with `max_chars`, only the leading hits whose JSON fits (see answers.fit_page).
 
-            def page_json(kept: list[SearchHit], next_at: str | None, note: TrimNote | None) -> dict[str, Any]:
-                return SearchPage(kept, next_at, hint, mode, note).to_json()
+        The same code as a server of several corpora, with this one alone (library.Library).
+        """
+        from .library import Corpus, Library
 
-            page.hits, page.next_cursor, page.trimmed = answers.fit_page(page_json, hits, next_cursor, cursor_at, max_chars)
-        return page
+        return await Library([Corpus("", self)]).search(query, limit=limit, filters=filters, cursor=cursor,
+                                                        max_chars=max_chars)
 
     async def _texts(self, index: PublishedIndex, ids: list[str], column: str = "content_text") -> dict[str, str]:
         if not ids:
@@ -532,26 +549,19 @@ class SearchEngine:
             values = {index.info[cid].metadata.get(key) for cid, _ in fused} - {None, filters[key]}
             if values:
                 suggestions[key] = sorted(v for v in values if v)
-        summary = ", ".join(f"{k}='{v}'" for k, v in sorted(filters.items()))
-        if suggestions:
-            tips = "; ".join(f"{k}: {', '.join(v)}" for k, v in suggestions.items())
-            message = f"0 results found for query '{query}' with filters {summary}. It does match with other values ({tips})."
-        elif filters:
-            message = f"0 results found for query '{query}' with filters {summary}, nor without them. Try other words."
-        else:
-            message = f"0 results found for query '{query}'. Try other words, an identifier, or a shorter query."
-        return {"message": message, "suggested_filters": suggestions}
+        return hint_for(query, filters, suggestions)
 
     # -- get_doc ----------------------------------------------------------------------------
     @_readable
     async def get_doc(self, chunk_id: str, context: int = 0, *, max_chars: int | None = None, offset: int = 0,
-                      tool: str = "get_doc") -> str:
+                      tool: str = "get_doc", prefix: str = "") -> str:
         """A chunk's Markdown with `context` neighbours (see answers.render_doc for the budgets).
 
         A bare file path reads the file's first chunk, followed by the list of its chunk IDs.
+        `prefix` ("corpus:" when several corpora are served) goes before every chunk ID the answer names.
         """
         if not isinstance(chunk_id, str) or not CHUNK_ID.match(chunk_id):
-            raise SearchError(f"Chunk ID '{chunk_id}' has invalid format. Expected {{filepath}} or "
+            raise SearchError(f"Chunk ID '{prefix}{chunk_id}' has invalid format. Expected {{filepath}} or "
                               "{filepath}#{heading-path}, exactly as search_docs returns it.")
         if not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT:
             raise SearchError(f"context must be an integer from 0 to {MAX_CONTEXT}")
@@ -561,21 +571,27 @@ class SearchEngine:
         if target is None and "#" not in chunk_id and index.files.get(chunk_id):
             file_ids = index.files[chunk_id]
             target = index.info[file_ids[0]]
-            listing = _file_listing(chunk_id, file_ids, max_chars)
+            listing = _file_listing(prefix + chunk_id, [prefix + i for i in file_ids], max_chars)
         if target is None:
-            raise SearchError(f"Chunk ID '{chunk_id}' not found. Use search_docs to discover valid chunk IDs."
-                              f"{_file_tip(index.files.get(chunk_id.split('#', 1)[0], []))}")
+            same_file = index.files.get(chunk_id.split('#', 1)[0], [])
+            raise SearchError(f"Chunk ID '{prefix}{chunk_id}' not found. Use search_docs to discover valid chunk IDs."
+                              f"{_file_tip([prefix + i for i in same_file])}")
         ids = index.files[target.filepath]
         position = ids.index(target.chunk_id)
         if not isinstance(offset, int) or not 0 <= offset < max(1, index.sizes.get(target.chunk_id, 1)):
             raise SearchError(f"offset must be an integer from 0 to {index.sizes.get(target.chunk_id, 1) - 1}: "
-                              f"the position in chunk '{target.chunk_id}' to read on from, as a [trimmed: …] note gave it")
+                              f"the position in chunk '{prefix}{target.chunk_id}' to read on from, as a [trimmed: …] "
+                              "note gave it")
         window = ids[max(0, position - context) : position + context + 1]
-        contents = await self._texts(index, window, "content")
+        contents = {prefix + i: text for i, text in (await self._texts(index, window, "content")).items()}
         if target.source_url:  # website corpora: the page to cite
             listing = f"\n\nSource: {target.source_url}{listing}"
-        return answers.render_doc(target.chunk_id, ids, window, contents, max_chars=max_chars, offset=offset,
-                                  tool=tool, trailer=listing)
+        return answers.render_doc(prefix + target.chunk_id, [prefix + i for i in ids], [prefix + i for i in window],
+                                  contents, max_chars=max_chars, offset=offset, tool=tool, trailer=listing)
+
+    def has(self, index: PublishedIndex, chunk_id: str) -> bool:
+        """Whether get_doc would find this ID (a chunk, or a bare file path) in the index."""
+        return chunk_id in index.info or ("#" not in chunk_id and chunk_id in index.files)
 
     def close(self) -> None:
         if self.embedder is not None:

@@ -8,7 +8,8 @@ from typing import NotRequired, TypedDict
 class SearchHit(TypedDict):
     """One search_docs hit, as JSON: what an agent decides from before it calls get_doc."""
 
-    chunk_id: str
+    chunk_id: str  # `corpus:` first when several corpora are served
+    corpus: NotRequired[str]  # only when several corpora are served
     score: float
     heading: str
     breadcrumb: str

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import threading
 import traceback
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, NoReturn, Sequence
 
 import anyio
 from jsonschema import Draft202012Validator
@@ -22,7 +24,9 @@ from .. import __version__
 from ..embedding.query import QueryEmbedder
 from ..errors import DocsMcpError
 from ..metadata import Prompt
-from ..search.engine import PublishedIndex, SearchEngine, SearchError, Weights, metadata_signature
+from ..objectstore import location
+from ..search.engine import SearchEngine, SearchError, Weights
+from ..search.library import Corpus, Library, Served
 from . import tools
 from .mustache import TemplateError, render
 
@@ -61,22 +65,26 @@ WATCH_SECONDS = 1.0  # how often a stdio server looks for a new publish while it
 
 
 class DocsServer:
-    """Binds one SearchEngine to MCP tools and prompts; tool names may carry a prefix."""
+    """Binds the served corpora (one or several, see search.library) to MCP tools and prompts;
+    tool names may carry a prefix."""
 
-    def __init__(self, engine: SearchEngine, *, tool_prefix: str | None = None) -> None:
-        self.engine = engine
+    def __init__(self, library: Library | SearchEngine, *, tool_prefix: str | None = None) -> None:
+        if isinstance(library, SearchEngine):
+            library = Library([Corpus(library.out.name, library)])
+        self.library = library
+        self.engine = library.corpora[0].engine  # the first corpus's engine (the only one, usually)
         self.search_name, self.get_doc_name = tool_names(tool_prefix)
-        self._schemas_for: PublishedIndex | None = None
+        self._schemas_for: Served | None = None
         self._schema_cache: dict[str, Draft202012Validator] = {}
         # tools/list_changed: the tool signature each connection last saw, and a session to reach it by
         self._clients: weakref.WeakKeyDictionary[Any, tuple[Any, str]] = weakref.WeakKeyDictionary()
         self._announced: str | None = None
         self.bus = InMemorySubscriptionBus()  # 2026-07-28 clients hear of changes on subscriptions/listen
-        metadata = engine.current.metadata
+        instructions = [c.engine.current.metadata.instructions for c in library.corpora]
         self.server = _Server(
             f"{tool_prefix}-docs" if tool_prefix else "docs-mcp",
             version=__version__,
-            instructions=metadata.instructions or None,
+            instructions="\n\n".join(i for i in instructions if i) or None,
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
             on_list_prompts=self.list_prompts,
@@ -85,24 +93,22 @@ class DocsServer:
         )
 
     # tools ----------------------------------------------------------------------------------
-    async def _serving(self) -> PublishedIndex:
-        """The index the next request uses, so schemas and filters always match it.
+    async def _serving(self) -> Served:
+        """The indexes the next request uses, so schemas and filters always match them.
 
         Before the first search has opened LanceDB, the metadata read at start stands in:
-        `initialize` and `tools/list` must not wait for the table.
+        `initialize` and `tools/list` must not wait for the tables.
         """
-        if self.engine.current.table is None:
-            return self.engine.current
-        return await self.engine.index()
+        return await self.library.serving()
 
     # change notifications ---------------------------------------------------------------------
-    def tool_signature(self, index: PublishedIndex) -> str:
-        """What tools/list shows for this index: when it changes, clients are told to list again."""
+    def tool_signature(self, index: Served) -> str:
+        """What tools/list shows for these indexes: when it changes, clients are told to list again."""
         schemas = self._schemas(index)
-        return json.dumps([tools.search_description(index.metadata, bool(index.embedding)),
+        return json.dumps([tools.search_description(index.metadata, index.hybrid),
                            schemas[self.search_name].schema, schemas[self.get_doc_name].schema], sort_keys=True)
 
-    async def _follow(self, ctx: Any, index: PublishedIndex) -> None:
+    async def _follow(self, ctx: Any, index: Served) -> None:
         """Remember what this request's connection has seen, and tell every connection if the tools changed.
 
         Handshake-era connections get `notifications/tools/list_changed` on their own channel (stdio,
@@ -134,25 +140,26 @@ class DocsServer:
         """Notice a publish while the client is idle, so list_changed reaches it before its next call."""
         while True:
             await anyio.sleep(every)
-            if self.engine.current.table is not None and metadata_signature(self.engine.out) != self.engine.current.signature:
+            if self.library.changed():  # each corpus's metadata.json, each reloading on its own
                 try:
-                    await self._announce(self.tool_signature(await self.engine.index()))
+                    await self._announce(self.tool_signature(await self.library.served()))
                 except Exception as exc:  # noqa: BLE001 - requests report a broken index; the watcher keeps going
                     log(f"watching for a new publish failed: {exc}")
 
-    def _schemas(self, index: PublishedIndex) -> dict[str, Draft202012Validator]:
-        """Tool name -> validator (its schema in `.schema`), built once per published index."""
-        if self._schemas_for is not index:
+    def _schemas(self, index: Served) -> dict[str, Draft202012Validator]:
+        """Tool name -> validator (its schema in `.schema`), built once per set of published indexes."""
+        if not index.same(self._schemas_for):
             self._schemas_for = index
-            self._schema_cache = {self.search_name: Draft202012Validator(tools.search_schema(index.taxonomy)),
-                                  self.get_doc_name: Draft202012Validator(tools.get_doc_schema())}
+            corpora = index.corpora()
+            self._schema_cache = {self.search_name: Draft202012Validator(tools.search_schema(index.taxonomy, corpora, index.by_corpus)),
+                                  self.get_doc_name: Draft202012Validator(tools.get_doc_schema(corpora))}
         return self._schema_cache
 
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         index = await self._serving()
         await self._follow(ctx, index)
         schemas = self._schemas(index)
-        hybrid = bool(index.embedding)
+        hybrid = index.hybrid
         annotations = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
         return types.ListToolsResult(tools=[
             types.Tool(name=self.search_name, description=tools.search_description(index.metadata, hybrid),
@@ -165,7 +172,7 @@ class DocsServer:
         if params.name not in (self.search_name, self.get_doc_name):
             return _text(f"Unknown tool '{params.name}'. Available: {self.search_name}, {self.get_doc_name}.", error=True)
         try:
-            index = await self.engine.index()
+            index = await self.library.served()
             await self._follow(ctx, index)
             validator = self._schemas(index)[params.name]
             arguments = dict(params.arguments or {})
@@ -179,9 +186,11 @@ class DocsServer:
                 limit = arguments.pop("limit", 10)
                 cursor = arguments.pop("cursor", None)
                 max_chars = arguments.pop("max_chars", None)
-                page = await self.engine.search(query, limit=limit, filters=arguments, cursor=cursor, max_chars=max_chars)
+                corpus = arguments.pop("corpus", None)
+                page = await self.library.search(query, limit=limit, filters=arguments, cursor=cursor,
+                                                 max_chars=max_chars, corpus=corpus)
                 return _text(json.dumps(page.to_json(), ensure_ascii=False))  # compact: fewer tokens for the agent
-            text = await self.engine.get_doc(arguments["chunk_id"], arguments.get("context", 0),
+            text = await self.library.get_doc(arguments["chunk_id"], arguments.get("context", 0),
                                              max_chars=arguments.get("max_chars"), offset=arguments.get("offset", 0),
                                              tool=self.get_doc_name)
             return _text(text)
@@ -194,8 +203,12 @@ class DocsServer:
 
     # prompts --------------------------------------------------------------------------------
     async def _prompts(self) -> dict[str, Prompt]:
-        index = await self._serving()
-        return {p.name: p for p in index.metadata.prompts}
+        served = await self._serving()
+        prompts: dict[str, Prompt] = {}
+        for _, index in served.pairs:  # with several corpora, the first corpus's prompt wins a shared name
+            for prompt in index.metadata.prompts:
+                prompts.setdefault(prompt.name, prompt)
+        return prompts
 
     async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=[
@@ -226,19 +239,68 @@ class DocsServer:
         return types.GetPromptResult(description=prompt.description, messages=messages)
 
 
-def create_server(out: Path, *, tool_prefix: str | None = None, weights: Weights | None = None) -> DocsServer:
-    """Everything `docs-mcp serve` runs: reads metadata.json now, opens LanceDB in the background.
+CORPUS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")  # no ':' (the chunk ID prefix), '#' or spaces
 
-    Every check that can refuse to start (tool names, metadata.json, cursor secret) runs before
-    a background thread starts, so a refused start exits through the ordinary error path.
+
+@dataclass(frozen=True)
+class ServedCorpus:
+    """An index to serve; its name (the chunk ID prefix when several are served) defaults to the folder's."""
+
+    out: Path | str  # a folder, or an s3:// URL
+    name: str | None = None
+    description: str | None = None
+
+    @property
+    def corpus_name(self) -> str:
+        if isinstance(self.out, str) and "://" in self.out:
+            return self.name or self.out.rstrip("/").rsplit("/", 1)[-1]
+        return self.name or Path(os.path.abspath(self.out)).name
+
+
+def check_corpora(corpora: Sequence[ServedCorpus]) -> None:
+    """Corpus names usable as chunk ID prefixes, and no name twice; a DocsMcpError saying how to name them."""
+    if not corpora:
+        raise DocsMcpError("no index to serve: pass --index PATH (repeatable), or list corpora in docs-mcp.yaml's serve section")
+    for corpus in corpora if len(corpora) > 1 else []:  # a lone index's name is never shown
+        if not CORPUS_NAME.match(corpus.corpus_name):
+            raise DocsMcpError(f"'{corpus.corpus_name}' (index {corpus.out}) cannot name a corpus: use letters, digits, "
+                               "'.', '_' and '-' (it prefixes chunk IDs); name it with --index NAME=PATH")
+    names = [c.corpus_name for c in corpora]
+    for name in dict.fromkeys(n for n in names if names.count(n) > 1):
+        paths = [str(c.out) for c in corpora if c.corpus_name == name]
+        raise DocsMcpError(f"two indexes would both be served as corpus '{name}' ({', '.join(paths)}); give each a "
+                           "name with --index NAME=PATH, or name them in docs-mcp.yaml's serve section")
+
+
+def create_server(out: Path | str | Sequence[ServedCorpus], *, tool_prefix: str | None = None,
+                  weights: Weights | None = None) -> DocsServer:
+    """Everything `docs-mcp serve` runs: reads each metadata.json now, opens LanceDB in the background.
+
+    Every check that can refuse to start (tool names, corpus names, metadata.json, cursor secret)
+    runs before a background thread starts, so a refused start exits through the ordinary error path.
     The query embedding model loads in the background too: search is text-only until it is
-    ready (`docs-mcp serve --preload` waits for it before serving).
+    ready (`docs-mcp serve --preload` waits for it before serving). Several indexes are served
+    together as corpora (search.library); one index is the same server with one corpus.
     """
     tool_names(tool_prefix)
-    engine = SearchEngine(Path(out), weights or Weights(), embedder_factory=lambda meta: QueryEmbedder(meta, log=log),
-                          log=log)
+    corpora = [ServedCorpus(location(out))] if isinstance(out, (str, Path)) else list(out)
+    check_corpora(corpora)
+    embedders: dict[str, QueryEmbedder] = {}
+
+    def embedder_for(embedding: dict[str, Any]) -> QueryEmbedder:
+        """One query model per distinct embedding block: corpora built with the same model share it."""
+        key = json.dumps(embedding, sort_keys=True)
+        if key not in embedders:
+            embedders[key] = QueryEmbedder(embedding, log=log)
+        return embedders[key]
+
+    library = Library([
+        Corpus(c.corpus_name, SearchEngine(location(c.out), weights or Weights(), embedder_factory=embedder_for, log=log),
+               c.description)
+        for c in corpora
+    ])
     threading.Thread(target=lambda: __import__("lancedb"), name="warm-imports", daemon=True).start()
-    return DocsServer(engine, tool_prefix=tool_prefix)
+    return DocsServer(library, tool_prefix=tool_prefix)
 
 
 def serve_then_exit(serve: Callable[[], None]) -> NoReturn:
@@ -276,8 +338,16 @@ def serve_then_exit(serve: Callable[[], None]) -> NoReturn:
 
 def ready_line(docs: DocsServer, transport: str) -> str:
     """What a person running `docs-mcp serve` by hand sees once the server waits for a client."""
-    stats = docs.engine.current.metadata.stats
-    return f"serving {docs.engine.out} ({stats.total_chunks} chunks) over {transport}; waiting for an MCP client"
+    def chunks(engine: SearchEngine) -> Any:
+        return engine.current.metadata.stats.total_chunks
+
+    corpora = docs.library.corpora
+    if len(corpora) == 1:
+        what = f"{docs.engine.out} ({chunks(docs.engine)} chunks)"
+    else:
+        what = f"{len(corpora)} corpora (" + ", ".join(f"{c.name}: {c.engine.out}, {chunks(c.engine)} chunks"
+                                                       for c in corpora) + ")"
+    return f"serving {what} over {transport}; waiting for an MCP client"
 
 
 async def serve_stdio(docs: DocsServer) -> None:

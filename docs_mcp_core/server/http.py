@@ -163,16 +163,15 @@ class HostGate:
 
 def build_app(docs: DocsServer, *, host: str = "127.0.0.1", token: str | None = None, stateless: bool = False,
               allowed_hosts: list[str] | None = None, allowed_origins: list[str] | None = None) -> Any:
-    engine = docs.engine
     policy = HostPolicy.make(host, allowed_hosts or [], allowed_origins or [])
 
-    async def healthz(request: Request) -> JSONResponse:
-        """The index requests are served from now: a publish since the last request is picked up here too."""
+    async def health(engine: Any) -> tuple[dict[str, Any], bool]:
+        """One corpus: the index requests are served from now (a publish since the last request is picked up here too)."""
         try:
             index = await engine.index()
         except Exception as exc:  # noqa: BLE001 - health says what is wrong instead of a 500 page
-            return JSONResponse({"status": "error", "index_version": engine.current.version,
-                                 "message": str(exc).splitlines()[0][:300]}, status_code=503)
+            return {"status": "error", "index_version": engine.current.version,
+                    "message": str(exc).splitlines()[0][:300]}, False
         embedder = engine.embedder
         body: dict[str, Any] = {
             "status": "ok",
@@ -184,7 +183,21 @@ def build_app(docs: DocsServer, *, host: str = "127.0.0.1", token: str | None = 
         if engine.publish_refused():
             body["warning"] = (f"the index published last cannot be opened; still serving table version "
                                f"{index.version} (see the server log)")
-        return JSONResponse(body)
+        return body, True
+
+    async def healthz(request: Request) -> JSONResponse:
+        """A lone index's health at the top level; several corpora listed under `corpora`, each with its own."""
+        corpora = docs.library.corpora
+        if len(corpora) == 1:
+            body, ok = await health(corpora[0].engine)
+            return JSONResponse(body, status_code=200 if ok else 503)
+        listed, healthy = [], True
+        for corpus in corpora:
+            body, ok = await health(corpus.engine)
+            listed.append({"name": corpus.name, **body})
+            healthy = healthy and ok
+        return JSONResponse({"status": "ok" if healthy else "error", "corpora": listed},
+                            status_code=200 if healthy else 503)
 
     app = docs.server.streamable_http_app(
         stateless_http=stateless,

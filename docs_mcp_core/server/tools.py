@@ -11,13 +11,16 @@ from jsonschema import Draft202012Validator
 
 from ..metadata import PublishedMetadata, TaxonomyKey
 from ..search.answers import CONTEXT_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
-from ..search.engine import DEFAULT_LIMIT, MAX_CONTEXT, MAX_LIMIT
+from ..search.engine import DEFAULT_LIMIT, MAX_CONTEXT, MAX_LIMIT, match_case
 
 SEARCH = "search_docs"
 GET_DOC = "get_doc"
 
 
-def search_schema(taxonomy: dict[str, TaxonomyKey]) -> dict[str, Any]:
+def search_schema(taxonomy: dict[str, TaxonomyKey], corpora: list[tuple[str, str]] | None = None,
+                  by_corpus: dict[str, dict[str, list[str]]] | None = None) -> dict[str, Any]:
+    """The search_docs input schema; with several corpora (name, description), a `corpus` enum
+    and the union of their taxonomies, a key saying which corpora have which values when not all do."""
     properties: dict[str, Any] = {
         "query": {
             "type": "string",
@@ -34,18 +37,29 @@ def search_schema(taxonomy: dict[str, TaxonomyKey]) -> dict[str, Any]:
                                      "(the answer says how many) and next_cursor continues from the first of them. "
                                      "Omit for the whole page."},
     }
+    if corpora and len(corpora) > 1:
+        described = "; ".join(f"'{name}': {description}" for name, description in corpora)
+        properties["corpus"] = {"type": "string", "enum": [name for name, _ in corpora],
+                                "description": f"Search only this corpus. Omit to search all of them. {described}."}
     for key, field in sorted(taxonomy.items()):
-        properties[key] = {"type": "string", "enum": list(field.values),
-                           "description": field.description or f"Filter results by {key}."}
+        description = field.description or f"Filter results by {key}."
+        if by_corpus and key in by_corpus:
+            where = "; ".join(f"{name}: {', '.join(values) or 'none'}" for name, values in by_corpus[key].items())
+            description += f" Values by corpus ({where}); a filter searches only the corpora that have its value."
+        properties[key] = {"type": "string", "enum": list(field.values), "description": description}
     return {"type": "object", "properties": properties, "required": ["query"], "additionalProperties": False}
 
 
-def get_doc_schema() -> dict[str, Any]:
+def get_doc_schema(corpora: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+    example = "'guides/retries.md#backoff'"
+    if corpora and len(corpora) > 1:
+        example = (f"'{corpora[0][0]}:guides/retries.md#backoff' (several corpora are served: IDs start with the "
+                   "corpus name; a bare ID works when only one corpus has it)")
     return {
         "type": "object",
         "properties": {
             "chunk_id": {"type": "string", "minLength": 1,
-                         "description": "A chunk_id exactly as search_docs returned it, e.g. 'guides/retries.md#backoff'."},
+                         "description": f"A chunk_id exactly as search_docs returned it, e.g. {example}."},
             "context": {"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "default": 0,
                         "description": f"Neighbouring chunks of the same file to include on each side (0-{MAX_CONTEXT}). "
                                        "Chunks are self-contained: start with 0."},
@@ -81,16 +95,7 @@ GET_DOC_DESCRIPTION = ("Read a documentation chunk in full by its chunk_id (from
                        "lists all its chunk IDs.")
 
 
-def match_taxonomy_case(arguments: dict[str, Any], taxonomy: dict[str, TaxonomyKey]) -> dict[str, Any]:
-    """Taxonomy values as indexed when they differ only in letter case from exactly one (`Python` -> `python`)."""
-    fixed = dict(arguments)
-    for key, value in arguments.items():
-        allowed = taxonomy[key].values if key in taxonomy else []
-        if isinstance(value, str) and value not in allowed:
-            same = [v for v in allowed if v.casefold() == value.casefold()]
-            if len(same) == 1:
-                fixed[key] = same[0]
-    return fixed
+match_taxonomy_case = match_case  # one implementation with `docs-mcp search --filter` (search.engine)
 
 
 def check_arguments(tool: str, validator: Draft202012Validator, arguments: dict[str, Any] | None) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
 
 import yaml
 from pydantic import (
@@ -27,6 +27,9 @@ from ..embedding import resolve_settings
 from ..embedding.base import ProviderSettings, provider_setting_fields
 from ..errors import DocsMcpError
 from ..paths import read_bytes
+
+if TYPE_CHECKING:
+    from ..objectstore import RemoteIndex
 
 CONFIG_FILE = "docs-mcp.yaml"
 CONFIG_ENV = "DOCS_MCP_CONFIG"
@@ -114,7 +117,8 @@ class CorpusConfig(BaseModel):
     name: StrictStr
     description: StrictStr | None = None
     source: SourceConfig
-    out: StrictStr | None = None
+    out: StrictStr | None = None  # a folder, or s3://BUCKET/PREFIX (built in state_dir, then published there)
+    state_dir: StrictStr | None = None  # with an s3:// out: the local mirror [default: ~/.cache/docs-mcp/s3/...]
     cache_dir: StrictStr | None = None
     allow_empty: StrictBool = False  # publish even if the source has nothing to index (build --allow-empty)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
@@ -143,11 +147,50 @@ class RefreshConfig(BaseModel):
     timezone: StrictStr = "UTC"
 
 
+class ServedCorpusConfig(BaseModel):
+    """One corpus `docs-mcp serve` serves: a corpus above by name (its `out`), or any index by path."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: StrictStr
+    index: StrictStr | None = None  # default: the `out` folder of the corpus of that name above
+    description: StrictStr | None = None  # default: that corpus's description, else the index's own
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_name(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
+    @field_validator("name")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$", value):
+            raise ValueError(f"{value!r} is not a valid corpus name: use letters, digits, '.', '_' and '-' "
+                             "(it prefixes chunk IDs)")
+        return value
+
+
+class ServeConfig(BaseModel):
+    """`serve:`: the corpora one `docs-mcp serve` process serves together (default: every corpus above)."""
+
+    model_config = ConfigDict(extra="forbid")
+    corpora: list[ServedCorpusConfig] = Field(min_length=1)
+
+    @field_validator("corpora")
+    @classmethod
+    def _unique(cls, value: list[ServedCorpusConfig]) -> list[ServedCorpusConfig]:
+        names = [c.name for c in value]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"each served corpus needs its own name; repeated: {', '.join(dupes)}")
+        return value
+
+
 class PipelineConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     corpora: list[CorpusConfig] = Field(min_length=1)
     sensor_interval_seconds: Annotated[int, Field(ge=10)] = 60
     refresh: RefreshConfig = Field(default_factory=RefreshConfig)
+    serve: ServeConfig | None = None
 
     @model_validator(mode="after")
     def _unique(self) -> "PipelineConfig":
@@ -181,14 +224,44 @@ class Corpora:
         return p if p.is_absolute() else (self.base / p).resolve()
 
     def out_dir(self, name: str) -> Path:
+        """Where the corpus is built: its `out` folder, or for an s3:// `out` the local mirror (objectstore.py)."""
         corpus = self.get(name)
+        remote = self.remote(name)
+        if remote is not None:
+            return self.resolve(corpus.state_dir) if corpus.state_dir else remote.default_state_dir()
         return self.resolve(corpus.out or f"indexes/{name}")
+
+    def remote(self, name: str) -> "RemoteIndex | None":
+        """The s3:// location the corpus is published to, if its `out` is one."""
+        from ..objectstore import RemoteIndex, is_remote
+
+        out = self.get(name).out
+        return RemoteIndex.parse(out) if is_remote(out) else None
 
     def source_path(self, name: str) -> Path:
         corpus = self.get(name)
         if corpus.source.path is None:
             raise DocsMcpError(f"corpus {name!r} has a {'git' if corpus.source.git else 'url'} source, not a folder")
         return self.resolve(corpus.source.path)
+
+    def served(self) -> list[tuple[str, Path | str, str | None]]:
+        """(name, index folder or s3:// URL, description) of each corpus the serve section names;
+        every corpus when there is no serve section."""
+        def index_of(name: str) -> Path | str:
+            corpus = self.get(name)
+            return corpus.out.rstrip("/") if self.remote(name) is not None and corpus.out else self.out_dir(name)
+
+        if self.config.serve is None:
+            return [(c.name, index_of(c.name), c.description) for c in self.config.corpora]
+        served: list[tuple[str, Path | str, str | None]] = []
+        for entry in self.config.serve.corpora:
+            known = entry.name in self.names
+            if entry.index:
+                out: Path | str = entry.index.rstrip("/") if "://" in entry.index else self.resolve(entry.index)
+            else:
+                out = index_of(entry.name)
+            served.append((entry.name, out, entry.description or (self.get(entry.name).description if known else None)))
+        return served
 
     def web_source(self, name: str) -> Any:
         """A url corpus's crawl settings (sources.web.stage.WebSource), or None for folders and git."""
@@ -224,7 +297,8 @@ def load_config(path: str | Path | None = None) -> Corpora:
     """Load and check the config; every problem is one clear DocsMcpError naming file and field."""
     path = find_config(path)
     try:
-        raw = yaml.safe_load(read_bytes(path).decode("utf-8"))
+        text = read_bytes(path).decode("utf-8")
+        raw = yaml.safe_load(text)
         config = PipelineConfig.model_validate(raw if raw is not None else {})
     except FileNotFoundError:
         raise DocsMcpError(
@@ -247,4 +321,25 @@ def load_config(path: str | Path | None = None) -> Corpora:
             for e in exc.errors()
         ]
         raise DocsMcpError("invalid corpora config:\n" + "\n".join(problems)) from None
-    return Corpora(path, config)
+    corpora = Corpora(path, config)
+    for n, entry in enumerate(config.serve.corpora if config.serve else []):
+        if entry.index is None and entry.name not in corpora.names:
+            line = _line_of(text, ("serve", "corpora", n))
+            raise DocsMcpError(f"{path}{line}: serve.corpora[{n}]: no corpus named {entry.name!r} above (known: "
+                               f"{', '.join(corpora.names)}); add `index: PATH` to serve another index under that name")
+    return corpora
+
+
+def _line_of(text: str, loc: tuple[Any, ...]) -> str:
+    """':LINE' of a value in the YAML text (yaml.safe_load keeps no marks: the text is composed again)."""
+    try:
+        node = yaml.compose(text)
+        for part in loc:
+            if isinstance(part, int):
+                node = node.value[part]
+            else:
+                node = next(v for k, v in node.value if k.value == part)
+        return f":{node.start_mark.line + 1}"
+    except Exception:  # noqa: BLE001 - a line number is a courtesy; the field path is still given
+        return ""
+

@@ -45,8 +45,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve_args(index: Path, *extra: str) -> list[str]:
-    return ["-m", "docs_mcp_core.cli", "serve", "--index", str(index), *extra]
+def serve_args(index: Path | None, *extra: str) -> list[str]:
+    """`docs-mcp serve --index INDEX …`; without an index, the extra arguments say what to serve."""
+    return ["-m", "docs_mcp_core.cli", "serve", *(["--index", str(index)] if index is not None else []), *extra]
 
 
 def stdio_client(index: Path, *extra: str, env: dict[str, str] | None = None) -> Client:
@@ -55,7 +56,7 @@ def stdio_client(index: Path, *extra: str, env: dict[str, str] | None = None) ->
 
 
 @contextlib.contextmanager
-def http_server(index: Path, *extra: str, env: dict[str, str] | None = None, log: Path | None = None):
+def http_server(index: Path | None, *extra: str, env: dict[str, str] | None = None, log: Path | None = None):
     """A `docs-mcp serve --transport http` process; yields its base URL once /healthz answers."""
     port = free_port()
     err = open(log, "w") if log else subprocess.DEVNULL

@@ -127,3 +127,11 @@ async def test_hits_carry_chars_and_a_budget_drops_hits_with_a_cursor(client: Cl
         assert rest["hits"][0]["chunk_id"] == full["hits"][len(page["hits"])]["chunk_id"]
         tiny = json.loads(await text_of(client, "search_docs", query="retries", limit=3, max_chars=500))
         assert len(tiny["hits"]) == 1 and tiny["trimmed"]["dropped_hits"] == 2
+
+
+async def test_a_chunk_that_fits_the_budget_whole_is_not_trimmed(client: Client) -> None:
+    chunk_id = "guides/retries.md#retries-and-timeouts/exponential-backoff-with-jitter"
+    async with client:
+        whole = await text_of(client, "get_doc", chunk_id=chunk_id)
+        budget = len(whole) + 20  # room for the answer, not for a trimmed note as well
+        assert await text_of(client, "get_doc", chunk_id=chunk_id, max_chars=budget) == whole

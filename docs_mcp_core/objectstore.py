@@ -1,0 +1,306 @@
+"""Indexes on S3-compatible object storage (`--out s3://bucket/prefix`, `--index s3://…`).
+
+A build works on a local mirror of the published index (the state dir: by default
+~/.cache/docs-mcp/s3/BUCKET/PREFIX), which also keeps the embedding cache and the reuse
+state, so every local step, check and prune runs unchanged. Publishing then copies the
+mirror up: the table's new files first (Lance names data and index files uniquely and never
+rewrites them), then chunks.json, then metadata.json with one PUT, which is the publish
+marker naming the table version. Files only pruned versions used are deleted last, so the
+version published before stays readable for servers still on it. Before building, a mirror
+that differs from what is published (another machine built, or the state dir is new) is
+brought down to match it.
+
+Servers read metadata.json and open the table at the version it names straight from the
+bucket; they poll metadata.json (every DOCS_MCP_S3_POLL_SECONDS, default 2) to follow new
+publishes. Endpoint and credentials come from the standard AWS environment variables
+(AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION or
+AWS_DEFAULT_REGION, AWS_ALLOW_HTTP), read by pyarrow and LanceDB themselves; nothing here
+prints them.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shutil
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from .errors import DocsMcpError
+from .failpoints import pause
+from .fsutil import write_atomic
+from .layout import CHUNKS, LANCEDB, METADATA, OutputLayout
+
+SCHEME = "s3://"
+POLL_ENV = "DOCS_MCP_S3_POLL_SECONDS"
+_CHUNK = 8 * 2**20
+DEFAULT_POLL_SECONDS = 2.0
+
+
+def is_remote(location: Any) -> bool:
+    return isinstance(location, str) and location.startswith(SCHEME)
+
+
+def location(value: str | os.PathLike[str]) -> "str | Path":
+    """An `s3://` URL stays a string (Path would fold its `//`); anything else is a local Path."""
+    text = os.fspath(value)
+    if not text.startswith(SCHEME):
+        return Path(text)
+    return text.rstrip("/") if len(text.rstrip("/")) > len(SCHEME) else text  # a bare s3:// is refused by parse
+
+
+def _s3_error(what: str, url: str, exc: BaseException) -> DocsMcpError:
+    reason = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+    return DocsMcpError(f"cannot {what} {url} ({reason}); check AWS_ENDPOINT_URL, the bucket and the credentials "
+                        "in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY")
+
+
+@functools.lru_cache(maxsize=4)
+def _filesystem(endpoint: str | None, region: str | None) -> Any:
+    from pyarrow import fs
+
+    options: dict[str, Any] = {}
+    if endpoint:
+        parsed = urlparse(endpoint)
+        options["endpoint_override"] = parsed.netloc or parsed.path
+        options["scheme"] = parsed.scheme or "https"
+    if region:
+        options["region"] = region
+    return fs.S3FileSystem(**options)
+
+
+@dataclass(frozen=True)
+class RemoteIndex:
+    """One published index under s3://BUCKET/PREFIX (the same names as a local output folder)."""
+
+    url: str
+
+    @classmethod
+    def parse(cls, url: str) -> "RemoteIndex":
+        parsed = urlparse(url)
+        if parsed.scheme != "s3" or not parsed.netloc:
+            raise DocsMcpError(f"{url} names no bucket: give an s3://BUCKET/PREFIX location")
+        return cls(f"s3://{parsed.netloc}{parsed.path}".rstrip("/"))
+
+    @property
+    def bucket(self) -> str:
+        return urlparse(self.url).netloc
+
+    @property
+    def prefix(self) -> str:
+        return urlparse(self.url).path.strip("/")
+
+    def key(self, rel: str) -> str:
+        return "/".join(p for p in (self.bucket, self.prefix, rel) if p)
+
+    @property
+    def lancedb_uri(self) -> str:
+        return f"{self.url}/{LANCEDB}"
+
+    def default_state_dir(self) -> Path:
+        """Where builds keep the mirror, the embedding cache and the reuse state for this location."""
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        return cache / "docs-mcp" / "s3" / self.bucket / (self.prefix or "_root")
+
+    @property
+    def fs(self) -> Any:
+        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+        return _filesystem(os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL"), region)
+
+    # -- objects ----------------------------------------------------------------------------
+    def read(self, rel: str) -> bytes | None:
+        """The object's bytes, or None when it does not exist."""
+        try:
+            with self.fs.open_input_stream(self.key(rel)) as stream:
+                return stream.read()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if "NoSuchKey" in str(exc) or "not found" in str(exc).lower():
+                return None
+            raise _s3_error("read", f"{self.url}/{rel}", exc) from None
+
+    def size(self, rel: str) -> int | None:
+        from pyarrow import fs
+
+        try:
+            info = self.fs.get_file_info(self.key(rel))
+        except OSError as exc:
+            raise _s3_error("read", f"{self.url}/{rel}", exc) from None
+        return info.size if info.type == fs.FileType.File else None
+
+    def put(self, rel: str, data: bytes) -> None:
+        """One object, written whole: readers see the old object or the new one (S3 PUTs are atomic)."""
+        try:
+            with self.fs.open_output_stream(self.key(rel)) as stream:
+                stream.write(data)
+        except OSError as exc:
+            raise _s3_error("write", f"{self.url}/{rel}", exc) from None
+
+    def upload(self, rel: str, path: Path) -> int:
+        """Stream a local file up as one object (multipart for big files: still all or nothing)."""
+        try:
+            with open(path, "rb") as src, self.fs.open_output_stream(self.key(rel)) as dst:
+                shutil.copyfileobj(src, dst, _CHUNK)
+        except OSError as exc:
+            raise _s3_error("write", f"{self.url}/{rel}", exc) from None
+        return path.stat().st_size
+
+    def download(self, rel: str, path: Path) -> None:
+        """Stream an object down to `path`, which appears complete or not at all."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.download.tmp")
+        try:
+            with self.fs.open_input_stream(self.key(rel)) as src, open(tmp, "wb") as dst:
+                shutil.copyfileobj(src, dst, _CHUNK)
+            os.replace(tmp, path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise _s3_error("read", f"{self.url}/{rel}", exc) from None
+
+    def sizes(self, folder: str) -> dict[str, int]:
+        """Every object under `folder` (paths relative to the index root) -> size."""
+        from pyarrow import fs
+
+        base = self.key("")
+        try:
+            infos = self.fs.get_file_info(fs.FileSelector(self.key(folder), recursive=True, allow_not_found=True))
+        except OSError as exc:
+            raise _s3_error("list", f"{self.url}/{folder}", exc) from None
+        return {i.path[len(base) + 1:]: i.size for i in infos if i.type == fs.FileType.File}
+
+    def delete(self, rels: list[str]) -> None:
+        for rel in rels:
+            try:
+                self.fs.delete_file(self.key(rel))
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise _s3_error("delete", f"{self.url}/{rel}", exc) from None
+
+    # -- reading a published index ------------------------------------------------------------
+    def require_metadata(self) -> Any:  # PublishedMetadata
+        """The published metadata.json; one clear error (with the build command) when there is none."""
+        from .metadata import check_metadata
+
+        data = self.read(METADATA)
+        if data is None:
+            raise DocsMcpError(f"no index at {self.url} ({METADATA} is missing); build one with "
+                               f"`docs-mcp build --docs-dir DOCS --out {self.url}`")
+        try:
+            parsed = json.loads(data)
+        except ValueError as exc:
+            raise DocsMcpError(f"{self.url}/{METADATA} is not valid JSON ({exc}); rebuild the index") from None
+        return check_metadata(parsed, f"{self.url}/{METADATA}")
+
+
+_polls: dict[str, tuple[float, tuple[str] | None]] = {}
+_poll_lock = threading.Lock()
+
+
+def remote_signature(url: str) -> tuple[str] | None:
+    """What identifies the published metadata.json (its content hash), read at most once per poll interval."""
+    interval = float(os.environ.get(POLL_ENV) or DEFAULT_POLL_SECONDS)
+    now = time.monotonic()
+    with _poll_lock:
+        seen = _polls.get(url)
+        if seen is not None and now - seen[0] < interval:
+            return seen[1]
+    try:
+        data = RemoteIndex.parse(url).read(METADATA)
+    except DocsMcpError:
+        data = None
+    signature = (hashlib.sha256(data).hexdigest(),) if data is not None else None
+    with _poll_lock:
+        _polls[url] = (now, signature)
+    return signature
+
+
+# -- the build's mirror -----------------------------------------------------------------------
+def _local_sizes(root: Path) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for dirpath, _, names in os.walk(root / LANCEDB):
+        for name in names:
+            if name.startswith(".") and name.endswith(".tmp"):
+                continue
+            path = Path(dirpath) / name
+            sizes[path.relative_to(root).as_posix()] = path.stat().st_size
+    return sizes
+
+
+def _is_manifest(rel: str) -> bool:
+    return "/_versions/" in rel
+
+
+def pull(remote: RemoteIndex, local: Path) -> bool:
+    """Make the mirror in `local` match what is published at `remote`, if it does not already.
+
+    Call with the build lock on `local` held. Returns True when anything was downloaded.
+    """
+    layout = OutputLayout(local)
+    published = remote.read(METADATA)
+    if published is None:
+        return False
+    try:
+        mirrored = layout.metadata.read_bytes()
+    except FileNotFoundError:
+        mirrored = None
+    if mirrored == published:
+        return False
+    remote_files = remote.sizes(LANCEDB)
+    local_files = _local_sizes(local)
+    for rel in sorted(remote_files, key=_is_manifest):
+        if local_files.get(rel) != remote_files[rel]:
+            remote.download(rel, local / rel)
+    for rel in set(local_files) - set(remote_files):
+        (local / rel).unlink(missing_ok=True)
+    if remote.size(CHUNKS) is not None:
+        remote.download(CHUNKS, layout.chunks)
+    for stale in (layout.table_files, layout.file_state, layout.written):  # they described the old mirror
+        stale.unlink(missing_ok=True)
+    write_atomic(layout.metadata, published)
+    return True
+
+
+@dataclass
+class PushStats:
+    uploaded: int = 0
+    uploaded_bytes: int = 0
+    deleted: int = 0
+
+
+def push(local: Path, remote: RemoteIndex) -> PushStats:
+    """Publish the mirror: new table files, then chunks.json, then metadata.json, then deletions.
+
+    Call with the build lock on `local` held, after the local build published.
+    """
+    layout = OutputLayout(local)
+    stats = PushStats()
+    local_files = _local_sizes(local)
+    remote_files = remote.sizes(LANCEDB)
+    for rel in sorted(local_files, key=lambda r: (_is_manifest(r), r)):  # a manifest never before its files
+        # Manifests are re-sent every time (a few small files): a version number reused after a failed
+        # publish must not keep the stale manifest a same-sized earlier upload left.
+        if remote_files.get(rel) != local_files[rel] or _is_manifest(rel):
+            stats.uploaded_bytes += remote.upload(rel, local / rel)
+            stats.uploaded += 1
+    metadata = layout.metadata.read_bytes()
+    published = remote.read(METADATA)
+    if published != metadata:
+        old_sha = (json.loads(published).get("index") or {}).get("chunks_sha256") if published else None
+        new_sha = (json.loads(metadata).get("index") or {}).get("chunks_sha256")
+        if layout.chunks.is_file() and (old_sha != new_sha or not new_sha):
+            remote.upload(CHUNKS, layout.chunks)
+        pause("s3-publish")
+        remote.put(METADATA, metadata)
+    doomed = sorted(set(remote_files) - set(local_files))
+    remote.delete(doomed)
+    stats.deleted = len(doomed)
+    return stats
+
