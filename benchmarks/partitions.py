@@ -1,7 +1,7 @@
 """Many corpora in Dagster: one run per corpus in a row, against a backfill that runs them side by side.
 
 N copies of the dub-ts fixture (456 files each), hash provider, cold builds, wall seconds from
-the command to the last run's end, with the repository's .dagster/dagster.yaml:
+the command to the last run's end, with the repository's dagster.yaml:
 
 - sequential: `dg launch --job docs_index_job --partition C` for each corpus, one after another;
 - backfill: `dagster job backfill -j docs_index_job --all` under `dg dev` (runs side by side,
@@ -37,7 +37,7 @@ MULTIPROCESS = {"execution": {"config": {"multiprocess": {"start_method": {"fork
 def setup(count: int) -> tuple[Path, dict[str, str], list[str]]:
     work = Path(tempfile.mkdtemp(prefix="docs-mcp-partitions-"))
     (work / ".dagster").mkdir()
-    shutil.copy(REPO / ".dagster" / "dagster.yaml", work / ".dagster" / "dagster.yaml")
+    shutil.copy(REPO / "dagster.yaml", work / ".dagster" / "dagster.yaml")
     shutil.copy(REPO / "workspace.yaml", work / "workspace.yaml")
     names = [f"sdk{i}" for i in range(count)]
     for name in names:

@@ -52,7 +52,7 @@ def main() -> None:
             (work / "docs-mcp.yaml").write_text(yaml.safe_dump({"corpora": [{
                 "name": name, "source": {"path": "docs"}, "out": "pipeline-out",
                 "embedding": {"provider": "hash"}}]}))
-            shutil.copy(REPO / ".dagster" / "dagster.yaml", work / "dagster.yaml")
+            shutil.copy(REPO / "dagster.yaml", work / "dagster.yaml")
             env = {"DAGSTER_HOME": str(work), "PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(work)}
             dagster = [str(BIN / "dagster"), "asset", "materialize", "-m", "docs_mcp_pipeline", "--select", "*",
                        "--partition", name]

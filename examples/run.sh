@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash .ci/bootstrap
-export DAGSTER_HOME="$PWD/.dagster"   # absolute: uses .dagster/dagster.yaml, keeps the instance state there
+export DAGSTER_HOME="$PWD/.dagster"   # absolute: reads dagster.yaml (via the link .dagster/dagster.yaml), keeps the instance state there
 export PATH="$PWD/.venv/bin:$PATH"
 # Dagster's Python warnings (preview and deprecation notices) are for pipeline authors, not for this run.
 export PYTHONWARNINGS="${PYTHONWARNINGS:-ignore}"

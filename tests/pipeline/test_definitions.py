@@ -98,7 +98,7 @@ def test_validation_errors_fail_the_run_with_the_message(example_config: Path, e
 
 
 def test_dagster_cli_materialize_from_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The CI path and the documented one: the repository's own config and .dagster/dagster.yaml, in a scratch
+    """The CI path and the documented one: the repository's own config and dagster.yaml, in a scratch
     copy. `dagster asset materialize` from the repository root (CI), then `dg launch` from another directory:
     both record to the one instance in DAGSTER_HOME, and the documented command warns about nothing."""
     work = tmp_path / "repo"
@@ -106,7 +106,7 @@ def test_dagster_cli_materialize_from_the_repository(tmp_path: Path, monkeypatch
     for name in ("docs-mcp.yaml", "workspace.yaml"):
         shutil.copy(REPO / name, work / name)
     (work / ".dagster").mkdir()
-    shutil.copy(REPO / ".dagster" / "dagster.yaml", work / ".dagster" / "dagster.yaml")
+    shutil.copy(REPO / "dagster.yaml", work / ".dagster" / "dagster.yaml")
     shutil.copytree(REPO / "examples", work / "examples")
     home = work / ".dagster"
     env = {**os.environ, "DAGSTER_HOME": str(home)}

@@ -1,4 +1,4 @@
-"""Many corpora in one Dagster instance, with the repository's own .dagster/dagster.yaml.
+"""Many corpora in one Dagster instance, with the repository's own dagster.yaml.
 
 `dg dev` runs the UI and the daemon. A backfill of every corpus (the documented command)
 builds them side by side, one run each; asset checks are recorded per corpus; every asset
@@ -93,7 +93,7 @@ def repo(tmp_path: Path, example_docs: Path) -> Path:
     """A copy of the repository's Dagster files, with two corpora."""
     work = tmp_path / "repo"
     (work / ".dagster").mkdir(parents=True)
-    shutil.copy(REPO / ".dagster" / "dagster.yaml", work / ".dagster" / "dagster.yaml")
+    shutil.copy(REPO / "dagster.yaml", work / ".dagster" / "dagster.yaml")
     shutil.copy(REPO / "workspace.yaml", work / "workspace.yaml")
     beta = tmp_path / "beta-docs"
     write(beta, ".docs-mcp.json", '{"version": "1", "strategy": {"chunk_by": "h2"}}')
