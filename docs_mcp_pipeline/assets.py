@@ -28,6 +28,7 @@ from .resources import DagsterReporter, DocsMcpConfig, failure_on_error
 
 GROUP = "docs_index"
 COMMIT_TAG = "docs_mcp/commit"  # set by docs_repo_sensor: the exact commit a run must index
+EMBEDDING_POOL = "embedding_api"  # Dagster concurrency pool of the steps that call the embedding provider
 # Output(data_version=...) is beta in Dagster 1.13; it is what drives staleness here, so keep logs quiet.
 warnings.filterwarnings("ignore", message=r"Parameter `data_version`", category=dg.BetaWarning)
 
@@ -101,6 +102,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "workers": chunkset.workers,
                 "warnings": len(chunkset.warnings),
                 "seconds": round(chunkset.seconds, 3),
+                "path": dg.MetadataValue.path(str(OutputLayout(docs_mcp.out_dir(context.partition_key)).chunks)),
             },
         )
 
@@ -109,9 +111,12 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         """One embedding fingerprint per chunk: what decides whether a cached vector is reusable."""
         with failure_on_error(), docs_mcp.build_lock(context):
             prints = fingerprint_chunks(chunks.chunks, docs_mcp.provider(context.partition_key))
-        return dg.Output(prints, metadata={"count": len(prints), "distinct": len(set(prints))})
+        return dg.Output(prints, metadata={"count": len(prints), "distinct": len(set(prints)),
+                                           "path": dg.MetadataValue.path(str(docs_mcp.cache_dir(context.partition_key)))})
 
-    @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
+    # The one step that calls the embedding provider: runs of several corpora share the
+    # `embedding_api` pool, whose limit (dagster.yaml) keeps them within the provider's rate limit.
+    @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1", pool=EMBEDDING_POOL)
     def cached_vectors(
         context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet, fingerprints: list[str]
     ) -> dg.Output[EmbedResult]:
@@ -134,6 +139,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "seconds": round(stats.seconds, 3),
                 "tokens": stats.tokens,
                 "estimated_cost_usd": round(stats.cost, 6),
+                "path": dg.MetadataValue.path(str(docs_mcp.cache_dir(corpus))),
             },
         )
 

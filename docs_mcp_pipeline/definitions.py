@@ -9,6 +9,7 @@ from docs_mcp_core.sources.config import load_config
 
 from .assets import build_assets
 from .checks import build_checks
+from .execution import StepValuesIOManager, docs_mcp_executor
 from .resources import DocsMcpConfig
 from .sensors import build_schedule, build_sensor
 
@@ -21,13 +22,12 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
     job = dg.define_asset_job(JOB, selection=dg.AssetSelection.all(), partitions_def=partitions)
     return dg.Definitions(
         assets=build_assets(partitions),
-        asset_checks=build_checks(),
+        asset_checks=build_checks(partitions),
         jobs=[job],
         sensors=[build_sensor(corpora, JOB)],
         schedules=[build_schedule(corpora, JOB)],
-        resources={"docs_mcp": DocsMcpConfig(config_path=str(corpora.path))},
-        # One process per step costs ~20 s a run; switch to multiprocess/k8s executors to scale out.
-        executor=dg.in_process_executor,
+        resources={"docs_mcp": DocsMcpConfig(config_path=str(corpora.path)), "io_manager": StepValuesIOManager()},
+        executor=docs_mcp_executor,  # in-process unless a run's config asks for multiprocess
     )
 
 

@@ -5,16 +5,16 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash .ci/bootstrap
-export DAGSTER_HOME="$PWD"   # uses ./dagster.yaml; instance state goes to ./.dagster/
+export DAGSTER_HOME="$PWD/.dagster"   # absolute: reads dagster.yaml (via the link .dagster/dagster.yaml), keeps the instance state there
 export PATH="$PWD/.venv/bin:$PATH"
 # Dagster's Python warnings (preview and deprecation notices) are for pipeline authors, not for this run.
 export PYTHONWARNINGS="${PYTHONWARNINGS:-ignore}"
 index="$PWD/indexes/example"
 
-echo "==> building the example corpus through Dagster: dagster asset materialize -m docs_mcp_pipeline --select '*' --partition example" >&2
+echo "==> building the example corpus through Dagster: dg launch -m docs_mcp_pipeline --job docs_index_job --partition example" >&2
 echo "    (embedding: the default, local/onnx with the bundled all-MiniLM-L6-v2 when docs-mcp[semantic] is installed; a line per step)" >&2
 set +e
-dagster asset materialize -m docs_mcp_pipeline --select '*' --partition example 2>&1 \
+dg launch -m docs_mcp_pipeline --job docs_index_job --partition example 2>&1 \
   | tee .dagster-run.log \
   | grep --line-buffered -E " - (STEP_START|STEP_SUCCESS|STEP_FAILURE|RUN_SUCCESS|RUN_FAILURE) - " \
   | sed -u -E 's/.* - (STEP_START|STEP_SUCCESS|STEP_FAILURE|RUN_SUCCESS|RUN_FAILURE) - /  \1 /; s/^  STEP_START (.*)/  started \1/; s/^  STEP_SUCCESS (.*)/  done    \1/' >&2

