@@ -19,19 +19,7 @@ from .layout import OutputLayout
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Readers see the old file or the new one, never a partial write."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        pause(f"replace-{path.name}")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic_pieces(path, (data,))
 
 
 def write_atomic_pieces(path: Path, pieces: Iterable[bytes]) -> str:
