@@ -9,8 +9,10 @@ import re
 import shutil
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+
+from .local_http import LocalServer
 
 
 HTTPX_SITE = Path(__file__).resolve().parent.parent / "fixtures" / "httpx-site"
@@ -41,7 +43,7 @@ class Request:
 
 
 @dataclass
-class DocsSite:
+class DocsSite(LocalServer):
     """`validators`: "etag" (ETag and Last-Modified), "last-modified" (like http.server) or "none".
 
     `faults` maps a path to "500", "429-once", "loop" (redirects to itself), "huge" (6 MiB of HTML)
@@ -52,13 +54,11 @@ class DocsSite:
     validators: str = "etag"
     faults: dict[str, str] = field(default_factory=dict)
     log: list[Request] = field(default_factory=list)
-    _httpd: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def url(self) -> str:
-        assert self._httpd is not None
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/"
+        return f"{self.origin}/"
 
     def page_requests(self) -> list[Request]:
         """Requests for pages (not robots.txt, sitemaps or llms.txt)."""
@@ -77,22 +77,8 @@ class DocsSite:
                     site.log.append(Request(self.path, status, self.headers.get("If-None-Match"),
                                             self.headers.get("If-Modified-Since")))
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        self._serve(Handler)
         return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> "DocsSite":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def _send(self, h: BaseHTTPRequestHandler, status: int, body: bytes = b"", ctype: str = "text/html",
               headers: dict[str, str] | None = None) -> int:

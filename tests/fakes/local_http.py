@@ -1,4 +1,4 @@
-"""What the fake OpenAI-compatible servers share: a threaded HTTP server on 127.0.0.1 and JSON replies."""
+"""What the fake HTTP servers share: a threaded HTTP server on 127.0.0.1, start/stop, and JSON replies."""
 
 from __future__ import annotations
 
@@ -25,9 +25,13 @@ class LocalServer:
     _httpd: ThreadingHTTPServer | None = None
 
     @property
-    def url(self) -> str:
+    def origin(self) -> str:
         assert self._httpd is not None, "the server is not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    @property
+    def url(self) -> str:
+        return f"{self.origin}/v1"
 
     def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
