@@ -86,6 +86,11 @@ class ChunkInfo:
     source_url: str | None = None  # the web page (and heading anchor) of website corpora
 
 
+def phrase_applies(query: str) -> bool:
+    """Whether the exact-phrase signal runs for this query (it needs two words or more)."""
+    return len(_WORD.findall(query)) >= 2
+
+
 def snippet(text: str, query: str, width: int = 220) -> str:
     """Up to `width` characters of the text, starting shortly before the first query word found."""
     flat = " ".join(text.split())
@@ -479,7 +484,7 @@ class SearchEngine:
             return await run(builder, "_distance", True)
 
         jobs = {"text": run(await table.search(text_query(query, index, self.weights), query_type="fts"), "_score", False)}
-        if len(_WORD.findall(query)) >= 2:
+        if phrase_applies(query):
             phrase = PhraseQuery(query, "content_text", slop=0)
             jobs["phrase"] = run(await table.search(phrase, query_type="fts"), "_score", False)
         jobs["vector"] = nearest()

@@ -36,7 +36,6 @@ from ..metadata import PublishedMetadata, TaxonomyKey
 from . import answers
 from . import cursor as cursors
 from .engine import (
-    _WORD,
     DEFAULT_LIMIT,
     MAX_LIMIT,
     PublishedIndex,
@@ -44,6 +43,7 @@ from .engine import (
     SearchPage,
     hint_for,
     match_case,
+    phrase_applies,
     snippet,
     unreadable_index,
     validate_filters,
@@ -336,6 +336,6 @@ async def _closest(scope: list[tuple[Corpus, PublishedIndex]], query: str, modes
 def _best_score(engine: SearchEngine, query: str, mode: str) -> float:
     """The fused score of a chunk ranked first by every signal that ran for this query (engine._ranked)."""
     weights = engine.weights
-    total = weights.text + (weights.phrase if len(_WORD.findall(query)) >= 2 else 0.0) + \
+    total = weights.text + (weights.phrase if phrase_applies(query) else 0.0) + \
         (weights.vector if mode == "hybrid" else 0.0)
     return (total / (weights.k + 1)) or 1.0
