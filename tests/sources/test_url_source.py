@@ -171,6 +171,7 @@ def test_a_server_with_last_modified_only_gets_if_modified_since(site_dir: Path,
         assert build(site, out).returncode == 0
         site.log.clear()
         result = build(site, out)
+        assert result.returncode == 0, result.stderr
         pages = site.page_requests()
         assert statuses(pages) == {304: len(SMALL)}
         assert all(r.if_modified_since and not r.if_none_match for r in pages)
