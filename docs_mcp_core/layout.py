@@ -100,6 +100,8 @@ class OutputLayout:
 
     @property
     def table_files(self) -> Path:
+        """The files each kept table version was written with (Lance names them randomly, so they
+        live here rather than in metadata.json, which stays the same for the same corpus)."""
         return self.state / TABLE_FILES
 
     @property

@@ -9,7 +9,7 @@ import dagster as dg
 from docs_mcp_core.chunking.chunker import CHUNKER_VERSION
 from docs_mcp_core.embedding.cache import EmbedResult
 from docs_mcp_core.fsutil import dir_size
-from docs_mcp_core.indexing.audit import audit_path, record_build
+from docs_mcp_core.indexing.audit import record_build
 from docs_mcp_core.indexing.steps import (
     ChunkSet,
     chunk_corpus,
@@ -110,7 +110,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     def fingerprints(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet) -> dg.Output[list[str]]:
         """One embedding fingerprint per chunk: what decides whether a cached vector is reusable."""
         with failure_on_error(), docs_mcp.build_lock(context):
-            prints = fingerprint_chunks(chunks.chunks, docs_mcp.provider(context.partition_key))
+            prints = fingerprint_chunks(chunks, docs_mcp.provider(context.partition_key))
         return dg.Output(prints, metadata={"count": len(prints), "distinct": len(set(prints)),
                                            "path": dg.MetadataValue.path(str(docs_mcp.cache_dir(context.partition_key)))})
 
@@ -212,8 +212,8 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
             "hits": stats.hits,
             "misses": stats.misses,
             "pruned": stats.pruned,
-            "path": dg.MetadataValue.path(str(audit_path(out))),
-            "query": dg.MetadataValue.md(f"`docs-mcp audit --out {out}` or `duckdb {audit_path(out)}`"),
+            "path": dg.MetadataValue.path(str(OutputLayout(out).audit)),
+            "query": dg.MetadataValue.md(f"`docs-mcp audit --out {out}` or `duckdb {OutputLayout(out).audit}`"),
         })
 
     return [staged_docs, chunks, fingerprints, cached_vectors, lancedb_index, metadata_json, cache_audit]

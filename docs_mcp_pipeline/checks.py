@@ -11,8 +11,7 @@ import dagster as dg
 
 from docs_mcp_core.fsutil import read_json
 from docs_mcp_core.indexing import checks
-from docs_mcp_core.indexing.steps import written_path
-from docs_mcp_core.layout import staged_listing
+from docs_mcp_core.layout import OutputLayout, staged_listing
 
 from .assets import staged_path
 from .resources import DocsMcpConfig
@@ -28,7 +27,7 @@ def _result(outcome: checks.CheckOutcome) -> dg.AssetCheckResult:
 def _written(docs_mcp: DocsMcpConfig, corpus: str) -> tuple[Path, int]:
     """The output folder and the table version this run's lancedb_index wrote."""
     out = docs_mcp.out_dir(corpus)
-    return out, int((read_json(written_path(out)) or {})["version"])
+    return out, int((read_json(OutputLayout(out).written) or {})["version"])
 
 
 def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefinition]:

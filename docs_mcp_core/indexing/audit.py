@@ -65,10 +65,6 @@ def migrate(con: Any) -> None:
         con.execute(statement)
 
 
-def audit_path(out: Path) -> Path:
-    return OutputLayout(out).audit
-
-
 def new_build_id() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
 
@@ -97,7 +93,7 @@ def record_build(
     rows = [(c.chunk_id, fp, events.get(fp)) for c, fp in zip(chunkset.chunks, fingerprints) if events.get(fp)] \
         if events else []
     rows += [(cid, fp, "pruned") for fp, cid in embedded.pruned]
-    path = audit_path(out)
+    path = OutputLayout(out).audit
     path.parent.mkdir(parents=True, exist_ok=True)
     with duckdb.connect(str(path)) as con:
         migrate(con)
@@ -147,7 +143,7 @@ def query(out: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     from ..metadata import require_metadata
 
     require_metadata(out)  # a reading command: a folder that is not an index gets the build command, nothing else
-    path = audit_path(out)
+    path = OutputLayout(out).audit
     if not path.is_file():
         raise DocsMcpError(f"no audit database at {path}; it is written by every `docs-mcp build --out {out}` "
                            "since audits were added: build the index again")

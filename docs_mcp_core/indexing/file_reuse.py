@@ -49,15 +49,6 @@ def chunk_pieces(chunks: Iterable[Chunk]) -> Iterator[bytes]:
     yield b"[]\n" if first else b"\n]\n"
 
 
-def state_path(out: Path) -> Path:
-    return OutputLayout(out).file_state
-
-
-def pending_dir(out: Path) -> Path:
-    """Where write_index puts chunks.json and the reuse state until publish_metadata moves them in."""
-    return OutputLayout(out).pending
-
-
 def pending_paths(out: Path) -> tuple[Path, Path]:
     """(chunks.json, files.json) of a written, not yet published build."""
     layout = OutputLayout(out)
@@ -119,7 +110,7 @@ def published_files(out: Path, chunks_sha256: str) -> tuple[Path | None, Path | 
     """
     out = Path(out)
     pending_chunks, pending_state = pending_paths(out)
-    states = [(p, _read_state(p)) for p in (state_path(out), pending_state)]
+    states = [(p, _read_state(p)) for p in (OutputLayout(out).file_state, pending_state)]
     state = next((p for p, s in states if s is not None and s.get("chunks_sha256") == chunks_sha256), None)
     recorded = next((s for p, s in states if p == state), None)
     chunks = next((p for p in (OutputLayout(out).chunks, pending_chunks) if chunks_match(p, chunks_sha256, recorded)),
@@ -180,7 +171,7 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
         published = meta.index.chunks_sha256 if meta and meta.index else None
     except DocsMcpError:
         return None, f"{METADATA} is damaged"
-    chunks_file, state_file = OutputLayout(out).chunks, state_path(out)
+    chunks_file, state_file = OutputLayout(out).chunks, OutputLayout(out).file_state
     if published:  # the published chunks.json and state: in place, or aside if a publish was stopped
         found_chunks, found_state = published_files(out, published)
         chunks_file, state_file = found_chunks or chunks_file, found_state or state_file
@@ -247,8 +238,8 @@ def publish_pending(out: Path, chunks_sha256: str) -> None:
     published = OutputLayout(out).chunks
     if chunks is not None and chunks != published:
         os.replace(chunks, published)
-    if state is not None and state != state_path(out):
-        os.replace(state, state_path(out))
+    if state is not None and state != OutputLayout(out).file_state:
+        os.replace(state, OutputLayout(out).file_state)
     discard_pending(out)
 
 
@@ -257,6 +248,6 @@ def discard_pending(out: Path) -> None:
     for path in pending_paths(out):
         path.unlink(missing_ok=True)
     try:
-        pending_dir(out).rmdir()
+        OutputLayout(out).pending.rmdir()
     except OSError:
         pass

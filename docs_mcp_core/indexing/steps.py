@@ -224,16 +224,13 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from
     return chunkset
 
 
-def fingerprint_chunks(chunks: ChunkSet | list[Chunk], provider: EmbeddingProvider) -> list[str]:
-    """One fingerprint per chunk; none for a provider that makes no vectors (nothing is cached for it)."""
+def fingerprint_chunks(chunkset: ChunkSet, provider: EmbeddingProvider) -> list[str]:
+    """One fingerprint per chunk; none for a provider that makes no vectors (nothing is cached for it,
+    and a no-op build then never loads the previous chunks)."""
     if not provider.produces_vectors:
         return []
     config = provider.config_fingerprint
-    return [compute_fingerprint(c, config) for c in (chunks.chunks if isinstance(chunks, ChunkSet) else chunks)]
-
-
-def default_cache_dir(out: Path) -> Path:
-    return OutputLayout(out).embedding_cache
+    return [compute_fingerprint(c, config) for c in chunkset.chunks]
 
 
 def embed_chunks(
@@ -272,11 +269,6 @@ def index_content_hash(chunks_sha256: str, embedded: EmbedResult, keys: list[str
     for fp in embedded.fingerprints:
         h.update(fp.encode())
     return h.hexdigest()
-
-
-def written_path(out: Path) -> Path:
-    """Where write_index records the table version it wrote, before it is published."""
-    return OutputLayout(out).written
 
 
 def _read_published(out: Path, reporter: Reporter) -> PublishedMetadata | None:
@@ -371,7 +363,7 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             record_files(out, info.table, info.version, info.files)
             marker.unlink()
         write_pending(out, chunks_sha, chunkset.files)
-        write_json_atomic(written_path(out), info.to_json())
+        write_json_atomic(OutputLayout(out).written, info.to_json())  # the version written, not yet published
     if info.rows != chunkset.chunk_count:
         raise DocsMcpError(f"index has {info.rows} rows but the build has {chunkset.chunk_count} chunks; rebuild")
     pause("written")
@@ -524,7 +516,7 @@ def build(
         chunkset = chunk_corpus(docs_dir, reporter, reuse_from=None if force else out, allow_empty=allow_empty,
                                 workers=workers)
         fingerprints = fingerprint_chunks(chunkset, provider)
-        embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir or default_cache_dir(out),
+        embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir or OutputLayout(out).embedding_cache,
                                 rebuild_cache=rebuild_cache or force, reporter=reporter)
         info = write_index(out, chunkset, embedded, reporter, force=force, vector_index=vector_index,
                            publish_to=publish_to)

@@ -66,15 +66,9 @@ def _ends_with_magic(path: Path) -> bool:
         return False
 
 
-def record_path(out: Path) -> Path:
-    """The files each kept table version was written with (Lance names them randomly, so they
-    live here rather than in metadata.json, which stays the same for the same corpus)."""
-    return OutputLayout(out).table_files
-
-
 def _records(out: Path) -> dict[str, Any]:
     try:
-        data = read_json(record_path(out))
+        data = read_json(OutputLayout(out).table_files)
     except (ValueError, OSError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -84,7 +78,7 @@ def record_files(out: Path, table: str, version: int, files: dict[str, int]) -> 
     """Remember the files `table` was written with at `version`."""
     records = _records(out)
     records[f"{table}:{version}"] = dict(sorted(files.items()))
-    write_json_atomic(record_path(out), dict(sorted(records.items())))
+    write_json_atomic(OutputLayout(out).table_files, dict(sorted(records.items())))
 
 
 def forget_records(out: Path, table: str, keep: set[int]) -> None:
@@ -92,7 +86,7 @@ def forget_records(out: Path, table: str, keep: set[int]) -> None:
     records = _records(out)
     wanted = {f"{table}:{v}" for v in keep}
     if set(records) - wanted:
-        write_json_atomic(record_path(out), {k: v for k, v in sorted(records.items()) if k in wanted})
+        write_json_atomic(OutputLayout(out).table_files, {k: v for k, v in sorted(records.items()) if k in wanted})
 
 
 def recorded_files(out: Path, table: str, version: int) -> dict[str, int] | None:

@@ -6,7 +6,7 @@ import duckdb
 from click.testing import CliRunner
 
 from docs_mcp_core.cli import main
-from docs_mcp_core.indexing.audit import audit_path
+from docs_mcp_core.layout import OutputLayout
 
 from ..conftest import EXAMPLE_CHUNKS
 
@@ -31,7 +31,7 @@ def test_audit_after_cli_builds(example_docs: Path, tmp_path: Path) -> None:
                                "SELECT status, count(*) AS n FROM chunk_events GROUP BY status ORDER BY status"])
     assert sql.exit_code == 0
     assert sql.output.splitlines()[2:] == [f"hit     {EXAMPLE_CHUNKS - 1}", f"miss    {EXAMPLE_CHUNKS + 1}", "pruned  1 ", "(3 rows)"]
-    with duckdb.connect(str(audit_path(out)), read_only=True) as con:
+    with duckdb.connect(str(OutputLayout(out).audit), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM builds").fetchone() == (2,)
 
 
@@ -56,13 +56,13 @@ OLD_BUILDS = """CREATE TABLE builds (build_id VARCHAR PRIMARY KEY, corpus VARCHA
 def test_an_audit_file_from_before_backends_gains_the_columns_and_keeps_its_rows(example_docs: Path,
                                                                                  tmp_path: Path) -> None:
     out = tmp_path / "out"
-    audit_path(out).parent.mkdir(parents=True)
-    with duckdb.connect(str(audit_path(out))) as con:
+    OutputLayout(out).audit.parent.mkdir(parents=True)
+    with duckdb.connect(str(OutputLayout(out).audit)) as con:
         con.execute(OLD_BUILDS)
         con.execute("INSERT INTO builds VALUES ('old', 'out', now(), NULL, 1, 1, 1, 0, 1, 1, 0, 'hash', 'hash-v1', 1, 0.1)")
     build = ["build", "--docs-dir", str(example_docs), "--out", str(out), "--embedding-provider", "hash", "-q"]
     assert CliRunner().invoke(main, build).exit_code == 0
-    with duckdb.connect(str(audit_path(out)), read_only=True) as con:
+    with duckdb.connect(str(OutputLayout(out).audit), read_only=True) as con:
         rows = con.execute("SELECT build_id = 'old', provider, backend, model_sha256, length(config_fingerprint) "
                            "FROM builds ORDER BY finished_at").fetchall()
     assert rows == [(True, "hash", None, None, None), (False, "hash", None, None, 64)]

@@ -136,7 +136,7 @@ def test_publish_is_atomic_and_readers_stay_pinned(example_docs: Path, tmp_path:
 
     write(example_docs, "guides/zebra.md", "# Zebra crossing\n\nParcels may cross at the zebra crossing.\n")
     chunkset = chunk_corpus(example_docs)
-    embedded = embed_chunks(chunkset, fingerprint_chunks(chunkset.chunks, provider), provider, cache_dir=tmp_path / "c")
+    embedded = embed_chunks(chunkset, fingerprint_chunks(chunkset, provider), provider, cache_dir=tmp_path / "c")
     info = write_index(out, chunkset, embedded)
     # Written but not published: searches still get the published version.
     assert ids(out, "zebra crossing") == []

@@ -11,7 +11,7 @@ import pytest
 from dagster_graphql.test.utils import define_out_of_process_workspace, execute_dagster_graphql
 
 from docs_mcp_core.indexing import checks
-from docs_mcp_core.indexing.audit import audit_path
+from docs_mcp_core.layout import OutputLayout
 from docs_mcp_pipeline import build_definitions
 from docs_mcp_pipeline.assets import COMMIT_TAG
 
@@ -168,7 +168,7 @@ def test_cache_audit_keeps_history_across_builds(example_config: Path, example_d
     runs.append(materialize(defs, "example", instance).run_id)  # one chunk edited
     (example_docs / "guides" / "pagination.md").unlink()
     runs.append(materialize(defs, "example", instance).run_id)  # a file with 5 chunks deleted
-    with duckdb.connect(str(audit_path(tmp_path / "indexes" / "example")), read_only=True) as con:
+    with duckdb.connect(str(OutputLayout(tmp_path / "indexes" / "example").audit), read_only=True) as con:
         builds = con.execute("SELECT build_id, chunks, hits, misses, embedded, pruned, provider FROM builds "
                              "ORDER BY finished_at").fetchall()
         events = con.execute("SELECT build_id, status, count(*) FROM chunk_events GROUP BY ALL").fetchall()

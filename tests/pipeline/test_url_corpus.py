@@ -7,7 +7,7 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 
-from docs_mcp_core.indexing.audit import audit_path
+from docs_mcp_core.layout import OutputLayout
 from docs_mcp_pipeline import build_definitions
 
 from ..fakes.docs_site import DocsSite, copy_site
@@ -54,7 +54,7 @@ def test_url_corpus_is_staged_conditionally_and_audited(tmp_path: Path) -> None:
             requests = schedule.evaluate_tick(context).run_requests or []
         assert [r.partition_key for r in requests] == ["httpx"]
 
-    with duckdb.connect(str(audit_path(out)), read_only=True) as con:
+    with duckdb.connect(str(OutputLayout(out).audit), read_only=True) as con:
         rows = con.execute("SELECT event, count(*) FROM page_events GROUP BY event ORDER BY event").fetchall()
         removed = con.execute("SELECT path, http_status FROM page_events WHERE event = 'removed'").fetchall()
     assert rows == [("added", 4), ("not_modified", 7), ("removed", 1)]

@@ -114,7 +114,7 @@ def unpublished_vectors(docs: Path, out: Path) -> None:
     """Embed the edited corpus but stop before publishing: the new vectors wait in .pending."""
     provider = make_provider(ProviderSettings("hash", dimensions=DIMS))
     chunkset = chunk_corpus(docs, reuse_from=out)
-    embed_chunks(chunkset, fingerprint_chunks(chunkset.chunks, provider), provider, cache_dir=out / CACHE)
+    embed_chunks(chunkset, fingerprint_chunks(chunkset, provider), provider, cache_dir=out / CACHE)
     assert _open(out / PENDING).count_rows() > 0
 
 

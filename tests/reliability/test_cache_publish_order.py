@@ -25,7 +25,7 @@ UNPUBLISHED_BUILD = textwrap.dedent("""
     provider = make_provider(ProviderSettings("openai", "fake-embed", 32, url))
     with build_lock(out):
         chunkset = chunk_corpus(docs, reuse_from=out)
-        embedded = embed_chunks(chunkset, fingerprint_chunks(chunkset.chunks, provider), provider,
+        embedded = embed_chunks(chunkset, fingerprint_chunks(chunkset, provider), provider,
                                 cache_dir=out / ".embedding-cache")
         write_index(out, chunkset, embedded)
         print("written", flush=True)
