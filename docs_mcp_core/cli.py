@@ -159,7 +159,7 @@ def _validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
 
     chunkset = analyze_corpus(check_docs_dir(docs_dir, "--docs-dir"))
     files = len(chunkset.files) + sum(d.code == "not-utf8" for d in chunkset.diagnostics)
-    if not chunkset.chunks and not has_errors(chunkset.diagnostics):
+    if not chunkset.chunk_count and not has_errors(chunkset.diagnostics):
         chunkset.diagnostics.append(warning(".", 1, "nothing to index: no Markdown file with content; "
                                                     "`docs-mcp build` refuses this unless --allow-empty",
                                             "nothing-to-index"))

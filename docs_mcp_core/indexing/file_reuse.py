@@ -12,9 +12,9 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ..chunking.chunker import CHUNKER_VERSION
 from ..corpus.manifest import Resolution, Strategy
@@ -24,6 +24,7 @@ from ..fsutil import read_json, write_atomic, write_atomic_pieces
 from ..layout import FILE_STATE, METADATA, OutputLayout
 from ..metadata import read_metadata
 from ..models import Chunk
+from .chunk_lines import chunk_line, framed, head, read_lines
 
 STATE_VERSION = "2"  # 2: per-file chunk counts and titles, and chunks.json's size and mtime
 
@@ -41,12 +42,7 @@ def _strategy_key(strategy: Strategy) -> str:
 
 def chunk_pieces(chunks: Iterable[Chunk]) -> Iterator[bytes]:
     """chunks.json piece by piece: a JSON array with one chunk per line (readable, diffable, streamable)."""
-    first = True
-    for chunk in chunks:
-        line = json.dumps(chunk.to_dict(), ensure_ascii=False)
-        yield (b"[\n" if first else b",\n") + line.encode()
-        first = False
-    yield b"[]\n" if first else b"\n]\n"
+    return framed(chunk_line(chunk) for chunk in chunks)
 
 
 def pending_paths(out: Path) -> tuple[Path, Path]:
@@ -126,7 +122,6 @@ class PreviousChunks:
     chunks_path: Path
     chunks_sha256: str
     moved_to: Path | None = None  # where a pending chunks.json goes when its publish is finished
-    _by_file: dict[str, list[Chunk]] | None = field(default=None, repr=False)
 
     def match(self, relpath: str, key: str) -> tuple[int, list[Diagnostic], dict[str, str], list[str]] | None:
         """(chunk count, diagnostics, metadata, titles) of an unchanged file, or None if it must be parsed."""
@@ -139,22 +134,34 @@ class PreviousChunks:
         diags = [Diagnostic(relpath, *fields) for fields in stored]  # line, severity, message, code
         return int(entry.get("chunks", 0)), diags, dict(entry.get("metadata", {})), list(entry.get("titles", []))
 
-    def chunks_of(self, relpath: str) -> list[Chunk]:
-        if self._by_file is None:
-            self._by_file = {}
-            for chunk in self.all_chunks():
-                self._by_file.setdefault(chunk.filepath, []).append(chunk)
-        return self._by_file.get(relpath, [])
-
-    def all_chunks(self) -> list[Chunk]:
-        """Every chunk of the previous build, in chunks.json order; checked against its sha256 as read."""
+    def file_lines(self, wanted: set[str]) -> Iterator[tuple[str, list[bytes]]]:
+        """(path, chunks.json lines) of each file in `wanted`, in chunks.json's order, in one pass that
+        holds one file's lines at a time; the whole file is checked against its sha256 as it is read."""
         path = self.chunks_path
         if not path.exists() and self.moved_to is not None:
             path = self.moved_to
-        raw = path.read_bytes()
-        if hashlib.sha256(raw).hexdigest() != self.chunks_sha256:
+        digest = hashlib.sha256()
+
+        def hashed(fh: IO[bytes]) -> Iterator[bytes]:
+            for raw in fh:
+                digest.update(raw)
+                yield raw
+
+        current: str | None = None
+        lines: list[bytes] = []
+        with open(path, "rb") as fh:
+            for _, _, line in read_lines(hashed(fh)):
+                filepath = head(line)[1]
+                if filepath != current:
+                    if current in wanted:
+                        yield current, lines
+                    current, lines = filepath, []
+                if filepath in wanted:
+                    lines.append(line)
+            if current is not None and current in wanted:
+                yield current, lines
+        if digest.hexdigest() != self.chunks_sha256:
             raise DocsMcpError(f"{path} changed during the build; build again")
-        return [Chunk.from_dict(item) for item in json.loads(raw)]
 
 
 def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
@@ -212,9 +219,9 @@ def state_json(chunks_sha256: str, chunks_stat: list[int] | None, files: list[An
     }
 
 
-def write_pending_chunks(out: Path, chunks: Iterable[Chunk]) -> str:
-    """Write chunks.json aside, streamed; returns its sha256."""
-    return write_atomic_pieces(pending_paths(out)[0], chunk_pieces(chunks))
+def write_pending_chunks(out: Path, lines: Iterable[bytes]) -> str:
+    """Write chunks.json aside from its lines (chunk_lines.chunk_line), streamed; returns its sha256."""
+    return write_atomic_pieces(pending_paths(out)[0], framed(lines))
 
 
 def write_pending(out: Path, chunks_sha256: str, files: list[Any]) -> None:

@@ -30,8 +30,9 @@ from ..objectstore import RemoteIndex, pull, push
 from ..progress import NullReporter, Reporter, Timer
 from ..vector_index import INDEX_KIND, VectorIndexPolicy
 from .audit import new_build_id, record_build
-from .file_reuse import (PreviousChunks, chunk_pieces, discard_pending, file_key, load_previous, publish_pending,
-                         published_files, write_pending, write_pending_chunks)
+from .chunk_lines import Spill, chunk_line, head, parse_line
+from .file_reuse import (PreviousChunks, chunk_pieces, discard_pending, file_key, load_previous, pending_paths,
+                         publish_pending, published_files, write_pending, write_pending_chunks)
 from .parsing import Parsed, Parser, ParseJob
 from .tablefiles import forget_records, manifests, record_files, remove_files, unrecorded_files, version_problem
 
@@ -54,9 +55,10 @@ class FileRecord:
 class ChunkSet:
     """Output of the chunk step: everything later steps and metadata.json need.
 
-    When no file was re-parsed, `chunks` is read from the previous build's chunks.json only if
-    a step asks for it; `unchanged_sha256` then names that chunks.json when this build's chunks
-    are exactly its chunks, which lets a no-op build skip re-serializing them.
+    The chunks themselves are not held: parsed files' chunks wait in a spill file, unchanged
+    files' chunks in the previous build's chunks.json, and `lines()` reads them back in order,
+    a file at a time. `unchanged_sha256` names that chunks.json when this build's chunks are
+    exactly its chunks, which lets a no-op build skip re-serializing them.
     """
 
     root: str
@@ -72,14 +74,48 @@ class ChunkSet:
     unchanged_sha256: str = ""
     _chunks: list[Chunk] | None = field(default=None, repr=False)
     _previous: PreviousChunks | None = field(default=None, repr=False)
+    _spill: Spill | None = field(default=None, repr=False)
+
+    def lines(self) -> Iterator[bytes]:
+        """This build's chunks.json lines, in order (chunk_lines.chunk_line), holding one file's at a time."""
+        if self._chunks is not None:
+            yield from (chunk_line(c) for c in self._chunks)
+            return
+        reused = {f.relpath for f in self.files if f.reused and f.chunks}
+        previous = self._previous.file_lines(reused) if self._previous is not None and reused else iter(())
+        ahead: dict[str, list[bytes]] = {}  # files the previous chunks.json had before the one wanted
+        for record in self.files:
+            if not record.chunks:
+                continue
+            if not record.reused:
+                assert self._spill is not None
+                yield from self._spill.lines(record.relpath)
+                continue
+            while record.relpath not in ahead:
+                path, lines = next(previous, (None, []))
+                if path is None:
+                    break
+                ahead[path] = lines
+            found = ahead.pop(record.relpath, [])
+            if len(found) != record.chunks:
+                raise DocsMcpError(f"the previous chunks.json no longer has {record.relpath}'s {record.chunks} "
+                                   "chunks; build again")
+            yield from (chunk_line(parse_line(line)) for line in found)  # as a fresh build writes them
+        for _ in previous:  # read to the end: that checks its sha256
+            pass
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        return (parse_line(line) for line in self.lines())
+
+    def chunk_ids(self) -> Iterator[str]:
+        return (head(line)[0] for line in self.lines())
 
     @property
     def chunks(self) -> list[Chunk]:
+        """Every chunk, in memory: for callers that want a list (the build itself streams `lines()`)."""
         if self._chunks is None:
-            kept = {f.relpath for f in self.files if f.chunks}
-            everything = self._previous.all_chunks() if self._previous and kept else []
-            self._chunks = everything if self.unchanged_sha256 else [c for c in everything if c.filepath in kept]
-            self._previous = None
+            self._chunks = list(self.iter_chunks())
+            self._previous, self._spill = None, None
         return self._chunks
 
     @property
@@ -89,7 +125,7 @@ class ChunkSet:
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (between Dagster assets) with its chunks: the previous chunks.json may be gone by then."""
         self.chunks
-        return {**self.__dict__, "_previous": None}
+        return {**self.__dict__, "_previous": None, "_spill": None}
 
     @property
     def taxonomy_keys(self) -> list[str]:
@@ -105,18 +141,20 @@ def _titles(chunks: list[Chunk]) -> list[str]:
 
 
 def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: PreviousChunks | None = None, *,
-                   workers: int | None = None) -> ChunkSet:
+                   workers: int | None = None, spill_dir: Path | None = None) -> ChunkSet:
     """Parse, check and chunk every file, reusing unchanged files' chunks from `previous`.
 
     Files that need parsing go to `workers` processes (default: one per core) when there are
     enough of them to pay for it (indexing/parsing.py); the result does not depend on it.
+    Their chunks go to a spill file in `spill_dir` (default: the system's temporary folder).
     """
     reporter = reporter or NullReporter()
     timer = Timer()
     scan = scan_corpus(Path(docs_dir))
     diags = list(scan.diagnostics)
     files: list[FileRecord] = []
-    parsed_chunks: dict[str, list[Chunk]] = {}
+    spill = Spill(spill_dir)
+    seen_ids: set[str] = set()
     waiting: deque[FileRecord] = deque()  # files sent to the parser, in order, awaiting their result
     parser = Parser(scan.manifests, workers)
 
@@ -126,7 +164,8 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
             record.chunks, record.diagnostics, record.metadata = len(result.chunks), result.diagnostics, result.metadata
             record.titles = _titles(result.chunks)
             if result.chunks:
-                parsed_chunks[record.relpath] = result.chunks
+                diags.extend(_duplicate_ids(result.chunks, seen_ids))
+                spill.add(record.relpath, result.chunks)
 
     try:
         for n, rel in enumerate(scan.markdown, start=1):
@@ -157,7 +196,6 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
         diags.extend(record.diagnostics)
     reused = sum(f.reused for f in files)
     diags.extend(check_taxonomy_limits([(f.relpath, f.metadata) for f in files]))
-    diags.extend(_duplicate_ids(c for chunks in parsed_chunks.values() for c in chunks))
     prompts, prompt_diags = load_prompts(scan.root, scan.templates)
     diags.extend(prompt_diags)
     taxonomy, tax_diags = build_taxonomy((f.metadata for f in files if f.chunks), scan.manifests)
@@ -166,22 +204,13 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
     diags.extend(instr_diags)
     chunkset = ChunkSet(str(scan.root), files, taxonomy, instructions, prompts, sorted(set(diags)),
                         reparsed=len(files) - reused, reused=reused, seconds=timer.seconds, workers=parser.used_workers)
-    if previous is not None and not parsed_chunks and reused == len(files):
-        # Nothing parsed: the chunks are the previous build's (all of them if no file went), read when needed.
-        chunkset._previous = previous
-        if [f.relpath for f in files] == list(previous.files):
-            chunkset.unchanged_sha256 = previous.chunks_sha256
-    else:
-        chunks: list[Chunk] = []
-        for f in files:  # in path order, each file's chunks in document order: chunks.json's order
-            if f.chunks:
-                chunks.extend(previous.chunks_of(f.relpath) if f.reused and previous else parsed_chunks[f.relpath])
-        chunkset._chunks = chunks
+    chunkset._spill, chunkset._previous = spill, previous if reused else None
+    if previous is not None and reused == len(files) and [f.relpath for f in files] == list(previous.files):
+        chunkset.unchanged_sha256 = previous.chunks_sha256  # nothing parsed, nothing gone: its chunks.json as is
     return chunkset
 
 
-def _duplicate_ids(chunks: Iterable[Chunk]) -> list[Diagnostic]:
-    seen: set[str] = set()
+def _duplicate_ids(chunks: Iterable[Chunk], seen: set[str]) -> list[Diagnostic]:
     diags = []
     for c in chunks:
         if c.chunk_id in seen:
@@ -191,8 +220,11 @@ def _duplicate_ids(chunks: Iterable[Chunk]) -> list[Diagnostic]:
 
 
 def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from: Path | None = None,
-                 allow_empty: bool = False, workers: int | None = None) -> ChunkSet:
+                 allow_empty: bool = False, workers: int | None = None, spill_dir: Path | None = None) -> ChunkSet:
     """The chunk step: validation errors stop the build; unchanged files reuse `reuse_from`'s chunks.
+
+    Parsed chunks wait for the later steps in an unnamed file in `spill_dir` (default:
+    `reuse_from`'s state folder, else the system's temporary folder).
 
     A corpus with no chunks is refused unless `allow_empty`: an empty index is almost always a
     wrong --docs-dir, and publishing it would silently replace a good one.
@@ -201,7 +233,9 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from
     previous, why_not = load_previous(reuse_from)
     if why_not:
         reporter.info(f"re-parsing every file: {why_not}")
-    chunkset = analyze_corpus(docs_dir, reporter, previous, workers=workers)
+    if spill_dir is None and reuse_from is not None:
+        spill_dir = OutputLayout(reuse_from).state
+    chunkset = analyze_corpus(docs_dir, reporter, previous, workers=workers, spill_dir=spill_dir)
     if has_errors(chunkset.diagnostics):
         raise ValidationFailed(chunkset.diagnostics)
     if not chunkset.chunk_count and not allow_empty:
@@ -230,7 +264,7 @@ def fingerprint_chunks(chunkset: ChunkSet, provider: EmbeddingProvider) -> list[
     if not provider.produces_vectors:
         return []
     config = provider.config_fingerprint
-    return [compute_fingerprint(c, config) for c in chunkset.chunks]
+    return [compute_fingerprint(c, config) for c in chunkset.iter_chunks()]
 
 
 def embed_chunks(
@@ -245,10 +279,14 @@ def embed_chunks(
     """Vectors for every chunk: cache hits reused, only misses sent to the provider."""
     if not provider.produces_vectors:
         return embed_with_cache([], [], fingerprints, provider, Path(cache_dir), rebuild=rebuild_cache, reporter=reporter)
-    chunks = chunkset.chunks
+    ids: list[str] = []
+    inputs: list[str] = []
+    for chunk in chunkset.iter_chunks():
+        ids.append(chunk.chunk_id)
+        inputs.append(to_embedding_input(chunk))
     return embed_with_cache(
-        [c.chunk_id for c in chunks],
-        [to_embedding_input(c) for c in chunks],
+        ids,
+        inputs,
         fingerprints,
         provider,
         Path(cache_dir),
@@ -334,8 +372,10 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
         published = current.index if current else None
         _clean_leftovers(out, published)
         chunks_sha = chunkset.unchanged_sha256
-        if not chunks_sha or published_files(out, chunks_sha)[0] != OutputLayout(out).chunks:
-            chunks_sha = write_pending_chunks(out, chunkset.chunks)  # streamed, never held whole
+        chunks_file = OutputLayout(out).chunks  # this build's chunks.json: the table is written from it
+        if not chunks_sha or published_files(out, chunks_sha)[0] != chunks_file:
+            chunks_sha = write_pending_chunks(out, chunkset.lines())  # streamed, never held whole
+            chunks_file = pending_paths(out)[0]
         digest = index_content_hash(chunks_sha, embedded, keys)
         if ann:  # only then, so the hash of an index without one is what it always was
             digest = hashlib.sha256(f"{digest}\0vector-index={INDEX_KIND}".encode()).hexdigest()
@@ -357,7 +397,7 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             intact = published is not None and version_problem(out, published) is None
             if ann:
                 reporter.info(f"adding a vector index ({chunkset.chunk_count} rows, --vector-index to change)")
-            written = write_table(out, chunkset.chunks, vectors, keys, digest, discard_damaged=not intact,
+            written = write_table(out, chunks_file, vectors, keys, digest, discard_damaged=not intact,
                                   vector_index=ann)
             info = dataclasses.replace(written, chunks_sha256=chunks_sha)
             record_files(out, info.table, info.version, info.files)
@@ -514,7 +554,7 @@ def build(
     out = Path(out)
     with build_lock(out):
         chunkset = chunk_corpus(docs_dir, reporter, reuse_from=None if force else out, allow_empty=allow_empty,
-                                workers=workers)
+                                workers=workers, spill_dir=OutputLayout(out).state)
         fingerprints = fingerprint_chunks(chunkset, provider)
         embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir or OutputLayout(out).embedding_cache,
                                 rebuild_cache=rebuild_cache or force, reporter=reporter)

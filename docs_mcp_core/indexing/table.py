@@ -26,6 +26,7 @@ from ..failpoints import pause
 from ..layout import OutputLayout
 from ..models import Chunk, IndexInfo, meta_column
 from ..vector_index import VECTOR_COLUMN, index_config
+from .chunk_lines import ChunkOrder
 from .tablefiles import files_of, manifests, remove_files, table_dir, unrecorded_files
 
 TABLE = "chunks"
@@ -78,17 +79,24 @@ def _batch(rows: list[Chunk], vectors: np.ndarray | None, keys: list[str], schem
     return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
-def _rows(chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str]) -> pa.RecordBatchReader:
-    """The table's rows sorted by chunk_id (BM25 ties then come back in a stable order), batch by batch."""
-    order = sorted(range(len(chunks)), key=lambda i: chunks[i].chunk_id)
+def _rows(order: ChunkOrder, vectors: np.ndarray | None, keys: list[str]) -> pa.RecordBatchReader:
+    """The table's rows sorted by chunk_id (BM25 ties then come back in a stable order), batch by batch,
+    read back from chunks.json a file at a time (`vectors` are in chunks.json's order)."""
     if vectors is not None and vectors.shape[1] == 0:
         vectors = None
-    schema = _schema(keys, 0 if vectors is None else vectors.shape[1], any(c.source_url for c in chunks))
+    schema = _schema(keys, 0 if vectors is None else vectors.shape[1], order.source_urls)
 
     def batches() -> Iterator[pa.RecordBatch]:
-        for start in range(0, len(order), WRITE_BATCH):
-            picked = order[start : start + WRITE_BATCH]
-            yield _batch([chunks[i] for i in picked], None if vectors is None else vectors[picked], keys, schema)
+        picked: list[int] = []
+        rows: list[Chunk] = []
+        for row, chunk in order.by_chunk_id():
+            picked.append(row)
+            rows.append(chunk)
+            if len(rows) == WRITE_BATCH:
+                yield _batch(rows, None if vectors is None else vectors[picked], keys, schema)
+                picked, rows = [], []
+        if rows:
+            yield _batch(rows, None if vectors is None else vectors[picked], keys, schema)
 
     return pa.RecordBatchReader.from_batches(schema, batches())
 
@@ -97,9 +105,9 @@ def connect(out: Path) -> lancedb.DBConnection:
     return lancedb.connect(str(OutputLayout(out).lancedb))
 
 
-def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys: list[str], digest: str, *,
+def write_table(out: Path, chunks_file: Path, vectors: np.ndarray | None, keys: list[str], digest: str, *,
                 discard_damaged: bool = False, vector_index: bool = False) -> IndexInfo:
-    """Write a new table version with all its indexes; the caller publishes it.
+    """Write a new table version with all its indexes from a build's chunks.json; the caller publishes it.
 
     With `vector_index` (see vector_index.VectorIndexPolicy) the `vector` column also gets an
     ANN index, which the server then searches instead of ranking every row exactly.
@@ -110,15 +118,16 @@ def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys
     with `discard_damaged`: when nothing intact is published there.
     """
     before = files_of(out, TABLE)
+    order = ChunkOrder.scan(chunks_file)
     try:
-        table = connect(out).create_table(TABLE, data=_rows(chunks, vectors, keys), mode="overwrite")
+        table = connect(out).create_table(TABLE, data=_rows(order, vectors, keys), mode="overwrite")
     except Exception as exc:  # noqa: BLE001 - LanceDB raises plain errors for a corrupt table
         if not discard_damaged:
             raise DocsMcpError(f"cannot write a new version of {table_dir(out, TABLE)} "
                                f"({str(exc).splitlines()[0][:200]}); the published index is unchanged") from None
         shutil.rmtree(table_dir(out, TABLE), ignore_errors=True)
         before = {}
-        table = connect(out).create_table(TABLE, data=_rows(chunks, vectors, keys), mode="overwrite")
+        table = connect(out).create_table(TABLE, data=_rows(order, vectors, keys), mode="overwrite")
     pause("write")
     table.create_index("heading", config=FTS(with_position=True))
     table.create_index("content_text", config=FTS(with_position=True))
