@@ -90,7 +90,7 @@ def record_build(
     stats = embedded.stats
     described = provider.describe() or {}
     events = embedded.fingerprint_events
-    rows = [(cid, fp, events.get(fp)) for cid, fp in zip(chunkset.chunk_ids(), fingerprints) if events.get(fp)] \
+    rows = [(cid, fp, events.get(fp)) for cid, fp in zip(embedded.chunk_ids, fingerprints) if events.get(fp)] \
         if events else []
     rows += [(cid, fp, "pruned") for fp, cid in embedded.pruned]
     path = OutputLayout(out).audit

@@ -30,7 +30,7 @@ from ..objectstore import RemoteIndex, pull, push
 from ..progress import NullReporter, Reporter, Timer
 from ..vector_index import INDEX_KIND, VectorIndexPolicy
 from .audit import new_build_id, record_build
-from .chunk_lines import Spill, chunk_line, head, parse_line
+from .chunk_lines import Spill, chunk_line, parse_line
 from .file_reuse import (PreviousChunks, chunk_pieces, discard_pending, file_key, load_previous, pending_paths,
                          publish_pending, published_files, write_pending, write_pending_chunks)
 from .parsing import Parsed, Parser, ParseJob
@@ -106,9 +106,6 @@ class ChunkSet:
 
     def iter_chunks(self) -> Iterator[Chunk]:
         return (parse_line(line) for line in self.lines())
-
-    def chunk_ids(self) -> Iterator[str]:
-        return (head(line)[0] for line in self.lines())
 
     @property
     def chunks(self) -> list[Chunk]:
