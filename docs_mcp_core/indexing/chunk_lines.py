@@ -14,7 +14,6 @@ whose IDs sort between `a.md` and `a.md#_part-2`): such files are read and sorte
 from __future__ import annotations
 
 import json
-import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -22,8 +21,6 @@ from pathlib import Path
 from typing import IO
 
 from ..models import Chunk
-
-_HEAD = re.compile(rb'\{"chunk_id": "((?:[^"\\]|\\.)*)", "filepath": "((?:[^"\\]|\\.)*)"')
 
 
 def chunk_line(chunk: Chunk) -> bytes:
@@ -48,11 +45,22 @@ def _unescape(raw: bytes) -> str:
     return json.loads(b'"' + raw + b'"') if b"\\" in raw else raw.decode()
 
 
+_ID_AT = b'{"chunk_id": "'
+_PATH_AT = b'", "filepath": "'
+_PATH_END = b'", "heading": '
+
+
 def head(line: bytes) -> tuple[str, str]:
-    """(chunk_id, filepath) of a chunks.json line, without decoding the whole chunk."""
-    match = _HEAD.match(line)
-    if match:
-        return _unescape(match.group(1)), _unescape(match.group(2))
+    """(chunk_id, filepath) of a chunks.json line, without decoding the whole chunk.
+
+    In the layout chunk_line writes, the first `", "filepath": "` ends the ID: inside a JSON
+    string every quote is escaped, so that sequence cannot occur there.
+    """
+    if line.startswith(_ID_AT):
+        path_at = line.find(_PATH_AT)
+        path_end = line.find(_PATH_END, path_at)
+        if path_at > 0 and path_end > 0:
+            return _unescape(line[len(_ID_AT):path_at]), _unescape(line[path_at + len(_PATH_AT):path_end])
     data = json.loads(line)  # not the layout chunk_line writes: read it the slow way
     return data["chunk_id"], data["filepath"]
 

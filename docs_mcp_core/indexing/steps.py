@@ -100,7 +100,7 @@ class ChunkSet:
             if len(found) != record.chunks:
                 raise DocsMcpError(f"the previous chunks.json no longer has {record.relpath}'s {record.chunks} "
                                    "chunks; build again")
-            yield from (chunk_line(parse_line(line)) for line in found)  # as a fresh build writes them
+            yield from found  # as this chunker wrote them (the reuse key changes with CHUNKER_VERSION)
         for _ in previous:  # read to the end: that checks its sha256
             pass
 

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import lancedb
 
+from docs_mcp_core.indexing.chunk_lines import chunk_line, head, parse_line
 from docs_mcp_core.layout import OutputLayout
+from docs_mcp_core.models import Chunk
 
 from .test_parallel_build import cli_build
 
@@ -87,3 +89,12 @@ def test_rows_are_in_chunk_id_order_when_file_id_ranges_interleave(tmp_path: Pat
     assert OutputLayout(out).chunks.read_bytes() == OutputLayout(fresh).chunks.read_bytes()
     check_output(out)
     assert table_rows(out) == table_rows(fresh)
+
+
+def test_a_lines_id_and_path_are_read_without_decoding_it_whatever_they_hold() -> None:
+    names = ['a.md', 'a "quoted", "filepath": "x.md', 'back\\slash\\', 'ünï cödé ✓.md', 'tab\there.md', 'q".md']
+    for name in names:
+        chunk = Chunk(f"{name}#h", name, 'the "heading": "x"', 2, name, "body", "body", 0, {"k": "v"})
+        line = chunk_line(chunk)
+        assert head(line) == (chunk.chunk_id, chunk.filepath)
+        assert parse_line(line) == chunk
