@@ -84,6 +84,7 @@ class ChunkInfo:
     digest: str | None = None
     chars: int | None = None  # length of content_text
     source_url: str | None = None  # the web page (and heading anchor) of website corpora
+    row_id: int = -1  # its `_rowid` in the pinned table version
 
 
 def phrase_applies(query: str) -> bool:
@@ -292,6 +293,8 @@ class PublishedIndex:
         self.sizes: dict[str, int] = {}  # chunk_id -> characters of its Markdown (what get_doc returns)
         self.texts: dict[str, str] | None = None  # chunk_id -> content_text, when small enough
         self.ids: list[str] = []  # row order of `vectors`
+        self.row_ids: np.ndarray = np.empty(0, dtype=np.uint64)  # every row's `_rowid`, sorted
+        self.row_chunks: list[str] = []  # the chunk ID of each of them
         self.vectors: np.ndarray | None = None  # unit rows, when small enough
         self._masks: dict[str, np.ndarray] = {}
         self._lock = asyncio.Lock()
@@ -301,6 +304,7 @@ class PublishedIndex:
             if self.table is not None:
                 return self
             import lancedb
+            import pyarrow.compute as pc
 
             try:
                 uri = self.remote.lancedb_uri if self.remote else str(OutputLayout(self.out).lancedb)
@@ -316,14 +320,22 @@ class PublishedIndex:
             self.vector_indexed = self.has_vectors and has_vector_index(list(await table.list_indices()))
             self.rows = count
             self.has_fields = all(name in schema.names for name in ["content_subwords", *_DERIVED])
-            text_bytes = self._chunks_bytes()  # content + content_text: an upper bound on the text kept
+            if self.has_fields:  # the snippet text itself: content_chars is content_text's length
+                chars = await table.query().select(["content_chars"]).limit(count).to_arrow()
+                text_bytes = int(pc.sum(chars.column("content_chars")).as_py() or 0)
+            else:  # content + content_text: an upper bound on the text kept
+                text_bytes = self._chunks_bytes()
             wanted = _LIGHT + (_DERIVED if self.has_fields else []) + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
             wanted += ["source_url"] if "source_url" in schema.names else []
             dims = schema.field("vector").type.list_size if self.has_vectors else 0
             if self.has_vectors and not self.vector_indexed and count * dims * 4 <= MEMORY_VECTOR_BYTES:
                 wanted.append("vector")
-            rows = await table.query().select(wanted).limit(count).to_arrow()
+            rows = await table.query().with_row_id().select(wanted).limit(count).to_arrow()
             columns = {name: rows.column(name).to_pylist() for name in wanted if name != "vector"}
+            row_ids = rows.column("_rowid").to_numpy()
+            order = np.argsort(row_ids, kind="stable")
+            self.row_ids = row_ids[order]
+            self.row_chunks = [columns["chunk_id"][i] for i in order.tolist()]
             if "content_text" in columns:
                 self.texts = dict(zip(columns["chunk_id"], columns["content_text"]))
             if "vector" in wanted:
@@ -338,7 +350,8 @@ class PublishedIndex:
                 self.info[chunk_id] = ChunkInfo(chunk_id, columns["filepath"][i], columns["heading"][i],
                                                 columns["breadcrumb"][i], columns["chunk_index"][i],
                                                 json.loads(columns["metadata"][i]), languages, digest, chars,
-                                                columns["source_url"][i] if "source_url" in columns else None)
+                                                columns["source_url"][i] if "source_url" in columns else None,
+                                                int(row_ids[i]))
             sizes = await table.query().select({"chunk_id": "chunk_id", "chars": "character_length(content)"}) \
                 .limit(count).to_arrow()
             self.sizes = dict(zip(sizes.column("chunk_id").to_pylist(), sizes.column("chars").to_pylist()))
@@ -353,6 +366,13 @@ class PublishedIndex:
             return MEMORY_TEXT_BYTES + 1 if size is None else size
         chunks_file = OutputLayout(self.out).chunks
         return chunks_file.stat().st_size if chunks_file.exists() else MEMORY_TEXT_BYTES + 1
+
+    def chunk_ids(self, row_ids: np.ndarray) -> list[str]:
+        """The chunk IDs of the rows a query returned (selected by `_rowid`: no read of the chunk_id column)."""
+        at = np.searchsorted(self.row_ids, row_ids)
+        if len(at) and (int(at.max()) >= len(self.row_ids) or not np.array_equal(self.row_ids[at], row_ids)):
+            raise RuntimeError("a query returned rows that the opened table version does not have")
+        return [self.row_chunks[i] for i in at.tolist()]
 
     async def mask(self, where: str | None) -> np.ndarray | None:
         """Rows of `vectors` that pass a prefilter, from the same SQL LanceDB applies (cached)."""
@@ -468,8 +488,8 @@ class SearchEngine:
         async def run(builder: Any, score: str, ascending: bool) -> list[str]:
             if where:
                 builder = builder.where(where)
-            rows = await builder.select(["chunk_id", score]).limit(depth).to_arrow()
-            pairs = zip(rows.column(score).to_pylist(), rows.column("chunk_id").to_pylist())
+            rows = await builder.with_row_id().select([score]).limit(depth).to_arrow()
+            pairs = zip(rows.column(score).to_pylist(), index.chunk_ids(rows.column("_rowid").to_numpy()))
             return [cid for value, cid in sorted(pairs, key=lambda p: ((p[0] if ascending else -p[0]), p[1]))]
 
         async def nearest() -> list[str] | None:
@@ -540,10 +560,9 @@ class SearchEngine:
             return {}
         if column == "content_text" and index.texts is not None:
             return {i: index.texts[i] for i in ids}
-        in_list = ", ".join(_literal(i) for i in ids)
-        rows = await index.table.query().where(f"chunk_id IN ({in_list})").select(["chunk_id", column]) \
-            .limit(len(ids)).to_list()
-        return {r["chunk_id"]: r[column] for r in rows}
+        rows = await index.table.take_row_ids([index.info[i].row_id for i in ids]).with_row_id().select([column]) \
+            .to_arrow()
+        return dict(zip(index.chunk_ids(rows.column("_rowid").to_numpy()), rows.column(column).to_pylist()))
 
     async def _hint(self, index: PublishedIndex, query: str, filters: dict[str, str]) -> ZeroResultHint:
         """Which values of each active filter would have matched (found by dropping that filter)."""
