@@ -44,6 +44,7 @@ from .engine import (
     hint_for,
     match_case,
     phrase_applies,
+    similarities,
     snippet,
     unreadable_index,
     validate_filters,
@@ -329,7 +330,7 @@ async def _closest(scope: list[tuple[Corpus, PublishedIndex]], query: str, modes
         if vector is None:
             return {}
         unit = vector.astype(np.float32)
-        closest[c.name] = float((index.vectors @ (unit / (np.linalg.norm(unit) or 1.0))).max())
+        closest[c.name] = float(similarities(index.vectors, unit / (np.linalg.norm(unit) or 1.0)).max())
     return closest
 
 
