@@ -1,0 +1,45 @@
+"""What a server keeps in memory per index, and that reading the rest from the table answers the same."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.layout import OutputLayout
+from docs_mcp_core.search import engine as engine_module
+from docs_mcp_core.search.engine import SearchEngine
+
+QUERIES = ["retry backoff", "idempotency key header", "webhook signature", "rate limits"]
+
+
+def pages(out: Path, in_memory: bool) -> list[dict]:
+    async def run() -> list[dict]:
+        engine = SearchEngine(out)
+        index = await engine.index()
+        assert (index.texts is not None) == in_memory
+        found = [(await engine.search(q, limit=5)).to_json() for q in QUERIES]
+        found.append({"doc": await engine.get_doc(found[0]["hits"][0]["chunk_id"], 1)})
+        engine.close()
+        return found
+
+    return asyncio.run(run())
+
+
+def test_snippet_text_stays_in_memory_by_its_own_size_and_the_table_answers_the_same(
+        example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    build(example_docs, out, make_provider(ProviderSettings("none")))
+    chunks = json.loads(OutputLayout(out).chunks.read_text())
+    text = sum(len(c["content_text"]) for c in chunks)
+    assert OutputLayout(out).chunks.stat().st_size > 2 * text  # chunks.json also holds the Markdown and more
+    monkeypatch.setattr(engine_module, "MEMORY_TEXT_BYTES", text)  # the snippet text fits: held
+    held = pages(out, in_memory=True)
+    monkeypatch.setattr(engine_module, "MEMORY_TEXT_BYTES", text - 1)  # it does not: read by row ID
+    read = pages(out, in_memory=False)
+    assert held == read
+    assert all(hit["snippet"] for page in held[:-1] for hit in page["hits"])
