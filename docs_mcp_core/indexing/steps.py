@@ -98,8 +98,8 @@ class ChunkSet:
                 ahead[path] = lines
             found = ahead.pop(record.relpath, [])
             if len(found) != record.chunks:
-                raise DocsMcpError(f"the previous chunks.json no longer has {record.relpath}'s {record.chunks} "
-                                   "chunks; build again")
+                raise DocsMcpError(f"the previous chunks.json does not have the {record.chunks} chunks its build state "
+                                   f"records for {record.relpath}; rebuild with --force")
             yield from found  # as this chunker wrote them (the reuse key changes with CHUNKER_VERSION)
         for _ in previous:  # read to the end: that checks its sha256
             pass

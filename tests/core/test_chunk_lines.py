@@ -1,4 +1,5 @@
-"""The table is written from chunks.json a file at a time: its rows must still come out sorted by chunk ID.
+"""A build streams its chunks (indexing/chunk_lines.py): none are held after the chunk step, and the
+table, written from chunks.json a file at a time, still has its rows sorted by chunk ID.
 
 A file's chunk IDs are its path or `path#…`, so files whose paths extend another's with a
 character that sorts before `#` (a space, `!`) have IDs inside the other's range: `a.md`
@@ -8,12 +9,15 @@ between them. Neither path order nor the order of `path + "#"` gives chunk-ID or
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
 import lancedb
 
+from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.chunk_lines import chunk_line, head, parse_line
+from docs_mcp_core.indexing.steps import build, chunk_corpus
 from docs_mcp_core.layout import OutputLayout
 from docs_mcp_core.models import Chunk
 
@@ -98,3 +102,24 @@ def test_a_lines_id_and_path_are_read_without_decoding_it_whatever_they_hold() -
         line = chunk_line(chunk)
         assert head(line) == (chunk.chunk_id, chunk.filepath)
         assert parse_line(line) == chunk
+
+
+def live_chunks() -> int:
+    gc.collect()
+    return sum(isinstance(o, Chunk) for o in gc.get_objects())
+
+
+def test_the_chunk_step_holds_no_chunk_in_memory_cold_or_reusing(example_docs: Path, tmp_path: Path) -> None:
+    cold = chunk_corpus(example_docs, workers=1, spill_dir=tmp_path)
+    assert cold.chunk_count > 50 and live_chunks() == 0  # they wait on disk, not in the process
+    ids = [c.chunk_id for c in cold.iter_chunks()]
+    assert len(ids) == cold.chunk_count
+    del cold
+
+    out = tmp_path / "out"
+    build(example_docs, out, make_provider(ProviderSettings("none")), workers=1)
+    page = example_docs / "guides" / "errors.md"
+    page.write_text(page.read_text() + "\nOne more line.\n")
+    warm = chunk_corpus(example_docs, reuse_from=out, workers=1)
+    assert warm.reused == len(warm.files) - 1 and live_chunks() == 0  # the unchanged files' chunks are not loaded
+    assert [c.chunk_id for c in warm.iter_chunks()] == ids
