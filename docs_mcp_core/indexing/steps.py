@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -30,8 +31,8 @@ from ..objectstore import RemoteIndex, pull, push
 from ..progress import NullReporter, Reporter, Timer
 from ..vector_index import INDEX_KIND, VectorIndexPolicy
 from .audit import new_build_id, record_build
-from .file_reuse import (PreviousChunks, chunk_pieces, discard_pending, file_key, load_previous, publish_pending,
-                         published_files, write_pending, write_pending_chunks)
+from .file_reuse import (PreviousChunks, chunk_pieces, discard_pending, file_key, file_stat, load_previous,
+                         publish_pending, published_files, write_pending, write_pending_chunks)
 from .parsing import Parsed, Parser, ParseJob
 from .tablefiles import forget_records, manifests, record_files, remove_files, unrecorded_files, version_problem
 
@@ -48,6 +49,7 @@ class FileRecord:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     titles: list[str] = field(default_factory=list)  # headings of its level-1 chunks, for the default description
     reused: bool = False
+    stat: list[int] | None = None  # file_reuse.file_stat when it was scanned
 
 
 @dataclass
@@ -69,6 +71,8 @@ class ChunkSet:
     reused: int = 0
     seconds: float = 0.0
     workers: int = 1  # processes that parsed files (1: this one)
+    hashed: int = 0  # files read and hashed; the others were trusted by their recorded stat
+    scanned_ns: int = 0  # when the scan began: the racy limit of the stats recorded for the next build
     unchanged_sha256: str = ""
     _chunks: list[Chunk] | None = field(default=None, repr=False)
     _previous: PreviousChunks | None = field(default=None, repr=False)
@@ -113,12 +117,14 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
     """
     reporter = reporter or NullReporter()
     timer = Timer()
+    scanned_ns = time.time_ns()
     scan = scan_corpus(Path(docs_dir))
     diags = list(scan.diagnostics)
     files: list[FileRecord] = []
     parsed_chunks: dict[str, list[Chunk]] = {}
     waiting: deque[FileRecord] = deque()  # files sent to the parser, in order, awaiting their result
     parser = Parser(scan.manifests, workers)
+    hashed = 0
 
     def take(results: Iterator[Parsed]) -> None:
         for result in results:
@@ -130,11 +136,21 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
 
     try:
         for n, rel in enumerate(scan.markdown, start=1):
-            data, digest, problem = read_hashed(scan.root / rel, rel)
+            path = scan.root / rel
+            stat = file_stat(path)
             rules = manifest_rules(rel, scan.manifests)
-            key = file_key(rel, digest, rules)
-            # the same bytes decoded before: a reused file is not decoded again
-            hit = previous.match(rel, key) if previous and data is not None else None
+            # as git trusts its index: a settled file with its recorded stat is not read again
+            trusted = previous.trusted_sha256(rel, stat) if previous else None
+            key = file_key(rel, trusted, rules) if trusted else ""
+            hit = previous.match(rel, key) if previous and trusted else None
+            if hit is not None:
+                data, digest, problem = None, trusted or "", None
+            else:
+                data, digest, problem = read_hashed(path, rel)
+                hashed += 1
+                key = file_key(rel, digest, rules)
+                # the same bytes decoded before: a reused file is not decoded again
+                hit = previous.match(rel, key) if previous and data is not None else None
             text = None
             if hit is None and data is not None:
                 text, problem = decode_text(data, rel)
@@ -143,9 +159,9 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
                 continue
             if hit is not None:
                 count, file_diags, metadata, titles = hit
-                files.append(FileRecord(rel, digest, count, key, metadata, file_diags, titles, reused=True))
+                files.append(FileRecord(rel, digest, count, key, metadata, file_diags, titles, reused=True, stat=stat))
             else:
-                record = FileRecord(rel, digest, 0, key)
+                record = FileRecord(rel, digest, 0, key, stat=stat)
                 files.append(record)
                 waiting.append(record)
                 take(parser.feed(ParseJob(rel, text or "", digest, rules)))
@@ -165,7 +181,8 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
     instructions, instr_diags = server_instructions(scan.manifests)
     diags.extend(instr_diags)
     chunkset = ChunkSet(str(scan.root), files, taxonomy, instructions, prompts, sorted(set(diags)),
-                        reparsed=len(files) - reused, reused=reused, seconds=timer.seconds, workers=parser.used_workers)
+                        reparsed=len(files) - reused, reused=reused, seconds=timer.seconds, workers=parser.used_workers,
+                        hashed=hashed, scanned_ns=scanned_ns)
     if previous is not None and not parsed_chunks and reused == len(files):
         # Nothing parsed: the chunks are the previous build's (all of them if no file went), read when needed.
         chunkset._previous = previous
@@ -217,6 +234,8 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from
         reporter.warn(f"{defaults} file(s) have no explicit chunking strategy; the default chunk_by: h2 applies "
                       "(run `docs-mcp validate` for the list)")
     notes = [f"{chunkset.reused} unchanged files reused"] if chunkset.reused else []
+    if chunkset.hashed < len(chunkset.files):
+        notes.append(f"{chunkset.hashed} files read, the others unchanged by size and time")
     if chunkset.workers > 1:
         notes.append(f"{chunkset.workers} worker processes")
     reporter.info(f"parsed {len(chunkset.files)} files into {chunkset.chunk_count} chunks in "
@@ -362,7 +381,9 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             info = dataclasses.replace(written, chunks_sha256=chunks_sha)
             record_files(out, info.table, info.version, info.files)
             marker.unlink()
-        write_pending(out, chunks_sha, chunkset.files)
+        if chunkset.hashed or chunks_sha != chunkset.unchanged_sha256 or published_files(out, chunks_sha)[1] is None:
+            write_pending(out, chunks_sha, chunkset.files, chunkset.scanned_ns)
+        # else every file was trusted by its recorded stat: the state in place already says all this one would
         write_json_atomic(OutputLayout(out).written, info.to_json())  # the version written, not yet published
     if info.rows != chunkset.chunk_count:
         raise DocsMcpError(f"index has {info.rows} rows but the build has {chunkset.chunk_count} chunks; rebuild")
