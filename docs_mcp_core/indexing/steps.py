@@ -547,7 +547,7 @@ def build(
         try:
             record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,
                          chunkset=chunkset, fingerprints=fingerprints, embedded=embedded, provider=provider,
-                         table_version=info.version, seconds=timer.seconds, pages=pages)
+                         table_version=info.version, seconds=timer.seconds, pages=pages, defer=True)
         except Exception as exc:  # noqa: BLE001 - the index is published; a locked audit file must not undo that
             reporter.warn(f"could not record this build in the audit database: {exc}")
         return BuildSummary(str(out), len(chunkset.files), chunkset.chunk_count, chunkset.reused, embedded,
