@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..chunking.chunker import CHUNKER_VERSION
 from ..corpus.prompts import load_prompts
@@ -27,7 +27,6 @@ from ..fsutil import build_lock, remove_temp_files, write_atomic, write_json_ato
 from ..layout import CHUNKS, FILE_STATE, METADATA, OutputLayout
 from ..metadata import IndexRef, PublishedMetadata, build_metadata, read_metadata, write_metadata
 from ..models import Chunk, IndexInfo
-from ..objectstore import RemoteIndex, pull, push
 from ..progress import NullReporter, Reporter, Timer
 from ..vector_index import INDEX_KIND, VectorIndexPolicy
 from .audit import new_build_id, record_build
@@ -35,6 +34,9 @@ from .file_reuse import (PreviousChunks, chunk_pieces, discard_pending, file_key
                          publish_pending, published_files, write_pending, write_pending_chunks)
 from .parsing import Parsed, Parser, ParseJob
 from .tablefiles import forget_records, manifests, record_files, remove_files, unrecorded_files, version_problem
+
+if TYPE_CHECKING:  # object storage is imported only to build for it
+    from ..objectstore import RemoteIndex
 
 INDEX_SCHEMA_VERSION = "2"  # bump when the table gains or changes columns (2: derived search fields)
 
@@ -347,7 +349,7 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
     ann = (vector_index or VectorIndexPolicy()).wanted(chunkset.chunk_count, embedded.dimensions)
     marker = OutputLayout(out).writing_marker
     with build_lock(out):
-        if publish_to is not None and pull(publish_to, out):
+        if publish_to is not None and _objectstore().pull(publish_to, out):
             reporter.info(f"{out} brought up to date with {publish_to.url}")
         current = _read_published(out, reporter)
         published = current.index if current else None
@@ -471,7 +473,7 @@ def publish_metadata(
             _prune(out, index.table, keep)
         if publish_to is not None:  # the mirror is published: copy it up, metadata.json last
             timer = Timer()
-            stats = push(out, publish_to)
+            stats = _objectstore().push(out, publish_to)
             (reporter or NullReporter()).info(f"published to {publish_to.url}: {stats.uploaded} files ({stats.uploaded_bytes / 2**20:.1f} MB) "
                           f"uploaded, {stats.deleted} deleted in {timer.seconds:.1f}s")
         if embedded is not None:
@@ -554,6 +556,12 @@ def build(
                             timer.seconds, info, metadata)
 
 
+def _objectstore() -> Any:
+    from .. import objectstore
+
+    return objectstore
+
+
 def build_remote(docs_dir: Path, url: str, provider: EmbeddingProvider, *, state_dir: Path | None = None,
                  reporter: Reporter | None = None, **options: Any) -> BuildSummary:
     """`build` into the local mirror of `url` (`state_dir`), publishing it there (objectstore.py).
@@ -563,10 +571,10 @@ def build_remote(docs_dir: Path, url: str, provider: EmbeddingProvider, *, state
     builds from two machines must be kept apart by whoever schedules them.
     """
     reporter = reporter or NullReporter()
-    remote = RemoteIndex.parse(url)
+    remote = _objectstore().RemoteIndex.parse(url)
     local = Path(state_dir) if state_dir else remote.default_state_dir()
     with build_lock(local):
-        if pull(remote, local):
+        if _objectstore().pull(remote, local):
             reporter.info(f"state dir {local} brought up to date with {remote.url}")
         summary = build(docs_dir, local, provider, reporter=reporter, publish_to=remote, **options)
     summary.out = remote.url
