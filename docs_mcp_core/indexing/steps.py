@@ -75,6 +75,9 @@ class ChunkSet:
     workers: int = 1  # processes that parsed files (1: this one)
     hashed: int = 0  # files read and hashed; the others were trusted by their recorded stat
     scanned_ns: int = 0  # when the scan began: the racy limit of the stats recorded for the next build
+    base_sha256: str = ""  # the previous build's chunks.json, which `changed_files` are relative to
+    changed_files: list[str] = field(default_factory=list)  # files whose chunks differ from it (edited or gone)
+    replaced_rows: int = 0  # chunks the previous build had for those files
     unchanged_sha256: str = ""
     _chunks: list[Chunk] | None = field(default=None, repr=False)
     _previous: PreviousChunks | None = field(default=None, repr=False)
@@ -185,6 +188,11 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
     chunkset = ChunkSet(str(scan.root), files, taxonomy, instructions, prompts, sorted(set(diags)),
                         reparsed=len(files) - reused, reused=reused, seconds=timer.seconds, workers=parser.used_workers,
                         hashed=hashed, scanned_ns=scanned_ns)
+    if previous is not None:  # what a table update has to replace (indexing/table.py update_table)
+        kept = {f.relpath for f in files if f.reused}
+        chunkset.base_sha256 = previous.chunks_sha256
+        chunkset.changed_files = sorted(set(previous.files) - kept | {f.relpath for f in files if not f.reused})
+        chunkset.replaced_rows = sum(int(previous.files.get(p, {}).get("chunks", 0)) for p in chunkset.changed_files)
     if previous is not None and not parsed_chunks and reused == len(files):
         # Nothing parsed: the chunks are the previous build's (all of them if no file went), read when needed.
         chunkset._previous = previous
@@ -318,6 +326,20 @@ def _clean_leftovers(out: Path, published: IndexRef | None) -> None:
         discard_pending(out)
 
 
+UPDATE_MAX_SHARE = 0.1  # a change to at most this share of the rows updates the table; more rewrites it
+
+
+def _small_change(chunkset: ChunkSet, embedded: EmbedResult) -> bool:
+    """Whether the published table can be updated in place of a rewrite: few rows change, relative to
+    the chunks it was built from, and it has no vectors (a provider change could leave the kept rows'
+    vectors stale without changing their chunks)."""
+    if not chunkset.base_sha256 or not chunkset.changed_files or embedded.dimensions:
+        return False
+    changed = set(chunkset.changed_files)
+    rows = chunkset.replaced_rows + sum(f.chunks for f in chunkset.files if f.relpath in changed)
+    return rows <= UPDATE_MAX_SHARE * max(chunkset.chunk_count, 1)
+
+
 def _reuse_problem(out: Path, published: IndexRef) -> tuple[str, bool] | None:
     """Why the published table version cannot simply be republished, and whether it is damage.
 
@@ -371,15 +393,24 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             info = IndexInfo(published.table, published.version, published.rows, digest, chunks_sha256=chunks_sha)
             reporter.info("index unchanged: reusing the published table version")
         else:
-            from .table import write_table  # LanceDB is imported only when a table is written
+            from .table import update_table, write_table  # LanceDB is imported only when a table is written
 
             write_atomic(marker, b"")
             vectors = embedded.load_vectors()
             intact = published is not None and version_problem(out, published) is None
+            written = None
+            if intact and published and published.chunks_sha256 == chunkset.base_sha256 \
+                    and not (ann or force or embedded.forced) and _small_change(chunkset, embedded):
+                written = update_table(out, published.version, chunkset.changed_files, chunkset.chunks, vectors, keys,
+                                       digest)
+                if written is not None:
+                    reporter.info(f"updated the table: the rows of {len(chunkset.changed_files)} changed file(s) "
+                                  "replaced, indexes rebuilt")
             if ann:
                 reporter.info(f"adding a vector index ({chunkset.chunk_count} rows, --vector-index to change)")
-            written = write_table(out, chunkset.chunks, vectors, keys, digest, discard_damaged=not intact,
-                                  vector_index=ann)
+            if written is None:
+                written = write_table(out, chunkset.chunks, vectors, keys, digest, discard_damaged=not intact,
+                                      vector_index=ann)
             info = dataclasses.replace(written, chunks_sha256=chunks_sha)
             record_files(out, info.table, info.version, info.files)
             marker.unlink()
