@@ -329,15 +329,28 @@ def _clean_leftovers(out: Path, published: IndexRef | None) -> None:
 UPDATE_MAX_SHARE = 0.1  # a change to at most this share of the rows updates the table; more rewrites it
 
 
-def _small_change(chunkset: ChunkSet, embedded: EmbedResult) -> bool:
-    """Whether the published table can be updated in place of a rewrite: few rows change, relative to
-    the chunks it was built from, and it has no vectors (a provider change could leave the kept rows'
-    vectors stale without changing their chunks)."""
-    if not chunkset.base_sha256 or not chunkset.changed_files or embedded.dimensions:
-        return False
+def _update_published(out: Path, published: IndexRef, chunkset: ChunkSet, embedded: EmbedResult, keys: list[str],
+                      digest: str, reporter: Reporter) -> IndexInfo | None:
+    """A new table version made by updating the published one (table.update_table), or None when the
+    table is to be written whole: it was not built from the previous chunks, it is damaged, it has
+    vectors (a provider change could leave the kept rows' stale), or the change is not small."""
+    if not chunkset.changed_files or embedded.dimensions or published.chunks_sha256 != chunkset.base_sha256:
+        return None
     changed = set(chunkset.changed_files)
     rows = chunkset.replaced_rows + sum(f.chunks for f in chunkset.files if f.relpath in changed)
-    return rows <= UPDATE_MAX_SHARE * max(chunkset.chunk_count, 1)
+    if rows > UPDATE_MAX_SHARE * max(chunkset.chunk_count, 1) or version_problem(out, published) is not None:
+        return None
+    from .table import update_table
+
+    marker = OutputLayout(out).writing_marker
+    write_atomic(marker, b"")
+    chunks = chunkset.chunks
+    updated = update_table(out, published.version, chunkset.changed_files, [c for c in chunks if c.filepath in changed],
+                           keys, digest, source_urls=any(c.source_url for c in chunks))
+    marker.unlink()
+    if updated is not None:
+        reporter.info(f"updated the table: the rows of {len(changed)} changed file(s) replaced, indexes rebuilt")
+    return updated
 
 
 def _reuse_problem(out: Path, published: IndexRef) -> tuple[str, bool] | None:
@@ -392,25 +405,20 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
         if reuse and published and not problem:
             info = IndexInfo(published.table, published.version, published.rows, digest, chunks_sha256=chunks_sha)
             reporter.info("index unchanged: reusing the published table version")
+        elif not (ann or force or embedded.forced) and published and (
+                updated := _update_published(out, published, chunkset, embedded, keys, digest, reporter)):
+            info = dataclasses.replace(updated, chunks_sha256=chunks_sha)
+            record_files(out, info.table, info.version, info.files)
         else:
-            from .table import update_table, write_table  # LanceDB is imported only when a table is written
+            from .table import write_table  # LanceDB is imported only when a table is written
 
             write_atomic(marker, b"")
             vectors = embedded.load_vectors()
             intact = published is not None and version_problem(out, published) is None
-            written = None
-            if intact and published and published.chunks_sha256 == chunkset.base_sha256 \
-                    and not (ann or force or embedded.forced) and _small_change(chunkset, embedded):
-                written = update_table(out, published.version, chunkset.changed_files, chunkset.chunks, vectors, keys,
-                                       digest)
-                if written is not None:
-                    reporter.info(f"updated the table: the rows of {len(chunkset.changed_files)} changed file(s) "
-                                  "replaced, indexes rebuilt")
             if ann:
                 reporter.info(f"adding a vector index ({chunkset.chunk_count} rows, --vector-index to change)")
-            if written is None:
-                written = write_table(out, chunkset.chunks, vectors, keys, digest, discard_damaged=not intact,
-                                      vector_index=ann)
+            written = write_table(out, chunkset.chunks, vectors, keys, digest, discard_damaged=not intact,
+                                  vector_index=ann)
             info = dataclasses.replace(written, chunks_sha256=chunks_sha)
             record_files(out, info.table, info.version, info.files)
             marker.unlink()

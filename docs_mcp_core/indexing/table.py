@@ -147,17 +147,12 @@ def _create_indexes(table: Any, keys: list[str], replace: bool = False) -> None:
         table.create_index(meta_column(key), config=Bitmap(), replace=replace)
 
 
-# A table update adds a fragment (and deletion files) to the table; past this many fragments the
-# next change rewrites the table whole, sorted again, so searches never pay for a scattered table.
-MAX_FRAGMENTS = 8
-
-
-def update_table(out: Path, base_version: int, changed_files: list[str], chunks: list[Chunk],
-                 vectors: np.ndarray | None, keys: list[str], digest: str) -> IndexInfo | None:
-    """A new table version made from `base_version` by replacing the rows of `changed_files` with
-    theirs in `chunks` (the whole corpus: only those files' chunks are written), then rebuilding
-    every index over the result; None when the table is not fit for it (another version on top,
-    another schema, too many fragments, files not recorded), and the caller writes it whole.
+def update_table(out: Path, base_version: int, changed_files: list[str], chunks: list[Chunk], keys: list[str],
+                 digest: str, *, source_urls: bool) -> IndexInfo | None:
+    """A new version of a table without vectors, made from `base_version` by replacing the rows of
+    `changed_files` with `chunks` (theirs now), then rebuilding every index over the result; None
+    when the table is not fit for it (another version on top, another schema, files not recorded), and the caller writes it whole. `source_urls`: whether any chunk of the
+    corpus has one (the column a fresh build would have).
 
     Search results are those of a table written whole: BM25 statistics come from the rebuilt
     indexes over exactly the live rows, and the engine's candidate lists do not depend on the
@@ -171,20 +166,19 @@ def update_table(out: Path, base_version: int, changed_files: list[str], chunks:
     table = connect(out).open_table(TABLE)
     if table.version != base_version:
         return None
-    dims = 0 if vectors is None else vectors.shape[1]
-    if table.schema != _schema(keys, dims, any(c.source_url for c in chunks)):
-        return None
-    if table.stats()["fragment_stats"]["num_fragments"] >= MAX_FRAGMENTS:
+    schema = _schema(keys, 0, source_urls)
+    if table.schema != schema:
         return None
     before = files_of(out, TABLE)
-    changed = set(changed_files)
-    picked = [i for i, c in enumerate(chunks) if c.filepath in changed]
-    table.delete("filepath IN (" + ", ".join(_literal(p) for p in sorted(changed)) + ")")
-    if picked:
-        table.add(_rows([chunks[i] for i in picked], None if vectors is None else vectors[picked], keys))
+    table.delete("filepath IN (" + ", ".join(_literal(p) for p in sorted(changed_files)) + ")")
+    if chunks:
+        ordered = sorted(chunks, key=lambda c: c.chunk_id)
+        batches = (_batch(ordered[i : i + WRITE_BATCH], None, keys, schema) for i in range(0, len(ordered), WRITE_BATCH))
+        table.add(pa.RecordBatchReader.from_batches(schema, batches))
     pause("write")
     _create_indexes(table, keys, replace=True)
-    # Compact now, in the version we publish: the optimize in prune_versions must find nothing to commit.
+    # Compact now, in the version we publish (the added rows join the others, deleted ones go): the
+    # optimize in prune_versions must find nothing to commit, and the table stays one sorted-ish piece.
     table.optimize(cleanup_older_than=_NEVER_BY_AGE)
     live = {str(getattr(i, "index_uuid", "")) for i in table.list_indices()}
     added = {rel: size for rel, size in files_of(out, TABLE).items() if before.get(rel) != size}
