@@ -244,8 +244,8 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from
         reporter.warn(f"{defaults} file(s) have no explicit chunking strategy; the default chunk_by: h2 applies "
                       "(run `docs-mcp validate` for the list)")
     notes = [f"{chunkset.reused} unchanged files reused"] if chunkset.reused else []
-    if chunkset.hashed < len(chunkset.files):
-        notes.append(f"{chunkset.hashed} files read, the others unchanged by size and time")
+    if chunkset.reused:  # the others were trusted by their recorded size and times
+        notes.append(f"{chunkset.hashed} files read")
     if chunkset.workers > 1:
         notes.append(f"{chunkset.workers} worker processes")
     reporter.info(f"parsed {len(chunkset.files)} files into {chunkset.chunk_count} chunks in "
