@@ -92,8 +92,9 @@ def record_build(
     history from earlier builds stays.
 
     With `defer`, a build with no chunk or page events (a text-only or unchanged build) appends
-    its row to the pending file instead of loading DuckDB; the next build that writes the
-    database moves the pending rows in first, and `query` reads them meanwhile.
+    its row to the pending file (OutputLayout.audit_pending) instead of loading DuckDB, once the
+    database exists; the next build that writes the database (or the one that finds more than
+    PENDING_FOLD_BYTES pending) moves the pending rows in first, and `query` reads them meanwhile.
     """
     stats = embedded.stats
     described = provider.describe() or {}

@@ -244,12 +244,13 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from
         reporter.warn(f"{defaults} file(s) have no explicit chunking strategy; the default chunk_by: h2 applies "
                       "(run `docs-mcp validate` for the list)")
     notes = [f"{chunkset.reused} unchanged files reused"] if chunkset.reused else []
-    if chunkset.reused:  # the others were trusted by their recorded size and times
-        notes.append(f"{chunkset.hashed} files read")
     if chunkset.workers > 1:
         notes.append(f"{chunkset.workers} worker processes")
+    read = ""
+    if chunkset.reused:  # the others were trusted by their recorded size and times, not read
+        read = f"; {chunkset.hashed} file{'' if chunkset.hashed == 1 else 's'} read"
     reporter.info(f"parsed {len(chunkset.files)} files into {chunkset.chunk_count} chunks in "
-                  f"{chunkset.seconds:.1f}s" + (f" ({'; '.join(notes)})" if notes else ""))
+                  f"{chunkset.seconds:.1f}s" + (f" ({'; '.join(notes)})" if notes else "") + read)
     return chunkset
 
 
