@@ -112,10 +112,14 @@ def _parsed_state(path: str, inode: int, size: int, mtime_ns: int) -> dict[str, 
 
 def chunks_match(path: Path, sha256: str, state: dict[str, Any] | None) -> bool:
     """Whether `path` holds the chunks.json with `sha256`: trusted without reading it when its size and
-    mtime are the ones `state` recorded for it (as git trusts its index), hashed otherwise."""
-    if state is not None and state.get("chunks_sha256") == sha256 and state.get("chunks_stat") is not None \
-            and state.get("chunks_stat") == _stat(path):
-        return True
+    mtime are the ones `state` recorded for it (as git trusts its index), hashed otherwise; a file of
+    another size than the recorded one cannot hold it, and is not read either."""
+    if state is not None and state.get("chunks_sha256") == sha256 and state.get("chunks_stat") is not None:
+        found = _stat(path)
+        if state.get("chunks_stat") == found:
+            return True
+        if found is not None and found[0] != state["chunks_stat"][0]:
+            return False
     return _sha256(path) == sha256
 
 
