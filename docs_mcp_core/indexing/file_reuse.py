@@ -228,7 +228,8 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
                           scanned_ns=scanned if isinstance(scanned, int) else 0), None
 
 
-def state_json(chunks_sha256: str, chunks_stat: list[int] | None, files: list[Any], scanned_ns: int = 0) -> dict[str, Any]:
+def state_json(chunks_sha256: str, chunks_stat: list[int] | None, files: list[Any],
+               scanned_ns: int = 0) -> dict[str, Any]:
     """What a chunks.json was built from (FileRecord list): the reuse state saved with it, with each
     file's sha256 and stat (file_stat) as that build found them when it began at `scanned_ns`."""
     return {
@@ -263,7 +264,8 @@ def write_pending(out: Path, chunks_sha256: str, files: list[Any], scanned_ns: i
     chunks, state = pending_paths(out)
     if not chunks.exists():
         chunks = OutputLayout(out).chunks
-    compact = json.dumps(state_json(chunks_sha256, _stat(chunks), files, scanned_ns), ensure_ascii=False, separators=(",", ":"))
+    record = state_json(chunks_sha256, _stat(chunks), files, scanned_ns)
+    compact = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
     write_atomic(state, compact.encode())  # one line: it grows with the corpus and only builds read it
 
 

@@ -26,7 +26,8 @@ from ..failpoints import pause
 from ..layout import OutputLayout
 from ..models import Chunk, IndexInfo, meta_column
 from ..vector_index import VECTOR_COLUMN, index_config
-from .tablefiles import complete_versions, files_of, forget_missing, manifests, recorded_files, remove_files, table_dir, unrecorded_files
+from .tablefiles import (complete_versions, files_of, forget_missing, manifests, recorded_files, remove_files, table_dir,
+                         unrecorded_files)
 
 TABLE = "chunks"
 # Lance deletes versions older than an age; ours are removed by number before it runs (see
@@ -150,8 +151,9 @@ def _create_indexes(table: Any, keys: list[str], replace: bool = False) -> None:
 def update_table(out: Path, base_version: int, changed_files: list[str], chunks: list[Chunk], keys: list[str],
                  digest: str, *, source_urls: bool) -> IndexInfo | None:
     """A new version of a table without vectors, made from `base_version` by replacing the rows of
-    `changed_files` with `chunks` (theirs now), then rebuilding every index over the result; None
-    when the table is not fit for it (another version on top, another schema, files not recorded), and the caller writes it whole. `source_urls`: whether any chunk of the
+    `changed_files` with `chunks` (theirs now), then rebuilding every index over the result and
+    compacting it; None when the table is not fit for it (another version on top, another schema,
+    files not recorded), and the caller writes it whole. `source_urls`: whether any chunk of the
     corpus has one (the column a fresh build would have).
 
     Search results are those of a table written whole: BM25 statistics come from the rebuilt

@@ -159,7 +159,8 @@ def test_small_edit_updates_the_table_with_the_results_of_a_fresh_build(dub_ts_d
         path.write_text(path.read_text() + "\n\nA new closing paragraph about rate limits.\n")
     (docs / "copy1" / "README.md").unlink()
     lines = text_build(docs, out).lines
-    assert any(line.startswith(f"updated the table: the rows of {len(edited) + 1} changed file") for line in lines), lines
+    updated = f"updated the table: the rows of {len(edited) + 1} changed file"
+    assert any(line.startswith(updated) for line in lines), lines
     assert not any(line.startswith("warning") for line in lines), lines
     assert reader.search("create a link", query_type="fts").select(["chunk_id"]).limit(5).to_list() == before
 
