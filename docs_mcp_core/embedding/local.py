@@ -95,6 +95,17 @@ def model_dimensions(folder: Path) -> int:
     return dims
 
 
+# all-MiniLM-L6-v2 was trained on 128 word pieces; its config allows 256, but that longer tail (the
+# code and tables after a chunk's prose) made retrieval worse on the shipped suites, and costs build time.
+BUNDLED_MAX_TOKENS = 128
+
+
+def max_tokens(folder: Path, model: str) -> int:
+    """Word pieces embedded per text: the model's max_seq_length, at most 128 for the bundled model."""
+    limit = int(_read_json(folder / "sentence_bert_config.json").get("max_seq_length", 256))
+    return min(limit, BUNDLED_MAX_TOKENS) if model in BUNDLED_NAMES else limit
+
+
 def _bucket(length: int, limit: int) -> int:
     size = 16
     while size < length:
@@ -116,7 +127,7 @@ class LocalProvider(EmbeddingProvider):
         self.dimensions = model_dimensions(self.folder)
         if dimensions is not None and dimensions != self.dimensions:
             raise DocsMcpError(f"model {self.model} makes {self.dimensions}-dimension vectors, not {dimensions}")
-        self.max_tokens = int(_read_json(self.folder / "sentence_bert_config.json").get("max_seq_length", 256))
+        self.max_tokens = max_tokens(self.folder, self.model)
         self.device = device or "cpu"
         self.batch_size = batch_size or 32
         self.concurrency = 1  # one model instance; torch uses every core itself
