@@ -31,7 +31,7 @@ def code_blocks(markdown: str) -> list[str]:
         body: list[str] = []
         while i < len(lines) and not lines[i].lstrip().startswith(fence):
             line = lines[i]
-            body.append(line[indent:] if line[:indent].isspace() else line.lstrip())
+            body.append(line[min(indent, len(line) - len(line.lstrip())):])  # the fence's indent, as a list item has
             i += 1
         i += 1
         blocks.append("\n".join(body).strip("\n"))

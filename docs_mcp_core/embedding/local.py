@@ -95,15 +95,14 @@ def model_dimensions(folder: Path) -> int:
     return dims
 
 
-# all-MiniLM-L6-v2 was trained on 128 word pieces; its config allows 256, but that longer tail (the
-# code and tables after a chunk's prose) made retrieval worse on the shipped suites, and costs build time.
-BUNDLED_MAX_TOKENS = 128
+BUNDLED_CONFIG = Path(__file__).resolve().parent / "minilm" / "sentence_bert_config.json"
 
 
-def max_tokens(folder: Path, model: str) -> int:
-    """Word pieces embedded per text: the model's max_seq_length, at most 128 for the bundled model."""
-    limit = int(_read_json(folder / "sentence_bert_config.json").get("max_seq_length", 256))
-    return min(limit, BUNDLED_MAX_TOKENS) if model in BUNDLED_NAMES else limit
+def max_seq_length(folder: Path, model: str) -> int:
+    """Word pieces embedded per text, from sentence_bert_config.json. The bundled model by name reads
+    docs-mcp's copy (minilm/: 128, its training length; see NOTICE.md there), as the onnx backend does."""
+    bundled = model in BUNDLED_NAMES and not Path(model).expanduser().is_dir()
+    return int(_read_json(BUNDLED_CONFIG if bundled else folder / "sentence_bert_config.json").get("max_seq_length", 256))
 
 
 def _bucket(length: int, limit: int) -> int:
@@ -127,7 +126,7 @@ class LocalProvider(EmbeddingProvider):
         self.dimensions = model_dimensions(self.folder)
         if dimensions is not None and dimensions != self.dimensions:
             raise DocsMcpError(f"model {self.model} makes {self.dimensions}-dimension vectors, not {dimensions}")
-        self.max_tokens = max_tokens(self.folder, self.model)
+        self.max_tokens = max_seq_length(self.folder, self.model)
         self.device = device or "cpu"
         self.batch_size = batch_size or 32
         self.concurrency = 1  # one model instance; torch uses every core itself

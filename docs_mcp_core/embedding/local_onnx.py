@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import DocsMcpError
 from .base import EmbeddingProvider
 from .fingerprint import config_fingerprint
-from .local import BUNDLED_NAMES, DEFAULT_MODEL, _read_json, max_tokens, model_dimensions, resolve_model_dir
+from .local import BUNDLED_NAMES, DEFAULT_MODEL, _read_json, model_dimensions, resolve_model_dir
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "minilm"
 PADDING_SCHEME = "exact-length-v1"  # part of the fingerprint: changing it could change vectors
@@ -138,7 +138,7 @@ class OnnxProvider(EmbeddingProvider):
         self.dimensions = model_dimensions(self.folder)
         if dimensions is not None and dimensions != self.dimensions:
             raise DocsMcpError(f"model {self.model} makes {self.dimensions}-dimension vectors, not {dimensions}")
-        self.max_tokens = max_tokens(self.folder, self.model)
+        self.max_tokens = int(_read_json(self.folder / "sentence_bert_config.json").get("max_seq_length", 256))
         self.digest = self._identity(pooling_file)
         self.batch_size = batch_size or 256  # texts per embed call; runs inside are grouped by length
         self.concurrency = 1  # one session; onnxruntime uses every core itself
