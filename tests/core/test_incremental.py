@@ -348,6 +348,7 @@ def test_cost_truncation_and_key_handling(example_docs: Path, tmp_path: Path, fa
     for path in out.rglob("*"):
         if path.is_file():
             assert b"sk-test-SECRET" not in path.read_bytes(), path
+    (example_docs / "guides" / "long.md").write_text("# A long page\n\n" + "retry the request " * 60 + "\n")
     output = ok(cli(example_docs, tmp_path / "small", fake, model="all-minilm"))
     assert "were longer than all-minilm's limit and were truncated" in output
     assert max(len(t) for t in fake.inputs) <= 256 * 3
