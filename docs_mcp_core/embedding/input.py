@@ -1,7 +1,7 @@
 """The one function that builds what a provider embeds; fingerprints hash the same text.
 
 An embedding model reads only the start of a text (the bundled all-MiniLM-L6-v2: 128 word
-pieces, see local.py), and mean pooling lets every token it reads pull on the vector. So the
+pieces, see minilm/NOTICE.md), and mean pooling lets every token it reads pull on the vector. So the
 embedded text leads with what the chunk is about: its heading path, then its prose and tables,
 and its code blocks last. An SDK method's description then fills the vector instead of the
 boilerplate of its usage example; the code still counts in full-text search, and in the vector
