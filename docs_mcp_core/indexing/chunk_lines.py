@@ -32,6 +32,19 @@ def parse_line(line: bytes) -> Chunk:
     return Chunk.from_dict(json.loads(line))
 
 
+class SourceUrls:
+    """Whether any line that went through `watch` has a source URL (then the table has the column)."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def watch(self, lines: Iterable[bytes]) -> Iterator[bytes]:
+        for line in lines:
+            if not self.found and b'"source_url": ' in line:
+                self.found = bool(json.loads(line).get("source_url"))
+            yield line
+
+
 def framed(lines: Iterable[bytes]) -> Iterator[bytes]:
     """chunks.json piece by piece from its lines: `[`, the lines separated by `,`, `]`."""
     first = True
