@@ -70,6 +70,11 @@ MEMORY_VECTOR_BYTES = VECTOR_MEMORY_BYTES
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 # Candidates fetched beyond a list's depth, so a tie at the cut is usually settled in one query.
 TIE_SLACK = 16
+# BM25 ties are as wide as the copies of a text (chunks with the same words and length score the
+# same: versioned or duplicated pages), so full-text lists first fetch this many times their depth
+# (plus TIE_SLACK). LanceDB answers 232 rows as fast as 116 (2.9 vs 2.8 ms on dub-ts ×30), and on
+# ×30 copies it settles the tie in one query instead of two (benchmarks/scale.py).
+FULL_TEXT_FETCH = 2
 _LIGHT = ["chunk_id", "filepath", "heading", "breadcrumb", "chunk_index", "metadata"]
 _DERIVED = ["code_languages", "content_digest", "content_chars"]  # light columns of indexes written with fields.py
 
@@ -106,17 +111,6 @@ def similarities(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
     for start in range(0, len(vectors), rows):
         np.matmul(vectors[start : start + rows], query, out=out[start : start + rows])
     return out
-
-
-def first_fetch(pairs: list[tuple[float, str]], depth: int) -> int:
-    """How many rows the next query of a list asks for first, from this one's ranked (score, id) pairs:
-    `depth` plus twice the rows this one needed past it to take in the whole tie at its cut (at least
-    TIE_SLACK, at most 3 × depth). Only the number of queries depends on it, never the result."""
-    if len(pairs) <= depth:
-        return depth + TIE_SLACK
-    kth = pairs[depth - 1][0]
-    past = next((i for i in range(len(pairs) - 1, depth - 1, -1) if pairs[i][0] == kth), depth - 1) + 2 - depth
-    return min(3 * depth, depth + max(TIE_SLACK, 2 * past))
 
 
 def phrase_applies(query: str) -> bool:
@@ -327,7 +321,6 @@ class PublishedIndex:
         self.ids: list[str] = []  # row order of `vectors`
         self.row_ids: np.ndarray = np.empty(0, dtype=np.uint64)  # every row's `_rowid`, sorted
         self.row_chunks: list[str] = []  # the chunk ID of each of them
-        self.fetch_limits: dict[str, int] = {}  # rows the last query of each ranked list needed (first_fetch)
         self.vectors: np.ndarray | None = None  # unit rows, when small enough
         self._masks: dict[str, np.ndarray] = {}
         self._lock = asyncio.Lock()
@@ -518,15 +511,11 @@ class SearchEngine:
         table = index.table
         depth = self.weights.depth
 
-        async def run(name: str, make: Any, score: str, ascending: bool) -> list[str]:
+        async def run(make: Any, score: str, ascending: bool, limit: int) -> list[str]:
             """The best `depth` rows by (score, chunk_id), whatever order the table holds its rows in: when
-            rows tie with the last one kept, more are fetched until the whole tie is in, then cut by ID.
-
-            The first fetch asks for what the last query of this list needed (first_fetch): in a corpus
-            whose pages come in copies the tie at the cut is as wide as the copies every time, and one
-            query then settles it instead of two. Rows come back by `_rowid` (PublishedIndex.chunk_ids),
-            so no chunk_id column is read."""
-            limit = index.fetch_limits.get(name, depth + TIE_SLACK)
+            rows tie with the last one kept, more are fetched (from `limit` rows, doubling) until the whole
+            tie is in, then cut by ID. Rows come back by `_rowid` (PublishedIndex.chunk_ids), so no
+            chunk_id column is read."""
             while True:
                 builder = await make()
                 if where:
@@ -535,7 +524,6 @@ class SearchEngine:
                 pairs = sorted(zip(rows.column(score).to_pylist(), index.chunk_ids(rows.column("_rowid").to_numpy())),
                                key=lambda p: ((p[0] if ascending else -p[0]), p[1]))
                 if len(pairs) < limit or len(pairs) <= depth or pairs[-1][0] != pairs[depth - 1][0]:
-                    index.fetch_limits[name] = first_fetch(pairs, depth)
                     return [cid for _, cid in pairs[:depth]]
                 limit *= 2
 
@@ -549,7 +537,7 @@ class SearchEngine:
                 builder = table.vector_search(vector.astype(np.float32)).distance_type("cosine")
                 return ann_query(builder, index.rows) if index.vector_indexed else builder
 
-            return await run("vector", vector_builder, "_distance", True)
+            return await run(vector_builder, "_distance", True, depth + TIE_SLACK)
 
         async def text_builder() -> Any:
             return await table.search(text_query(query, index, self.weights), query_type="fts")
@@ -557,9 +545,9 @@ class SearchEngine:
         async def phrase_builder() -> Any:
             return await table.search(PhraseQuery(query, "content_text", slop=0), query_type="fts")
 
-        jobs = {"text": run("text", text_builder, "_score", False)}
+        jobs = {"text": run(text_builder, "_score", False, FULL_TEXT_FETCH * depth + TIE_SLACK)}
         if phrase_applies(query):
-            jobs["phrase"] = run("phrase", phrase_builder, "_score", False)
+            jobs["phrase"] = run(phrase_builder, "_score", False, FULL_TEXT_FETCH * depth + TIE_SLACK)
         jobs["vector"] = nearest()
         ranked = await asyncio.gather(*jobs.values())
         return {name: ids for name, ids in zip(jobs, ranked) if ids is not None}
