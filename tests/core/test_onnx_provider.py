@@ -17,7 +17,7 @@ from mcp import Client
 
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider, to_embedding_input
-from docs_mcp_core.embedding.local_onnx import BUNDLED_DIR
+from docs_mcp_core.embedding.local_onnx import BUNDLED_DIR, GRAPH_FILES, OnnxProvider
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.indexing.steps import analyze_corpus
 from docs_mcp_core.search.engine import run_search
@@ -70,6 +70,41 @@ def test_vectors_are_bit_identical_across_runs_and_batch_compositions(provider) 
     one_thread = ("from docs_mcp_core.embedding.local_onnx import OnnxProvider; "
                   f"print(OnnxProvider(threads=1).embed({texts!r}).tobytes().hex())")
     assert _python(one_thread) == together.tobytes().hex()  # another process, another thread count
+
+
+def _fresh(graph_cache: Path | None) -> OnnxProvider:
+    fresh = OnnxProvider()
+    fresh.graph_cache = graph_cache
+    fresh.load()
+    return fresh
+
+
+def test_the_optimized_graph_is_saved_once_checked_and_gives_the_same_vectors(tmp_path: Path) -> None:
+    texts = ["verify webhook signature", "webhook signature " * 200, "Pagination with cursors."]
+    reference = _fresh(None)  # the int8 model file itself, optimized in memory
+    assert reference.graph is None
+    cache = tmp_path / "graphs"
+    first = _fresh(cache)
+    assert first.graph is not None and first.graph.parent.parent == cache
+    folder = first.graph.parent
+    assert sorted(p.name for p in folder.iterdir()) == sorted([*GRAPH_FILES, "graph.json"])
+    assert (folder / "model.data").stat().st_size > 80 * 2**20  # the weights, folded to fp32, outside the graph
+    saved = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
+    second = _fresh(cache)
+    assert second.graph == first.graph and {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == saved
+    expected = reference.embed(texts)
+    assert np.array_equal(first.embed(texts), expected) and np.array_equal(second.embed(texts), expected)
+
+    with (folder / "model.data").open("r+b") as fh:  # a damaged copy is made again, never used
+        fh.seek(4096)
+        fh.write(b"\xff" * 64)
+    remade = _fresh(cache)
+    assert remade.graph == first.graph and np.array_equal(remade.embed(texts), expected)
+    assert (folder / "model.data").stat().st_mtime_ns != saved["model.data"]
+
+    blocked = write(tmp_path, "a-file", "not a folder")  # an unwritable cache: the model file, same vectors
+    fallback = _fresh(blocked / "graphs")
+    assert fallback.graph is None and np.array_equal(fallback.embed(texts), expected)
 
 
 def test_onnx_and_torch_agree_on_real_chunks(provider, example_docs: Path) -> None:
