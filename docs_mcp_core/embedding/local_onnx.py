@@ -299,6 +299,14 @@ class OnnxProvider(EmbeddingProvider):
             vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), np.float32(1e-12))
         return vectors
 
+    def embedding_order(self, texts: Sequence[str]) -> list[int]:
+        """By token length: a batch then holds few lengths, so each run has many rows (bigger matrix
+        products, which use more cores; measured on dub-ts with 2 threads: 45 s instead of 67 s of
+        wall time for the same CPU time). Vectors do not depend on it."""
+        self.load()
+        lengths = [len(self._tokenizer.encode(t).ids) for t in texts]
+        return sorted(range(len(texts)), key=lengths.__getitem__)
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         if not texts:
