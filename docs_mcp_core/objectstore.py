@@ -29,13 +29,16 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from .errors import DocsMcpError
 from .failpoints import pause
 from .fsutil import write_atomic
 from .layout import CHUNKS, LANCEDB, METADATA, OutputLayout
+
+if TYPE_CHECKING:  # pydantic's import waits until metadata is read
+    from .metadata import PublishedMetadata
 
 SCHEME = "s3://"
 POLL_ENV = "DOCS_MCP_S3_POLL_SECONDS"
@@ -47,7 +50,7 @@ def is_remote(location: Any) -> bool:
     return isinstance(location, str) and location.startswith(SCHEME)
 
 
-def location(value: str | os.PathLike[str]) -> "str | Path":
+def location(value: str | os.PathLike[str]) -> str | Path:
     """An `s3://` URL stays a string (Path would fold its `//`); anything else is a local Path."""
     text = os.fspath(value)
     if not text.startswith(SCHEME):
@@ -82,7 +85,7 @@ class RemoteIndex:
     url: str
 
     @classmethod
-    def parse(cls, url: str) -> "RemoteIndex":
+    def parse(cls, url: str) -> RemoteIndex:
         parsed = urlparse(url)
         if parsed.scheme != "s3" or not parsed.netloc:
             raise DocsMcpError(f"{url} names no bucket: give an s3://BUCKET/PREFIX location")
@@ -185,7 +188,7 @@ class RemoteIndex:
                 raise _s3_error("delete", f"{self.url}/{rel}", exc) from None
 
     # -- reading a published index ------------------------------------------------------------
-    def require_metadata(self) -> Any:  # PublishedMetadata
+    def require_metadata(self) -> PublishedMetadata:
         """The published metadata.json; one clear error (with the build command) when there is none."""
         from .metadata import check_metadata
 
