@@ -32,7 +32,7 @@ SUITES = {"example": (REPO / "benchmarks/suites/example.json", REPO / "examples/
 # Full-text field boosts (heading, breadcrumb, subwords): each one re-queries every case.
 FIELDS = [("max", 3.0, 0.0, 0.0), ("max", 1.0, 1.0, 0.5), ("max", 1.0, 1.0, 0.0), ("max", 1.0, 1.0, 1.0),
           ("max", 1.5, 1.0, 0.5), ("sum", 1.0, 0.5, 0.5)]
-GRID = {"phrase": [1.25, 2.0], "vector": [1.0, 1.5, 2.0, 3.0], "k": [10, 20, 60], "depth": [100],
+GRID = {"phrase": [1.25, 2.0], "vector": [1.0, 1.25, 1.5, 2.0, 3.0], "k": [10, 20, 60], "depth": [100],
         "language": [0.0, 1.0, 3.0], "short": [0, 50, 100, 200]}
 BASELINE = {"fields": "max", "heading": 3.0, "breadcrumb": 0.0, "subwords": 0.0, "phrase": 1.25, "vector": 2.0, "k": 60,
             "depth": 100, "language": 0.0, "short": 0}

@@ -8,7 +8,7 @@ from ..models import Chunk
 from .input import to_embedding_input
 
 # Bump when to_embedding_input changes: every cached vector becomes invalid.
-EMBEDDING_FORMAT_VERSION = "1"
+EMBEDDING_FORMAT_VERSION = "2"  # 2: heading path first, code blocks after the prose
 
 
 def compute_fingerprint(chunk: Chunk, config_fingerprint: str) -> str:

@@ -95,6 +95,16 @@ def model_dimensions(folder: Path) -> int:
     return dims
 
 
+BUNDLED_CONFIG = Path(__file__).resolve().parent / "minilm" / "sentence_bert_config.json"
+
+
+def max_seq_length(folder: Path, model: str) -> int:
+    """Word pieces embedded per text, from sentence_bert_config.json. The bundled model by name reads
+    docs-mcp's copy (minilm/: 128, its training length; see NOTICE.md there), as the onnx backend does."""
+    bundled = model in BUNDLED_NAMES and not Path(model).expanduser().is_dir()
+    return int(_read_json(BUNDLED_CONFIG if bundled else folder / "sentence_bert_config.json").get("max_seq_length", 256))
+
+
 def _bucket(length: int, limit: int) -> int:
     size = 16
     while size < length:
@@ -116,7 +126,7 @@ class LocalProvider(EmbeddingProvider):
         self.dimensions = model_dimensions(self.folder)
         if dimensions is not None and dimensions != self.dimensions:
             raise DocsMcpError(f"model {self.model} makes {self.dimensions}-dimension vectors, not {dimensions}")
-        self.max_tokens = int(_read_json(self.folder / "sentence_bert_config.json").get("max_seq_length", 256))
+        self.max_tokens = max_seq_length(self.folder, self.model)
         self.device = device or "cpu"
         self.batch_size = batch_size or 32
         self.concurrency = 1  # one model instance; torch uses every core itself

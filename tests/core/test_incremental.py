@@ -89,7 +89,7 @@ def test_heading_rename_reembeds_the_chunks_whose_breadcrumb_has_it(example_docs
     n_retries = sum(1 for c in json.loads((out / "chunks.json").read_text()) if c["filepath"] == "guides/retries.md")
     retries.write_text(retries.read_text().replace("## Timeouts", "## Client timeouts"))
     ok(cli(example_docs, out, fake))
-    assert len(fake.inputs) == 1 and fake.inputs[0].startswith("Context: guides/retries.md > Retries and timeouts > Client timeouts")
+    assert len(fake.inputs) == 1 and fake.inputs[0].startswith("Retries and timeouts > Client timeouts\n\n")
     retries.write_text(retries.read_text().replace("# Retries and timeouts", "# Retrying requests"))
     ok(cli(example_docs, out, fake))
     assert len(fake.inputs) == n_retries == 7
@@ -110,15 +110,17 @@ def test_deleted_file_embeds_nothing_and_leaves_index_and_cache(example_docs: Pa
     assert all(h["filepath"] != "guides/pagination.md" for h in run_search(out, "starting_after next_cursor has_more").hits)
 
 
-def test_moved_file_reembeds_only_changed_inputs(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:
+def test_moved_file_reembeds_nothing(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:
     out = tmp_path / "out"
     ok(cli(example_docs, out, fake))
     shutil.move(example_docs / "guides" / "rate-limits.md", example_docs / "guides" / "limits.md")
-    ok(cli(example_docs, out, fake))
-    # The path is part of each chunk's breadcrumb, so every chunk of the moved file has a new input...
-    assert len(fake.inputs) == 4 and all(t.startswith("Context: guides/limits.md") for t in fake.inputs)
-    # ...and nothing else is paid for again; the old IDs are gone.
-    assert not any(i.startswith("guides/rate-limits.md") for i in index_ids(out))
+    output = ok(cli(example_docs, out, fake))
+    # The embedded text is the heading path and the text, not the file path: the moved chunks' vectors
+    # come from the cache under their new IDs; the old IDs are gone.
+    assert fake.inputs == [] and f"embedding cache: {N_EXAMPLE} hits, 0 misses" in output
+    ids = index_ids(out)
+    assert not any(i.startswith("guides/rate-limits.md") for i in ids)
+    assert sum(i.startswith("guides/limits.md#") for i in ids) == 4
 
 
 @pytest.mark.parametrize("change", ["model", "dimensions", "base_url"])
@@ -346,6 +348,7 @@ def test_cost_truncation_and_key_handling(example_docs: Path, tmp_path: Path, fa
     for path in out.rglob("*"):
         if path.is_file():
             assert b"sk-test-SECRET" not in path.read_bytes(), path
+    (example_docs / "guides" / "long.md").write_text("# A long page\n\n" + "retry the request " * 60 + "\n")
     output = ok(cli(example_docs, tmp_path / "small", fake, model="all-minilm"))
     assert "were longer than all-minilm's limit and were truncated" in output
     assert max(len(t) for t in fake.inputs) <= 256 * 3

@@ -217,7 +217,7 @@ def test_identity_is_the_files_not_the_name(tmp_path: Path) -> None:
     assert runner.invoke(main, args).exit_code == 0
     same = runner.invoke(main, [*args, "--embedding-model", str(copy)])
     assert same.exit_code == 0 and "embedding cache: 1 hits, 0 misses" in same.output, same.output
-    (copy / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 128, "do_lower_case": False}))
+    (copy / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 256, "do_lower_case": False}))
     changed = runner.invoke(main, [*args, "--embedding-model", str(copy)])
     assert "warn: embedding cache invalidated: config_fingerprint mismatch" in changed.output, changed.output
     assert json.loads((tmp_path / "out" / "metadata.json").read_text())["embedding"]["model"] == str(copy)
