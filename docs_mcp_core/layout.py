@@ -109,6 +109,12 @@ class OutputLayout:
         return self.state / "audit.duckdb"
 
     @property
+    def audit_pending(self) -> Path:
+        """Build rows not yet moved into audit.duckdb (JSON lines), so a build with no chunk or page
+        events need not load DuckDB; `docs-mcp audit` reads them with the database."""
+        return self.state / "audit-pending.jsonl"
+
+    @property
     def cursor_secret(self) -> Path:
         return self.state / "cursor-secret"
 

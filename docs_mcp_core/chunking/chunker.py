@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from markdown_it.token import Token
+from typing import TYPE_CHECKING
 
 from ..corpus.manifest import Strategy
 from ..corpus.markdown import Block, parser, top_level_blocks
 from ..models import Chunk
 from .ids import PREAMBLE, SlugRegistry, file_part_id, part_id, section_id, slugify
 from .splitting import Unit, pack, part_plain, part_text, split_units
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 # Bump when chunk output changes for the same input: per-file chunk reuse keys on it.
 CHUNKER_VERSION = "2"

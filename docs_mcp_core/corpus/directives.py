@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
-from markdown_it.token import Token
 from pydantic import ValidationError
 
 from ..diagnostics import Diagnostic, error, warning
 from .manifest import TOO_DEEP, Strategy, check_metadata_key, check_metadata_value, format_loc
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 FRONTMATTER_KEYS = ("mcp_chunking_hint", "metadata", "title", "description")
 # Written by website staging (sources/web/stage.py): the page URL and its heading anchors, cited in search hits.
@@ -71,6 +72,8 @@ def _metadata(raw: Any, path: str, line: int, what: str, hints: FileHints, key_l
 
 def read_frontmatter(yaml_text: str, path: str, hints: FileHints) -> None:
     """Frontmatter wins over every other rule; unknown keys are reported, not fatal."""
+    import yaml  # only files that are parsed have their frontmatter read
+
     try:
         data = yaml.safe_load(yaml_text)
     except RecursionError:

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from .globs import GlobError, glob_match
+
+if TYPE_CHECKING:
+    import pathspec
 
 GITIGNORE = ".gitignore"
 
@@ -51,6 +53,8 @@ class Rules:
                 self.manifests[folder] = (relpath, valid)
 
     def add_gitignore(self, folder: str, relpath: str, text: str) -> None:
+        import pathspec  # only for a tree with .gitignore files
+
         spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
         if spec.patterns:
             self.gitignores[folder] = (relpath, spec)

@@ -6,9 +6,11 @@ import html
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+if TYPE_CHECKING:  # imported when a file is parsed: a build that reuses every file never needs it
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 _FM_OPEN = re.compile(r"\A---[ \t]*\n")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
@@ -20,6 +22,8 @@ _WS = re.compile(r"[ \t]+")
 @lru_cache(maxsize=1)
 def parser() -> MarkdownIt:
     """CommonMark with GFM tables and strikethrough; raw HTML allowed (it stays in `content`)."""
+    from markdown_it import MarkdownIt
+
     return MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
 

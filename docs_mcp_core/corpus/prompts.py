@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
 from ..diagnostics import Diagnostic, error
@@ -56,6 +55,8 @@ def _errors(relpath: str, exc: ValidationError, line: int = 1) -> list[Diagnosti
 
 
 def load_prompt(root: Path, relpath: str) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
+    import yaml  # a corpus without prompt templates never needs it
+
     text = normalize_newlines((root / relpath).read_text(encoding="utf-8"))
     try:
         if relpath.endswith(".template.md"):

@@ -9,8 +9,8 @@ import stat
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from markdown_it.token import Token
 
 from ..diagnostics import Diagnostic, error, warning
 from ..paths import check_docs_dir, file_type, read_bytes
@@ -26,6 +26,9 @@ from .manifest import (
     resolve_manifest_rules,
 )
 from .markdown import normalize_newlines, parser, split_frontmatter
+
+if TYPE_CHECKING:  # markdown_it is imported when a file is parsed, not to walk a tree
+    from markdown_it.token import Token
 
 TEMPLATE_SUFFIXES = (".template.md", ".template.yaml", ".template.yml")
 

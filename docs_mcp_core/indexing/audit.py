@@ -7,6 +7,7 @@ or the duckdb CLI.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,9 @@ def migrate(con: Any) -> None:
         con.execute(statement)
 
 
+PENDING_FOLD_BYTES = 64 * 1024  # a deferred build moves the pending rows into the database beyond this
+
+
 def new_build_id() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
 
@@ -82,29 +86,43 @@ def record_build(
     table_version: int,
     seconds: float,
     pages: list[dict[str, Any]] | None = None,
+    defer: bool = False,
 ) -> None:
     """Append this build's summary, per-chunk events and (website corpora) per-page crawl events;
-    history from earlier builds stays."""
-    import duckdb
+    history from earlier builds stays.
 
+    With `defer`, a build with no chunk or page events (a text-only or unchanged build) appends
+    its row to the pending file (OutputLayout.audit_pending) instead of loading DuckDB, once the
+    database exists; the next build that writes the database (or the one that finds more than
+    PENDING_FOLD_BYTES pending) moves the pending rows in first, and `query` reads them meanwhile.
+    """
     stats = embedded.stats
     described = provider.describe() or {}
     events = embedded.fingerprint_events
     rows = [(c.chunk_id, fp, events.get(fp)) for c, fp in zip(chunkset.chunks, fingerprints) if events.get(fp)] \
         if events else []
     rows += [(cid, fp, "pruned") for fp, cid in embedded.pruned]
-    path = OutputLayout(out).audit
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with duckdb.connect(str(path)) as con:
-        migrate(con)
-        con.execute("BEGIN TRANSACTION")
-        con.execute(
-            f"INSERT INTO builds ({', '.join(BUILD_COLUMNS)}) VALUES ({', '.join('?' * len(BUILD_COLUMNS))})",
-            [build_id, corpus, dt.datetime.now(dt.timezone.utc), source_commit, len(chunkset.files), chunkset.reparsed,
+    build = [build_id, corpus, dt.datetime.now(dt.timezone.utc), source_commit, len(chunkset.files), chunkset.reparsed,
              chunkset.chunk_count, stats.hits, stats.misses, stats.embedded, stats.pruned,
              provider.name, provider.model, table_version, round(seconds, 3), provider.backend,
-             described.get("model_sha256"), provider.config_fingerprint],
-        )
+             described.get("model_sha256"), provider.config_fingerprint]
+    layout = OutputLayout(out)
+    layout.state.mkdir(parents=True, exist_ok=True)
+    if defer and not rows and not pages and layout.audit.is_file():
+        line = json.dumps(dict(zip(BUILD_COLUMNS, build)), default=str) + "\n"
+        with open(layout.audit_pending, "a", encoding="utf-8") as fh:  # one append per build, under its lock
+            fh.write(line)
+        if layout.audit_pending.stat().st_size <= PENDING_FOLD_BYTES:
+            return
+        build = []  # too many pending rows: move them in now
+    import duckdb
+
+    with duckdb.connect(str(layout.audit)) as con:
+        migrate(con)
+        con.execute("BEGIN TRANSACTION")
+        _insert_builds(con, "builds", pending_builds(out), ignore_existing=True)
+        if build:
+            _insert_builds(con, "builds", [build])
         if rows:  # pyarrow is imported only when there are events (a text-only build has none)
             import pyarrow as pa
 
@@ -122,6 +140,33 @@ def record_build(
                             [(build_id, p.get("path"), p.get("url"), p.get("event"), p.get("status") or 0,
                               p.get("detail") or "") for p in pages])
         con.execute("COMMIT")
+    layout.audit_pending.unlink(missing_ok=True)  # moved in (a crash before this only re-offers rows already in)
+
+
+def pending_builds(out: Path) -> list[list[Any]]:
+    """The deferred build rows, oldest first, as BUILD_COLUMNS values (a torn last line is skipped)."""
+    try:
+        text = OutputLayout(out).audit_pending.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    found = []
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and row.get("build_id"):
+            values = [row.get(c) for c in BUILD_COLUMNS]
+            values[2] = dt.datetime.fromisoformat(values[2]) if isinstance(values[2], str) else None
+            found.append(values)
+    return found
+
+
+def _insert_builds(con: Any, table: str, builds: list[list[Any]], *, ignore_existing: bool = False) -> None:
+    if builds:
+        verb = "INSERT OR IGNORE" if ignore_existing else "INSERT"
+        con.executemany(f"{verb} INTO {table} ({', '.join(BUILD_COLUMNS)}) "
+                        f"VALUES ({', '.join('?' * len(BUILD_COLUMNS))})", builds)
 
 
 # Audit SQL may read the audit database and nothing else: no COPY ... TO, no ATTACH, no file
@@ -149,6 +194,15 @@ def query(out: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
                            "since audits were added: build the index again")
     try:
         with duckdb.connect(str(path), read_only=True, config=dict(READ_ONLY_CONFIG)) as con:
+            pending = pending_builds(out)
+            reading = all(st.type == duckdb.StatementType.SELECT for st in con.extract_statements(sql))
+            if pending and reading:  # builds recorded without DuckDB: `builds` shows them too (a temporary view)
+                con.execute("CREATE TEMP TABLE pending_builds AS SELECT * FROM builds WHERE false")
+                _insert_builds(con, "temp.main.pending_builds", pending)
+                catalog = con.execute("SELECT current_database()").fetchone()[0]
+                con.execute(f'CREATE TEMP VIEW builds AS SELECT * FROM "{catalog}".main.builds UNION ALL BY NAME '
+                            "SELECT * FROM temp.main.pending_builds WHERE build_id NOT IN "
+                            f'(SELECT build_id FROM "{catalog}".main.builds)')
             cursor = con.execute(sql)
             columns = [d[0] for d in cursor.description or []]
             return columns, cursor.fetchall()

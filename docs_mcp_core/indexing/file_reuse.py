@@ -26,6 +26,23 @@ from ..metadata import read_metadata
 from ..models import Chunk
 
 STATE_VERSION = "2"  # 2: per-file chunk counts and titles, and chunks.json's size and mtime
+# A file whose recorded mtime is this close to (or after) the moment its build began scanning is
+# "racy" (git's word): an edit in the same timestamp tick could keep its size and mtime, so it is
+# hashed again however its stat looks. 2 s covers the coarsest common filesystem clocks (FAT).
+RACY_NS = 2_000_000_000
+
+
+def file_stat(path: Path) -> list[int] | None:
+    """What a later build compares to trust a file without reading it: size, mtime, ctime, inode.
+
+    ctime cannot be set back by tools that preserve mtime (cp -p, rsync -t, tar), so an edit
+    that keeps the size and restores the mtime still changes it.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
 def file_key(relpath: str, sha256: str, rules: Resolution) -> str:
@@ -95,10 +112,14 @@ def _parsed_state(path: str, inode: int, size: int, mtime_ns: int) -> dict[str, 
 
 def chunks_match(path: Path, sha256: str, state: dict[str, Any] | None) -> bool:
     """Whether `path` holds the chunks.json with `sha256`: trusted without reading it when its size and
-    mtime are the ones `state` recorded for it (as git trusts its index), hashed otherwise."""
-    if state is not None and state.get("chunks_sha256") == sha256 and state.get("chunks_stat") is not None \
-            and state.get("chunks_stat") == _stat(path):
-        return True
+    mtime are the ones `state` recorded for it (as git trusts its index), hashed otherwise; a file of
+    another size than the recorded one cannot hold it, and is not read either."""
+    if state is not None and state.get("chunks_sha256") == sha256 and state.get("chunks_stat") is not None:
+        found = _stat(path)
+        if state.get("chunks_stat") == found:
+            return True
+        if found is not None and found[0] != state["chunks_stat"][0]:
+            return False
     return _sha256(path) == sha256
 
 
@@ -110,7 +131,8 @@ def published_files(out: Path, chunks_sha256: str) -> tuple[Path | None, Path | 
     """
     out = Path(out)
     pending_chunks, pending_state = pending_paths(out)
-    states = [(p, _read_state(p)) for p in (OutputLayout(out).file_state, pending_state)]
+    # the pending state first: with the same chunks.json it is the newer record of the files' stats
+    states = [(p, _read_state(p)) for p in (pending_state, OutputLayout(out).file_state)]
     state = next((p for p, s in states if s is not None and s.get("chunks_sha256") == chunks_sha256), None)
     recorded = next((s for p, s in states if p == state), None)
     chunks = next((p for p in (OutputLayout(out).chunks, pending_chunks) if chunks_match(p, chunks_sha256, recorded)),
@@ -126,6 +148,7 @@ class PreviousChunks:
     chunks_path: Path
     chunks_sha256: str
     moved_to: Path | None = None  # where a pending chunks.json goes when its publish is finished
+    scanned_ns: int = 0  # when that build began scanning the files (0: unknown, trust no stat)
     _by_file: dict[str, list[Chunk]] | None = field(default=None, repr=False)
 
     def match(self, relpath: str, key: str) -> tuple[int, list[Diagnostic], dict[str, str], list[str]] | None:
@@ -138,6 +161,17 @@ class PreviousChunks:
             return None  # saved before diagnostics had codes: re-parse so every finding has one
         diags = [Diagnostic(relpath, *fields) for fields in stored]  # line, severity, message, code
         return int(entry.get("chunks", 0)), diags, dict(entry.get("metadata", {})), list(entry.get("titles", []))
+
+    def trusted_sha256(self, relpath: str, stat: list[int] | None) -> str | None:
+        """The sha256 recorded for a file whose stat is the recorded one and was settled (not racy)
+        when recorded: its bytes need not be read. None: read and hash it."""
+        entry = self.files.get(relpath)
+        if entry is None or stat is None or entry.get("stat") != stat:
+            return None
+        sha = entry.get("sha256")
+        if not isinstance(sha, str) or stat[1] >= self.scanned_ns - RACY_NS:
+            return None
+        return sha
 
     def chunks_of(self, relpath: str) -> list[Chunk]:
         if self._by_file is None:
@@ -189,19 +223,26 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
         return None, "chunks.json does not match the recorded build state"
     if published and sha != published:
         return None, "chunks.json does not match the published index"
-    return PreviousChunks(state.get("files", {}), chunks_file, sha, moved_to=OutputLayout(out).chunks), None
+    scanned = state.get("scanned_ns")
+    return PreviousChunks(state.get("files", {}), chunks_file, sha, moved_to=OutputLayout(out).chunks,
+                          scanned_ns=scanned if isinstance(scanned, int) else 0), None
 
 
-def state_json(chunks_sha256: str, chunks_stat: list[int] | None, files: list[Any]) -> dict[str, Any]:
-    """What a chunks.json was built from (FileRecord list): the reuse state saved with it."""
+def state_json(chunks_sha256: str, chunks_stat: list[int] | None, files: list[Any],
+               scanned_ns: int = 0) -> dict[str, Any]:
+    """What a chunks.json was built from (FileRecord list): the reuse state saved with it, with each
+    file's sha256 and stat (file_stat) as that build found them when it began at `scanned_ns`."""
     return {
         "state_version": STATE_VERSION,
         "chunker_version": CHUNKER_VERSION,
         "chunks_sha256": chunks_sha256,
         "chunks_stat": chunks_stat,
+        "scanned_ns": scanned_ns,
         "files": {
             f.relpath: {
                 "key": f.key,
+                "sha256": f.sha256,
+                "stat": f.stat,
                 "chunks": f.chunks,
                 "titles": f.titles,
                 "metadata": f.metadata,
@@ -217,13 +258,14 @@ def write_pending_chunks(out: Path, chunks: Iterable[Chunk]) -> str:
     return write_atomic_pieces(pending_paths(out)[0], chunk_pieces(chunks))
 
 
-def write_pending(out: Path, chunks_sha256: str, files: list[Any]) -> None:
+def write_pending(out: Path, chunks_sha256: str, files: list[Any], scanned_ns: int = 0) -> None:
     """Put the reuse state aside next to the chunks.json it describes (the pending one, or the one in
     place when this build's chunks are the published ones); publish_pending moves them in after metadata.json."""
     chunks, state = pending_paths(out)
     if not chunks.exists():
         chunks = OutputLayout(out).chunks
-    compact = json.dumps(state_json(chunks_sha256, _stat(chunks), files), ensure_ascii=False, separators=(",", ":"))
+    record = state_json(chunks_sha256, _stat(chunks), files, scanned_ns)
+    compact = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
     write_atomic(state, compact.encode())  # one line: it grows with the corpus and only builds read it
 
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..chunking.chunker import chunk_markdown
 from ..chunking.source_urls import with_source_urls
@@ -23,6 +22,9 @@ from ..corpus.walk import resolve_file
 from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
 from ..models import Chunk
+
+if TYPE_CHECKING:  # worker processes are started only for many changed files
+    from concurrent.futures import Future
 
 # Files to parse before worker processes pay off (when the worker count is not given): a spawned
 # worker costs ~0.35 s to start and import the parser, a dub-ts file ~1.3 ms to parse, and each
@@ -126,6 +128,7 @@ class Parser:
 
     def _start(self) -> None:
         import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
         self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
                                         initializer=_init_worker, initargs=(self.manifests,))
@@ -145,6 +148,8 @@ class Parser:
 
 
 def _result(future: Future[list[Parsed]]) -> list[Parsed]:
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         return future.result()
     except BrokenProcessPool:

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..chunking.chunker import CHUNKER_VERSION
 from ..corpus.prompts import load_prompts
@@ -26,14 +27,16 @@ from ..fsutil import build_lock, remove_temp_files, write_atomic, write_json_ato
 from ..layout import CHUNKS, FILE_STATE, METADATA, OutputLayout
 from ..metadata import IndexRef, PublishedMetadata, build_metadata, read_metadata, write_metadata
 from ..models import Chunk, IndexInfo
-from ..objectstore import RemoteIndex, pull, push
 from ..progress import NullReporter, Reporter, Timer
 from ..vector_index import INDEX_KIND, VectorIndexPolicy
 from .audit import new_build_id, record_build
-from .file_reuse import (PreviousChunks, chunk_pieces, discard_pending, file_key, load_previous, publish_pending,
-                         published_files, write_pending, write_pending_chunks)
+from .file_reuse import (PreviousChunks, chunk_pieces, discard_pending, file_key, file_stat, load_previous,
+                         publish_pending, published_files, write_pending, write_pending_chunks)
 from .parsing import Parsed, Parser, ParseJob
 from .tablefiles import forget_records, manifests, record_files, remove_files, unrecorded_files, version_problem
+
+if TYPE_CHECKING:  # object storage is imported only to build for it
+    from ..objectstore import RemoteIndex
 
 INDEX_SCHEMA_VERSION = "2"  # bump when the table gains or changes columns (2: derived search fields)
 
@@ -48,6 +51,7 @@ class FileRecord:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     titles: list[str] = field(default_factory=list)  # headings of its level-1 chunks, for the default description
     reused: bool = False
+    stat: list[int] | None = None  # file_reuse.file_stat when it was scanned
 
 
 @dataclass
@@ -69,6 +73,11 @@ class ChunkSet:
     reused: int = 0
     seconds: float = 0.0
     workers: int = 1  # processes that parsed files (1: this one)
+    hashed: int = 0  # files read and hashed; the others were trusted by their recorded stat
+    scanned_ns: int = 0  # when the scan began: the racy limit of the stats recorded for the next build
+    base_sha256: str = ""  # the previous build's chunks.json, which `changed_files` are relative to
+    changed_files: list[str] = field(default_factory=list)  # files whose chunks differ from it (edited or gone)
+    replaced_rows: int = 0  # chunks the previous build had for those files
     unchanged_sha256: str = ""
     _chunks: list[Chunk] | None = field(default=None, repr=False)
     _previous: PreviousChunks | None = field(default=None, repr=False)
@@ -113,12 +122,14 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
     """
     reporter = reporter or NullReporter()
     timer = Timer()
+    scanned_ns = time.time_ns()
     scan = scan_corpus(Path(docs_dir))
     diags = list(scan.diagnostics)
     files: list[FileRecord] = []
     parsed_chunks: dict[str, list[Chunk]] = {}
     waiting: deque[FileRecord] = deque()  # files sent to the parser, in order, awaiting their result
     parser = Parser(scan.manifests, workers)
+    hashed = 0
 
     def take(results: Iterator[Parsed]) -> None:
         for result in results:
@@ -130,11 +141,21 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
 
     try:
         for n, rel in enumerate(scan.markdown, start=1):
-            data, digest, problem = read_hashed(scan.root / rel, rel)
+            path = scan.root / rel
+            stat = file_stat(path)
             rules = manifest_rules(rel, scan.manifests)
-            key = file_key(rel, digest, rules)
-            # the same bytes decoded before: a reused file is not decoded again
-            hit = previous.match(rel, key) if previous and data is not None else None
+            # as git trusts its index: a settled file with its recorded stat is not read again
+            trusted = previous.trusted_sha256(rel, stat) if previous else None
+            key = file_key(rel, trusted, rules) if trusted else ""
+            hit = previous.match(rel, key) if previous and trusted else None
+            if hit is not None:
+                data, digest, problem = None, trusted or "", None
+            else:
+                data, digest, problem = read_hashed(path, rel)
+                hashed += 1
+                key = file_key(rel, digest, rules)
+                # the same bytes decoded before: a reused file is not decoded again
+                hit = previous.match(rel, key) if previous and data is not None else None
             text = None
             if hit is None and data is not None:
                 text, problem = decode_text(data, rel)
@@ -143,9 +164,9 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
                 continue
             if hit is not None:
                 count, file_diags, metadata, titles = hit
-                files.append(FileRecord(rel, digest, count, key, metadata, file_diags, titles, reused=True))
+                files.append(FileRecord(rel, digest, count, key, metadata, file_diags, titles, reused=True, stat=stat))
             else:
-                record = FileRecord(rel, digest, 0, key)
+                record = FileRecord(rel, digest, 0, key, stat=stat)
                 files.append(record)
                 waiting.append(record)
                 take(parser.feed(ParseJob(rel, text or "", digest, rules)))
@@ -165,7 +186,13 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
     instructions, instr_diags = server_instructions(scan.manifests)
     diags.extend(instr_diags)
     chunkset = ChunkSet(str(scan.root), files, taxonomy, instructions, prompts, sorted(set(diags)),
-                        reparsed=len(files) - reused, reused=reused, seconds=timer.seconds, workers=parser.used_workers)
+                        reparsed=len(files) - reused, reused=reused, seconds=timer.seconds, workers=parser.used_workers,
+                        hashed=hashed, scanned_ns=scanned_ns)
+    if previous is not None:  # what a table update has to replace (indexing/table.py update_table)
+        kept = {f.relpath for f in files if f.reused}
+        chunkset.base_sha256 = previous.chunks_sha256
+        chunkset.changed_files = sorted(set(previous.files) - kept | {f.relpath for f in files if not f.reused})
+        chunkset.replaced_rows = sum(int(previous.files.get(p, {}).get("chunks", 0)) for p in chunkset.changed_files)
     if previous is not None and not parsed_chunks and reused == len(files):
         # Nothing parsed: the chunks are the previous build's (all of them if no file went), read when needed.
         chunkset._previous = previous
@@ -219,8 +246,11 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from
     notes = [f"{chunkset.reused} unchanged files reused"] if chunkset.reused else []
     if chunkset.workers > 1:
         notes.append(f"{chunkset.workers} worker processes")
+    read = ""
+    if chunkset.reused:  # the others were trusted by their recorded size and times, not read
+        read = f"; {chunkset.hashed} file{'' if chunkset.hashed == 1 else 's'} read"
     reporter.info(f"parsed {len(chunkset.files)} files into {chunkset.chunk_count} chunks in "
-                  f"{chunkset.seconds:.1f}s" + (f" ({'; '.join(notes)})" if notes else ""))
+                  f"{chunkset.seconds:.1f}s" + (f" ({'; '.join(notes)})" if notes else "") + read)
     return chunkset
 
 
@@ -297,6 +327,33 @@ def _clean_leftovers(out: Path, published: IndexRef | None) -> None:
         discard_pending(out)
 
 
+UPDATE_MAX_SHARE = 0.1  # a change to at most this share of the rows updates the table; more rewrites it
+
+
+def _update_published(out: Path, published: IndexRef, chunkset: ChunkSet, embedded: EmbedResult, keys: list[str],
+                      digest: str, reporter: Reporter) -> IndexInfo | None:
+    """A new table version made by updating the published one (table.update_table), or None when the
+    table is to be written whole: it was not built from the previous chunks, it is damaged, it has
+    vectors (a provider change could leave the kept rows' stale), or the change is not small."""
+    if not chunkset.changed_files or embedded.dimensions or published.chunks_sha256 != chunkset.base_sha256:
+        return None
+    changed = set(chunkset.changed_files)
+    rows = chunkset.replaced_rows + sum(f.chunks for f in chunkset.files if f.relpath in changed)
+    if rows > UPDATE_MAX_SHARE * max(chunkset.chunk_count, 1) or version_problem(out, published) is not None:
+        return None
+    from .table import update_table
+
+    marker = OutputLayout(out).writing_marker
+    write_atomic(marker, b"")
+    chunks = chunkset.chunks
+    updated = update_table(out, published.version, chunkset.changed_files, [c for c in chunks if c.filepath in changed],
+                           keys, digest, source_urls=any(c.source_url for c in chunks))
+    marker.unlink()
+    if updated is not None:
+        reporter.info(f"updated the table: the rows of {len(changed)} changed file(s) replaced, indexes rebuilt")
+    return updated
+
+
 def _reuse_problem(out: Path, published: IndexRef) -> tuple[str, bool] | None:
     """Why the published table version cannot simply be republished, and whether it is damage.
 
@@ -328,7 +385,7 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
     ann = (vector_index or VectorIndexPolicy()).wanted(chunkset.chunk_count, embedded.dimensions)
     marker = OutputLayout(out).writing_marker
     with build_lock(out):
-        if publish_to is not None and pull(publish_to, out):
+        if publish_to is not None and _objectstore().pull(publish_to, out):
             reporter.info(f"{out} brought up to date with {publish_to.url}")
         current = _read_published(out, reporter)
         published = current.index if current else None
@@ -349,6 +406,10 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
         if reuse and published and not problem:
             info = IndexInfo(published.table, published.version, published.rows, digest, chunks_sha256=chunks_sha)
             reporter.info("index unchanged: reusing the published table version")
+        elif not (ann or force or embedded.forced) and published and (
+                updated := _update_published(out, published, chunkset, embedded, keys, digest, reporter)):
+            info = dataclasses.replace(updated, chunks_sha256=chunks_sha)
+            record_files(out, info.table, info.version, info.files)
         else:
             from .table import write_table  # LanceDB is imported only when a table is written
 
@@ -362,7 +423,9 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             info = dataclasses.replace(written, chunks_sha256=chunks_sha)
             record_files(out, info.table, info.version, info.files)
             marker.unlink()
-        write_pending(out, chunks_sha, chunkset.files)
+        if chunkset.hashed or chunks_sha != chunkset.unchanged_sha256 or published_files(out, chunks_sha)[1] is None:
+            write_pending(out, chunks_sha, chunkset.files, chunkset.scanned_ns)
+        # else every file was trusted by its recorded stat: the state in place already says all this one would
         write_json_atomic(OutputLayout(out).written, info.to_json())  # the version written, not yet published
     if info.rows != chunkset.chunk_count:
         raise DocsMcpError(f"index has {info.rows} rows but the build has {chunkset.chunk_count} chunks; rebuild")
@@ -450,7 +513,7 @@ def publish_metadata(
             _prune(out, index.table, keep)
         if publish_to is not None:  # the mirror is published: copy it up, metadata.json last
             timer = Timer()
-            stats = push(out, publish_to)
+            stats = _objectstore().push(out, publish_to)
             (reporter or NullReporter()).info(f"published to {publish_to.url}: {stats.uploaded} files ({stats.uploaded_bytes / 2**20:.1f} MB) "
                           f"uploaded, {stats.deleted} deleted in {timer.seconds:.1f}s")
         if embedded is not None:
@@ -526,11 +589,17 @@ def build(
         try:
             record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,
                          chunkset=chunkset, fingerprints=fingerprints, embedded=embedded, provider=provider,
-                         table_version=info.version, seconds=timer.seconds, pages=pages)
+                         table_version=info.version, seconds=timer.seconds, pages=pages, defer=True)
         except Exception as exc:  # noqa: BLE001 - the index is published; a locked audit file must not undo that
             reporter.warn(f"could not record this build in the audit database: {exc}")
         return BuildSummary(str(out), len(chunkset.files), chunkset.chunk_count, chunkset.reused, embedded,
                             timer.seconds, info, metadata)
+
+
+def _objectstore() -> Any:
+    from .. import objectstore
+
+    return objectstore
 
 
 def build_remote(docs_dir: Path, url: str, provider: EmbeddingProvider, *, state_dir: Path | None = None,
@@ -542,10 +611,10 @@ def build_remote(docs_dir: Path, url: str, provider: EmbeddingProvider, *, state
     builds from two machines must be kept apart by whoever schedules them.
     """
     reporter = reporter or NullReporter()
-    remote = RemoteIndex.parse(url)
+    remote = _objectstore().RemoteIndex.parse(url)
     local = Path(state_dir) if state_dir else remote.default_state_dir()
     with build_lock(local):
-        if pull(remote, local):
+        if _objectstore().pull(remote, local):
             reporter.info(f"state dir {local} brought up to date with {remote.url}")
         summary = build(docs_dir, local, provider, reporter=reporter, publish_to=remote, **options)
     summary.out = remote.url

@@ -26,7 +26,8 @@ from ..failpoints import pause
 from ..layout import OutputLayout
 from ..models import Chunk, IndexInfo, meta_column
 from ..vector_index import VECTOR_COLUMN, index_config
-from .tablefiles import files_of, manifests, remove_files, table_dir, unrecorded_files
+from .tablefiles import (complete_versions, files_of, forget_missing, manifests, recorded_files, remove_files, table_dir,
+                         unrecorded_files)
 
 TABLE = "chunks"
 # Lance deletes versions older than an age; ours are removed by number before it runs (see
@@ -120,14 +121,7 @@ def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys
         before = {}
         table = connect(out).create_table(TABLE, data=_rows(chunks, vectors, keys), mode="overwrite")
     pause("write")
-    table.create_index("heading", config=FTS(with_position=True))
-    table.create_index("content_text", config=FTS(with_position=True))
-    table.create_index("breadcrumb", config=FTS())
-    table.create_index("content_subwords", config=FTS())
-    table.create_index("chunk_id", config=BTree())
-    table.create_index("filepath", config=BTree())
-    for key in keys:
-        table.create_index(meta_column(key), config=Bitmap())
+    _create_indexes(table, keys)
     rows = table.count_rows()
     if vector_index and VECTOR_COLUMN in table.schema.names:
         table.create_index(VECTOR_COLUMN, config=index_config(rows))
@@ -140,6 +134,63 @@ def write_table(out: Path, chunks: list[Chunk], vectors: np.ndarray | None, keys
         files = {rel: size for rel, size in files.items()
                  if not rel.startswith("_indices/") or rel.split("/")[1] in live}
     return IndexInfo(TABLE, table.version, rows, digest, files=files)
+
+
+def _create_indexes(table: Any, keys: list[str], replace: bool = False) -> None:
+    """Every scalar and full-text index, built over the table's current rows (`replace`: anew)."""
+    table.create_index("heading", config=FTS(with_position=True), replace=replace)
+    table.create_index("content_text", config=FTS(with_position=True), replace=replace)
+    table.create_index("breadcrumb", config=FTS(), replace=replace)
+    table.create_index("content_subwords", config=FTS(), replace=replace)
+    table.create_index("chunk_id", config=BTree(), replace=replace)
+    table.create_index("filepath", config=BTree(), replace=replace)
+    for key in keys:
+        table.create_index(meta_column(key), config=Bitmap(), replace=replace)
+
+
+def update_table(out: Path, base_version: int, changed_files: list[str], chunks: list[Chunk], keys: list[str],
+                 digest: str, *, source_urls: bool) -> IndexInfo | None:
+    """A new version of a table without vectors, made from `base_version` by replacing the rows of
+    `changed_files` with `chunks` (theirs now), then rebuilding every index over the result and
+    compacting it; None when the table is not fit for it (another version on top, another schema,
+    files not recorded), and the caller writes it whole. `source_urls`: whether any chunk of the
+    corpus has one (the column a fresh build would have).
+
+    Search results are those of a table written whole: BM25 statistics come from the rebuilt
+    indexes over exactly the live rows, and the engine's candidate lists do not depend on the
+    order the rows are stored in (search/engine.py). Versions before it stay as they were, so a
+    reader on the published version keeps it; the files this version shares with them are in
+    its record, so pruning never takes one it uses.
+    """
+    base_record = recorded_files(out, TABLE, base_version)
+    if base_record is None or not changed_files:
+        return None
+    table = connect(out).open_table(TABLE)
+    if table.version != base_version:
+        return None
+    schema = _schema(keys, 0, source_urls)
+    if table.schema != schema:
+        return None
+    before = files_of(out, TABLE)
+    table.delete("filepath IN (" + ", ".join(_literal(p) for p in sorted(changed_files)) + ")")
+    if chunks:
+        ordered = sorted(chunks, key=lambda c: c.chunk_id)
+        batches = (_batch(ordered[i : i + WRITE_BATCH], None, keys, schema) for i in range(0, len(ordered), WRITE_BATCH))
+        table.add(pa.RecordBatchReader.from_batches(schema, batches))
+    pause("write")
+    _create_indexes(table, keys, replace=True)
+    # Compact now, in the version we publish (the added rows join the others, deleted ones go): the
+    # optimize in prune_versions must find nothing to commit, and the table stays one sorted-ish piece.
+    table.optimize(cleanup_older_than=_NEVER_BY_AGE)
+    live = {str(getattr(i, "index_uuid", "")) for i in table.list_indices()}
+    added = {rel: size for rel, size in files_of(out, TABLE).items() if before.get(rel) != size}
+    files = {rel: size for rel, size in {**base_record, **added}.items()
+             if not rel.startswith("_indices/") or rel.split("/")[1] in live}
+    return IndexInfo(TABLE, table.version, table.count_rows(), digest, files=files)
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
 
 
 def open_table(out: Path, version: int | None = None) -> Any:
@@ -173,5 +224,9 @@ def prune_versions(out: Path, table: str, keep: set[int]) -> int:
     unused = unrecorded_files(out, table, kept)
     if unused is not None:
         remove_files(out, table, unused)
+    complete = complete_versions(out, table, kept)
     connect(out).open_table(table).optimize(cleanup_older_than=_NEVER_BY_AGE, delete_unverified=True)
+    # Lance removed what no kept version references: files an updated version took over from an
+    # older one and no longer uses (replaced deletion files, emptied fragments) leave its record.
+    forget_missing(out, table, complete)
     return len(doomed)

@@ -89,6 +89,29 @@ def forget_records(out: Path, table: str, keep: set[int]) -> None:
         write_json_atomic(OutputLayout(out).table_files, {k: v for k, v in sorted(records.items()) if k in wanted})
 
 
+def complete_versions(out: Path, table: str, versions: set[int]) -> set[int]:
+    """The versions in `versions` whose recorded files are all present."""
+    root = table_dir(out, table)
+    return {v for v in versions
+            if all((root / rel).exists() for rel in (recorded_files(out, table, v) or {}))}
+
+
+def forget_missing(out: Path, table: str, versions: set[int]) -> None:
+    """Drop from the records of `versions` (complete before Lance's cleanup) the files that are gone
+    after it: the cleanup removes nothing a remaining version references, so those were not in use."""
+    records = _records(out)
+    root = table_dir(out, table)
+    changed = False
+    for version in versions:
+        files = records.get(f"{table}:{version}")
+        if isinstance(files, dict):
+            present = {rel: size for rel, size in files.items() if (root / rel).exists()}
+            if present != files:
+                records[f"{table}:{version}"], changed = present, True
+    if changed:
+        write_json_atomic(OutputLayout(out).table_files, dict(sorted(records.items())))
+
+
 def recorded_files(out: Path, table: str, version: int) -> dict[str, int] | None:
     files = _records(out).get(f"{table}:{version}")
     return files if isinstance(files, dict) else None

@@ -68,6 +68,8 @@ CANDIDATES = 100  # per signal; the fused list (what pagination walks) is their 
 MEMORY_TEXT_BYTES = 64 * 2**20
 MEMORY_VECTOR_BYTES = VECTOR_MEMORY_BYTES
 _WORD = re.compile(r"[A-Za-z0-9_]+")
+# Candidates fetched beyond a list's depth, so a tie at the cut is usually settled in one query.
+TIE_SLACK = 16
 _LIGHT = ["chunk_id", "filepath", "heading", "breadcrumb", "chunk_index", "metadata"]
 _DERIVED = ["code_languages", "content_digest", "content_chars"]  # light columns of indexes written with fields.py
 
@@ -465,12 +467,20 @@ class SearchEngine:
         table = index.table
         depth = self.weights.depth
 
-        async def run(builder: Any, score: str, ascending: bool) -> list[str]:
-            if where:
-                builder = builder.where(where)
-            rows = await builder.select(["chunk_id", score]).limit(depth).to_arrow()
-            pairs = zip(rows.column(score).to_pylist(), rows.column("chunk_id").to_pylist())
-            return [cid for value, cid in sorted(pairs, key=lambda p: ((p[0] if ascending else -p[0]), p[1]))]
+        async def run(make: Any, score: str, ascending: bool) -> list[str]:
+            """The best `depth` rows by (score, chunk_id), whatever order the table holds its rows in: when
+            rows tie with the last one kept, more are fetched until the whole tie is in, then cut by ID."""
+            limit = depth + TIE_SLACK
+            while True:
+                builder = await make()
+                if where:
+                    builder = builder.where(where)
+                rows = await builder.select(["chunk_id", score]).limit(limit).to_arrow()
+                pairs = sorted(zip(rows.column(score).to_pylist(), rows.column("chunk_id").to_pylist()),
+                               key=lambda p: ((p[0] if ascending else -p[0]), p[1]))
+                if len(pairs) < limit or len(pairs) <= depth or pairs[-1][0] != pairs[depth - 1][0]:
+                    return [cid for _, cid in pairs[:depth]]
+                limit *= 2
 
         async def nearest() -> list[str] | None:
             vector = await self._query_vector(index, query)
@@ -478,15 +488,21 @@ class SearchEngine:
                 return None
             if index.vectors is not None:
                 return await self._nearest_in_memory(index, vector, where, depth)
-            builder = table.vector_search(vector.astype(np.float32)).distance_type("cosine")
-            if index.vector_indexed:
-                builder = ann_query(builder, index.rows)
-            return await run(builder, "_distance", True)
+            async def vector_builder() -> Any:
+                builder = table.vector_search(vector.astype(np.float32)).distance_type("cosine")
+                return ann_query(builder, index.rows) if index.vector_indexed else builder
 
-        jobs = {"text": run(await table.search(text_query(query, index, self.weights), query_type="fts"), "_score", False)}
+            return await run(vector_builder, "_distance", True)
+
+        async def text_builder() -> Any:
+            return await table.search(text_query(query, index, self.weights), query_type="fts")
+
+        async def phrase_builder() -> Any:
+            return await table.search(PhraseQuery(query, "content_text", slop=0), query_type="fts")
+
+        jobs = {"text": run(text_builder, "_score", False)}
         if phrase_applies(query):
-            phrase = PhraseQuery(query, "content_text", slop=0)
-            jobs["phrase"] = run(await table.search(phrase, query_type="fts"), "_score", False)
+            jobs["phrase"] = run(phrase_builder, "_score", False)
         jobs["vector"] = nearest()
         ranked = await asyncio.gather(*jobs.values())
         return {name: ids for name, ids in zip(jobs, ranked) if ids is not None}
@@ -500,9 +516,10 @@ class SearchEngine:
         similarity = index.vectors @ query
         allowed = await index.mask(where)
         rows = np.flatnonzero(allowed) if allowed is not None else np.arange(len(index.ids))
-        if len(rows) > depth:
-            rows = rows[np.argpartition(-similarity[rows], depth - 1)[:depth]]
-        ranked = sorted(rows.tolist(), key=lambda r: (-float(similarity[r]), index.ids[r]))
+        if len(rows) > depth:  # every row tied with the depth-th best stays, then the cut is by ID
+            kth = np.partition(-similarity[rows], depth - 1)[depth - 1]
+            rows = rows[-similarity[rows] <= kth]
+        ranked = sorted(rows.tolist(), key=lambda r: (-float(similarity[r]), index.ids[r]))[:depth]
         return [index.ids[r] for r in ranked]
 
     def mode(self, index: PublishedIndex) -> str:
