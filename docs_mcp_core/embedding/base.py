@@ -115,6 +115,11 @@ class EmbeddingProvider(ABC):
     def load(self) -> None:
         """Get ready to embed (import libraries, load a model); `embed` calls it when needed."""
 
+    def embedding_order(self, texts: Sequence[str]) -> list[int]:
+        """The order to embed `texts` in (indexes): the one this provider runs fastest. Vectors must not
+        depend on it (default: as given)."""
+        return list(range(len(texts)))
+
     def tune_for_queries(self) -> None:
         """Set up for embedding one short query at a time (a server's query embedder); default: as built."""
 

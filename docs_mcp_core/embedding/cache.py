@@ -343,6 +343,7 @@ class EmbeddingCache:
     def embed_missing(self, items: list[tuple[str, str, str]], stats: CacheStats) -> None:
         """Embed (fingerprint, chunk_id, input) items in batches, `concurrency` requests at a time."""
         provider = self.provider
+        items = [items[i] for i in provider.embedding_order([text for _, _, text in items])]
         size = max(1, provider.batch_size)
         batches = [items[i : i + size] for i in range(0, len(items), size)]
         workers = max(1, provider.concurrency)

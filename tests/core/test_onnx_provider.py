@@ -17,9 +17,11 @@ from mcp import Client
 
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider, to_embedding_input
-from docs_mcp_core.embedding.local_onnx import BUNDLED_DIR
+from docs_mcp_core.embedding.hashing import HashProvider
+from docs_mcp_core.embedding.local_onnx import BUNDLED_DIR, GRAPH_FILES, OnnxProvider
 from docs_mcp_core.errors import DocsMcpError
-from docs_mcp_core.indexing.steps import analyze_corpus
+from docs_mcp_core.indexing.steps import analyze_corpus, build
+from docs_mcp_core.layout import OutputLayout
 from docs_mcp_core.search.engine import run_search
 from docs_mcp_core.sources.config import load_config
 from docs_mcp_eval.benchmark import parse_spec
@@ -70,6 +72,88 @@ def test_vectors_are_bit_identical_across_runs_and_batch_compositions(provider) 
     one_thread = ("from docs_mcp_core.embedding.local_onnx import OnnxProvider; "
                   f"print(OnnxProvider(threads=1).embed({texts!r}).tobytes().hex())")
     assert _python(one_thread) == together.tobytes().hex()  # another process, another thread count
+
+
+def _fresh(graph_cache: Path | None) -> OnnxProvider:
+    fresh = OnnxProvider()
+    fresh.graph_cache = graph_cache
+    fresh.load()
+    return fresh
+
+
+def test_the_optimized_graph_is_saved_once_checked_and_gives_the_same_vectors(tmp_path: Path) -> None:
+    texts = ["verify webhook signature", "webhook signature " * 200, "Pagination with cursors."]
+    reference = _fresh(None)  # the int8 model file itself, optimized in memory
+    assert reference.graph is None
+    cache = tmp_path / "graphs"
+    first = _fresh(cache)
+    assert first.graph is not None and first.graph.parent.parent == cache
+    folder = first.graph.parent
+    assert sorted(p.name for p in folder.iterdir()) == sorted([*GRAPH_FILES, "graph.json"])
+    assert (folder / "model.data").stat().st_size > 80 * 2**20  # the weights, folded to fp32, outside the graph
+    saved = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
+    second = _fresh(cache)
+    assert second.graph == first.graph and {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == saved
+    expected = reference.embed(texts)
+    assert np.array_equal(first.embed(texts), expected) and np.array_equal(second.embed(texts), expected)
+
+    with (folder / "model.data").open("r+b") as fh:  # a damaged copy is made again, never used
+        fh.seek(4096)
+        fh.write(b"\xff" * 64)
+    remade = _fresh(cache)
+    assert remade.graph == first.graph and np.array_equal(remade.embed(texts), expected)
+    assert (folder / "model.data").stat().st_mtime_ns != saved["model.data"]
+
+    blocked = write(tmp_path, "a-file", "not a folder")  # an unwritable cache: the model file, same vectors
+    fallback = _fresh(blocked / "graphs")
+    assert fallback.graph is None and np.array_equal(fallback.embed(texts), expected)
+
+
+class _Recording(HashProvider):
+    """Records what each embed call got."""
+
+    batch_size = 2
+
+    def __init__(self) -> None:
+        super().__init__(dimensions=32)
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.calls.append(list(texts))
+        return super().embed(texts)
+
+
+class _Reversed(_Recording):
+    def embedding_order(self, texts):  # type: ignore[no-untyped-def]
+        return list(range(len(texts)))[::-1]
+
+
+def _vectors(out: Path) -> dict[str, list[float]]:
+    import lancedb
+
+    table = lancedb.connect(str(OutputLayout(out).lancedb)).open_table(
+        json.loads(OutputLayout(out).metadata.read_text())["index"]["table"])
+    rows = table.to_arrow().select(["chunk_id", "vector"]).to_pylist()
+    return {r["chunk_id"]: r["vector"] for r in rows}
+
+
+def test_a_build_embeds_in_the_order_the_provider_asks_and_its_index_does_not_depend_on_it(tmp_path: Path,
+                                                                                            provider) -> None:
+    texts = ["webhook signature " * 40, "x", "Pagination with cursors.", "how do I sign a request?"]
+    order = provider.embedding_order(texts)
+    lengths = [len(provider._tokenizer.encode(t).ids) for t in texts]
+    assert sorted(order) == [0, 1, 2, 3] and [lengths[i] for i in order] == sorted(lengths)
+
+    docs = tmp_path / "docs"
+    for name in ("a", "b", "c"):
+        write(docs, f"{name}.md", f"# Page {name}\n\nIntro of {name}.\n\n## Usage of {name}\n\nCall {name}() twice.\n")
+    reversed_provider, plain_provider = _Reversed(), _Recording()
+    build(docs, tmp_path / "reversed", reversed_provider)
+    build(docs, tmp_path / "plain", plain_provider)
+    asked, plain = ([t for call in p.calls for t in call] for p in (reversed_provider, plain_provider))
+    assert len(asked) == 6 and all(len(call) <= 2 for call in reversed_provider.calls)
+    assert asked == plain[::-1]
+    assert _vectors(tmp_path / "reversed") == _vectors(tmp_path / "plain")
 
 
 def test_onnx_and_torch_agree_on_real_chunks(provider, example_docs: Path) -> None:
