@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-
 from ..diagnostics import Diagnostic, error, warning
 from ..paths import check_docs_dir, file_type, read_bytes
 from .directives import FileHints, read_directives, read_frontmatter

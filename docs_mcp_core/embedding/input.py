@@ -40,8 +40,7 @@ def code_blocks(markdown: str) -> list[str]:
 
 def heading_path(chunk: Chunk) -> str:
     """The breadcrumb without its file path ("Links > createMany"); the path when there are no headings."""
-    prefix = chunk.filepath + " > "
-    return chunk.breadcrumb[len(prefix):] if chunk.breadcrumb.startswith(prefix) else chunk.breadcrumb
+    return chunk.breadcrumb.removeprefix(chunk.filepath + " > ")
 
 
 def to_embedding_input(chunk: Chunk) -> str:

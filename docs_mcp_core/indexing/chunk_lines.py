@@ -180,7 +180,7 @@ class ChunkOrder:
     _runs: list[_Run]
 
     @classmethod
-    def scan(cls, path: Path) -> "ChunkOrder":
+    def scan(cls, path: Path) -> ChunkOrder:
         with open(path, "rb") as fh:
             runs, rows, source_urls = _runs(fh)
         return cls(path, rows, source_urls, runs)

@@ -24,7 +24,7 @@ from ..errors import DocsMcpError
 from ..models import Chunk
 
 if TYPE_CHECKING:  # worker processes are started only for many changed files
-    from concurrent.futures import Future
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 # Files to parse before worker processes pay off (when the worker count is not given): a spawned
 # worker costs ~0.35 s to start and import the parser, a dub-ts file ~1.3 ms to parse, and each
