@@ -95,6 +95,9 @@ class ChunkInfo:
 
 
 SIMILARITY_BLOCK = 2**18  # matrix elements per BLAS call in `similarities`
+# Above this, the scan runs in a worker thread (numpy releases the GIL), overlapping the full-text
+# queries instead of holding the event loop before they are sent; below, the hop costs more.
+THREADED_SCAN_BYTES = 8 * 2**20
 
 
 def similarities(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -558,7 +561,10 @@ class SearchEngine:
         assert index.vectors is not None
         query = vector.astype(np.float32)
         query = query / (np.linalg.norm(query) or 1.0)
-        similarity = similarities(index.vectors, query)
+        if index.vectors.nbytes >= THREADED_SCAN_BYTES:  # the full-text queries run meanwhile
+            similarity = await asyncio.to_thread(similarities, index.vectors, query)
+        else:
+            similarity = similarities(index.vectors, query)
         allowed = await index.mask(where)
         rows = np.flatnonzero(allowed) if allowed is not None else None
         scores = similarity if rows is None else similarity[rows]

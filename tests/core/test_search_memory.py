@@ -43,3 +43,27 @@ def test_snippet_text_stays_in_memory_by_its_own_size_and_the_table_answers_the_
     read = pages(out, in_memory=False)
     assert held == read
     assert all(hit["snippet"] for page in held[:-1] for hit in page["hits"])
+
+
+def test_a_vector_scan_in_a_worker_thread_ranks_as_one_on_the_event_loop(
+        example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    build(example_docs, out, make_provider(ProviderSettings("hash")))
+
+    def hybrid_pages() -> list[dict]:
+        async def run() -> list[dict]:
+            engine = SearchEngine(out, embedder_factory=engine_module.loaded_embedder)
+            index = await engine.index()
+            assert index.vectors is not None  # the in-memory scan is what is compared
+            found = [(await engine.search(q, limit=8)).to_json() for q in QUERIES]
+            engine.close()
+            return found
+
+        return asyncio.run(run())
+
+    monkeypatch.setattr(engine_module, "THREADED_SCAN_BYTES", 0)  # every scan in a worker thread
+    threaded = hybrid_pages()
+    monkeypatch.setattr(engine_module, "THREADED_SCAN_BYTES", 1 << 40)  # every scan on the event loop
+    inline = hybrid_pages()
+    assert threaded == inline
+    assert all(page["mode"] == "hybrid" and page["hits"] for page in threaded)
