@@ -63,6 +63,11 @@ def meta_column(key: str) -> str:
     return META_PREFIX + key
 
 
+def sql_literal(value: str) -> str:
+    """A string as a LanceDB SQL literal, for the filters search writes and the deletes an update makes."""
+    return "'" + value.replace("'", "''") + "'"
+
+
 @dataclass(frozen=True)
 class IndexInfo:
     """Which table version holds a build, and what it was made from (metadata.json `index`)."""

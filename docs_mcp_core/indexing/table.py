@@ -24,7 +24,7 @@ from ..derived_fields import code_languages, content_digest, subwords
 from ..errors import DocsMcpError
 from ..failpoints import pause
 from ..layout import OutputLayout
-from ..models import Chunk, IndexInfo, meta_column
+from ..models import Chunk, IndexInfo, meta_column, sql_literal
 from ..vector_index import VECTOR_COLUMN, index_config
 from .chunk_lines import ChunkOrder
 from .tablefiles import (complete_versions, files_of, forget_missing, manifests, recorded_files, remove_files, table_dir,
@@ -181,7 +181,7 @@ def update_table(out: Path, base_version: int, changed_files: list[str], chunks:
     if table.schema != schema:
         return None
     before = files_of(out, TABLE)
-    table.delete("filepath IN (" + ", ".join(_literal(p) for p in sorted(changed_files)) + ")")
+    table.delete("filepath IN (" + ", ".join(sql_literal(p) for p in sorted(changed_files)) + ")")
     if chunks:
         ordered = sorted(chunks, key=lambda c: c.chunk_id)
         batches = (_batch(ordered[i : i + WRITE_BATCH], None, keys, schema) for i in range(0, len(ordered), WRITE_BATCH))
@@ -196,10 +196,6 @@ def update_table(out: Path, base_version: int, changed_files: list[str], chunks:
     files = {rel: size for rel, size in {**base_record, **added}.items()
              if not rel.startswith("_indices/") or rel.split("/")[1] in live}
     return IndexInfo(TABLE, table.version, table.count_rows(), digest, files=files)
-
-
-def _literal(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
 
 
 def open_table(out: Path, version: int | None = None) -> Any:

@@ -27,7 +27,7 @@ from ..vector_index import VECTOR_MEMORY_BYTES, ann_query, has_vector_index
 from ..layout import CHUNKS, OutputLayout
 from ..metadata import EmbeddingInfo, TaxonomyKey, require_metadata
 from ..objectstore import RemoteIndex, is_remote, location, remote_signature
-from ..models import CHUNK_ID, meta_column
+from ..models import CHUNK_ID, meta_column, sql_literal
 from . import answers
 from . import cursor as cursors
 from .hits import SearchHit, TrimNote, ZeroResultHint
@@ -140,10 +140,6 @@ def snippet(text: str, query: str, width: int = 220) -> str:
     return ("…" if start else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")
 
 
-def _literal(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def validate_filters(filters: dict[str, Any], taxonomy: dict[str, TaxonomyKey]) -> dict[str, str]:
     """Every key a taxonomy key, every value one of its indexed values; else a SearchError listing them."""
     clean: dict[str, str] = {}
@@ -161,9 +157,9 @@ def validate_filters(filters: dict[str, Any], taxonomy: dict[str, TaxonomyKey]) 
 def where_clause(filters: dict[str, str], taxonomy: dict[str, TaxonomyKey]) -> str | None:
     """A prefilter from validated values. `language` without `scope` also admits global guides."""
     auto_include = "language" in filters and "scope" not in filters and "scope" in taxonomy
-    clauses = [f"{meta_column(k)} = {_literal(v)}" for k, v in sorted(filters.items()) if not (auto_include and k == "language")]
+    clauses = [f"{meta_column(k)} = {sql_literal(v)}" for k, v in sorted(filters.items()) if not (auto_include and k == "language")]
     if auto_include:
-        lang, scope, language = _literal(filters["language"]), meta_column("scope"), meta_column("language")
+        lang, scope, language = sql_literal(filters["language"]), meta_column("scope"), meta_column("language")
         clauses.append(
             f"(({scope} = 'sdk-specific' AND {language} = {lang}) OR {scope} = 'global-guide' OR "
             f"(({scope} IS NULL OR {scope} NOT IN ('sdk-specific', 'global-guide')) AND "
