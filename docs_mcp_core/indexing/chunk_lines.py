@@ -32,6 +32,11 @@ def parse_line(line: bytes) -> Chunk:
     return Chunk.from_dict(json.loads(line))
 
 
+def has_source_url(line: bytes) -> bool:
+    """Whether a chunks.json line has a source URL (decoded only when the key is there at all)."""
+    return b'"source_url": ' in line and bool(json.loads(line).get("source_url"))
+
+
 class SourceUrls:
     """Whether any line that went through `watch` has a source URL (then the table has the column)."""
 
@@ -40,8 +45,7 @@ class SourceUrls:
 
     def watch(self, lines: Iterable[bytes]) -> Iterator[bytes]:
         for line in lines:
-            if not self.found and b'"source_url": ' in line:
-                self.found = bool(json.loads(line).get("source_url"))
+            self.found = self.found or has_source_url(line)
             yield line
 
 
@@ -143,8 +147,7 @@ def _runs(fh: IO[bytes]) -> tuple[list[_Run], int, bool]:
     source_urls = False
     for offset, size, line in read_lines(fh):
         chunk_id, filepath = head(line)
-        if b'"source_url": ' in line and not source_urls:
-            source_urls = bool(json.loads(line).get("source_url"))
+        source_urls = source_urls or has_source_url(line)
         if current is None or filepath != current[0]:
             current = (filepath, _Run(offset, offset, rows, chunk_id, chunk_id))
             runs.append(current[1])
