@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -15,6 +16,18 @@ EXAMPLE_DOCS = REPO / "examples" / "parcelly-docs"
 DUB_TS = FIXTURES / "dub-ts"
 H2_MANIFEST = {"version": "1", "strategy": {"chunk_by": "h2"}}
 EXAMPLE_CHUNKS = 94  # chunks of examples/parcelly-docs; count-based assertions derive from it
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The onnx backend's optimized graphs (~90 MB) go to a temp folder, not the user's ~/.cache.
+
+    Servers and builds the tests start inherit it. Hugging Face's cache stays where it was.
+    """
+    if "XDG_CACHE_HOME" in os.environ:
+        return
+    os.environ.setdefault("HF_HOME", str(Path.home() / ".cache" / "huggingface"))
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
 
 
 @pytest.fixture

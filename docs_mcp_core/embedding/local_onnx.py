@@ -167,9 +167,22 @@ def optimized_graph(ort: Any, source: Path, source_sha256: str, root: Path) -> P
                     raise
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+        _remove_other_versions(folder)
         return folder / GRAPH_FILES[0]
     except Exception:  # noqa: BLE001 - a read-only or full disk only costs memory, never a failure
         return None
+
+
+def _remove_other_versions(folder: Path) -> None:
+    """Drop this model's graphs saved by other onnxruntime versions (~90 MB each), which an upgrade leaves behind.
+
+    Only when a new graph was just made: a process still on the old version keeps its mapped files
+    (removing an open file on POSIX leaves the mapping valid) and remakes its folder if it loads again.
+    """
+    prefix = folder.name.split("-ort", 1)[0] + "-ort"
+    for other in folder.parent.glob(f"{prefix}*"):
+        if other != folder and other.is_dir():
+            shutil.rmtree(other, ignore_errors=True)
 
 
 def _threads() -> int:

@@ -109,6 +109,19 @@ def test_the_optimized_graph_is_saved_once_checked_and_gives_the_same_vectors(tm
     assert fallback.graph is None and np.array_equal(fallback.embed(texts), expected)
 
 
+def test_a_new_graph_removes_the_same_models_graphs_from_other_onnxruntime_versions(tmp_path: Path) -> None:
+    cache = tmp_path / "graphs"
+    sha = OnnxProvider().onnx_sha256[:32]
+    old_version = write(cache, f"{sha}-ort0.0.1/model.data", "left by an older onnxruntime")
+    other_model = write(cache, f"{'0' * 32}-ort0.0.1/model.data", "another model's graph")
+    made = _fresh(cache)
+    assert made.graph is not None and made.graph.parent.is_dir()
+    assert not old_version.parent.exists() and other_model.is_file()
+    kept = {p.name for p in cache.iterdir()}
+    _fresh(cache)  # loading a saved graph removes nothing
+    assert {p.name for p in cache.iterdir()} == kept
+
+
 class _Recording(HashProvider):
     """Records what each embed call got."""
 
