@@ -8,6 +8,7 @@ import hashlib
 import re
 import shutil
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -36,6 +37,7 @@ class Request:
     status: int
     if_none_match: str | None
     if_modified_since: str | None
+    at: float = 0.0  # time.monotonic() when the request arrived
 
     @property
     def conditional(self) -> bool:
@@ -72,10 +74,11 @@ class DocsSite(LocalServer):
                 pass
 
             def do_GET(self) -> None:  # noqa: N802
+                at = time.monotonic()
                 status = site._answer(self)
                 with site._lock:
                     site.log.append(Request(self.path, status, self.headers.get("If-None-Match"),
-                                            self.headers.get("If-Modified-Since")))
+                                            self.headers.get("If-Modified-Since"), at))
 
         self._serve(Handler)
         return self

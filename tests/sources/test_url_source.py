@@ -236,6 +236,20 @@ def test_crawl_without_a_sitemap_follows_links_within_the_cap_and_honours_robots
         assert {c["filepath"] for c in chunks(out)} == files and embedded(again) == 0
 
 
+def test_robots_crawl_delay_spaces_the_requests_to_the_site(tmp_path: Path) -> None:
+    site_dir = copy_site(tmp_path / "site", ("", "async"))
+    (site_dir / "robots.txt").write_text("User-agent: *\nCrawl-delay: 1\nAllow: /\n")
+    out = tmp_path / "out"
+    with DocsSite(site_dir) as site:
+        result = build(site, out)
+        assert result.returncode == 0, result.stderr
+        assert f"robots.txt asks for 1 s between requests to {site.origin}" in result.stderr
+        paced = sorted(r.at for r in site.log if r.path != "/robots.txt")
+        assert len(paced) == 3  # the sitemap and two pages
+        gaps = [b - a for a, b in zip(paced, paced[1:])]
+        assert min(gaps) >= 0.99, gaps  # the politeness floor the site asked for, not a speed figure
+
+
 def test_llms_txt_links_are_the_pages(site_dir: Path, tmp_path: Path) -> None:
     (site_dir / "llms.txt").write_text("# HTTPX\n\n- [Quickstart](/guide/quickstart.md): first steps\n"
                                        "- [Clients](https://www.python-httpx.org/guide/clients.md)\n")

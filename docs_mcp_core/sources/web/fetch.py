@@ -1,5 +1,6 @@
 """Polite HTTP for crawling: a few requests at a time, a per-host limit, a timeout, retries with
-backoff on 429/5xx (honouring Retry-After), a size cap, a clear User-Agent, and robots.txt.
+backoff on 429/5xx (honouring Retry-After), a size cap, a clear User-Agent, and robots.txt
+(its rules, its sitemaps, and its Crawl-delay / Request-rate as a minimum gap between requests).
 
 Built on httpx2 (the HTTP client the MCP SDK and openai already bring).
 """
@@ -31,7 +32,7 @@ class Politeness:
     timeout: float = 30.0  # seconds per request
     retries: int = 3  # further attempts after a 429, a 5xx or a network error
     backoff: float = 0.5  # seconds before the first retry, doubled each time (Retry-After wins, up to max_wait)
-    max_wait: float = 60.0
+    max_wait: float = 60.0  # also caps a robots.txt Crawl-delay
     max_bytes: int = 5 * 2**20  # a page larger than this is skipped
     max_redirects: int = 10
     user_agent: str = USER_AGENT
@@ -61,6 +62,7 @@ class Fetcher:
     _all: asyncio.Semaphore | None = None
     _hosts: dict[str, asyncio.Semaphore] = field(default_factory=dict)
     _robots: dict[str, RobotFileParser | None] = field(default_factory=dict)
+    _next_start: dict[str, float] = field(default_factory=dict)  # per origin, when the next request may start
 
     async def __aenter__(self) -> "Fetcher":
         p = self.politeness
@@ -95,6 +97,32 @@ class Fetcher:
         parser = self._robots[origin]
         return parser is None or parser.can_fetch(self.politeness.user_agent, url)
 
+    def crawl_delay(self, origin: str) -> float:
+        """Seconds robots.txt asks between requests to `origin` (Crawl-delay or Request-rate, whichever
+        is longer), capped at max_wait; 0 when it asks for none or was not read yet."""
+        parser = self._robots.get(origin)
+        if parser is None:
+            return 0.0
+        agent = self.politeness.user_agent
+        delays = [float(parser.crawl_delay(agent) or 0)]
+        rate = parser.request_rate(agent)
+        if rate is not None and rate.requests > 0:
+            delays.append(rate.seconds / rate.requests)
+        return min(self.politeness.max_wait, max(0.0, *delays))
+
+    async def _pace(self, url: str) -> None:
+        """Wait for this origin's next slot: requests start at least crawl_delay apart."""
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        delay = self.crawl_delay(origin)
+        if delay <= 0:
+            return
+        now = time.monotonic()
+        start = max(now, self._next_start.get(origin, now))
+        self._next_start[origin] = start + delay  # reserved before sleeping: the event loop runs one task at a time
+        if start > now:
+            await asyncio.sleep(start - now)
+
     def robots_sitemaps(self, origin: str) -> list[str]:
         parser = self._robots.get(origin)
         return list(parser.site_maps() or []) if parser is not None else []
@@ -113,6 +141,8 @@ class Fetcher:
         result = Fetched(url, "failed", reason="not tried")
         for attempt in range(p.retries + 1):
             wait = p.backoff * 2**attempt
+            if check_robots:
+                await self._pace(url)
             async with self._all, self._host_limit(url):  # type: ignore[union-attr]
                 result, retry_after = await self._once(url, headers)
             if result.kind != "failed" or attempt == p.retries:

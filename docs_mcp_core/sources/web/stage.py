@@ -232,6 +232,9 @@ class _Crawl:
                 self.report.method = discovery.method
                 for note in discovery.notes:
                     self.reporter.warn(note)
+            if delay := fetcher.crawl_delay(self.scope.origin):
+                self.reporter.info(f"robots.txt asks for {delay:g} s between requests to {self.scope.origin}: "
+                                   "requests start at least that far apart")
             if discovery is not None and discovery.full_text is not None:
                 self._full_text(discovery)
             elif discovery is not None:
