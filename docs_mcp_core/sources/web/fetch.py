@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import math
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -92,7 +94,7 @@ class Fetcher:
             parser: RobotFileParser | None = None
             if answer.kind == "ok":
                 parser = RobotFileParser()
-                parser.parse(answer.body.decode("utf-8", errors="replace").splitlines())
+                parser.parse(_whole_crawl_delays(answer.body.decode("utf-8", errors="replace")).splitlines())
             self._robots[origin] = parser
         parser = self._robots[origin]
         return parser is None or parser.can_fetch(self.politeness.user_agent, url)
@@ -194,6 +196,12 @@ class Fetcher:
         except (httpx2.TransportError, httpx2.DecodingError) as exc:
             self.requests["network error"] += 1
             return Fetched(url, "failed", reason=f"network error ({type(exc).__name__}: {exc})"[:200]), None
+
+
+def _whole_crawl_delays(robots: str) -> str:
+    """`Crawl-delay: 0.5` rounded up to 1: Python's robots parser reads whole seconds only and would drop it."""
+    return re.sub(r"(?im)^(\s*crawl-delay\s*:\s*)(\d*\.\d+)\s*$",
+                  lambda m: f"{m.group(1)}{math.ceil(float(m.group(2)))}", robots)
 
 
 def _retry_after(value: str | None) -> float | None:
