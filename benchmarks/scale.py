@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.build import CORPUS, MANIFEST, edit_one_percent, run_build  # noqa: E402
-from benchmarks.query import measure, queries  # noqa: E402
+from benchmarks.query import WARMUP, measure, queries  # noqa: E402
 from docs_mcp_core.fsutil import dir_size  # noqa: E402
 
 TEXT = ["--embedding-provider", "none"]
@@ -82,7 +82,8 @@ def search_latency(index: Path, hybrid: bool, searches: int) -> dict[str, float]
     chunks = json.loads((index / "chunks.json").read_text())
     rng = random.Random(11)
     gets = [rng.choice(chunks)["chunk_id"] for _ in range(10)]
-    return anyio.run(measure, index, queries(chunks, searches), gets, hybrid)
+    asked = queries(chunks, searches + WARMUP)
+    return anyio.run(measure, index, asked[:WARMUP], asked[WARMUP:], gets, hybrid)
 
 
 def measure_size(copies: int, root: Path, args: argparse.Namespace) -> dict[str, Any]:
