@@ -3,7 +3,9 @@
 Phases: the build's (so a kill test can kill it exactly there) and `query-model-load` (so a
 server test sees text-only answers before the query model is ready).
 DOCS_MCP_TEST_PAUSE_AT=write,publish:2 prints `docs-mcp-test: paused at <phase>` on stderr and
-sleeps 2 s (default 5) at each listed phase. Unset (always, outside tests), it does nothing.
+sleeps 2 s (default 5) at each listed phase. With DOCS_MCP_TEST_RELEASE=<file> it waits
+instead until that file exists (at most 120 s), so a test decides when the phase goes on,
+however slow the machine. Unset (always, outside tests), it does nothing.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import sys
 import time
 
 ENV = "DOCS_MCP_TEST_PAUSE_AT"
+RELEASE_ENV = "DOCS_MCP_TEST_RELEASE"
+RELEASE_WAIT = 120.0
 
 
 def pause(phase: str) -> None:
@@ -22,4 +26,10 @@ def pause(phase: str) -> None:
     phases, _, seconds = spec.partition(":")
     if phase in phases.split(","):
         print(f"docs-mcp-test: paused at {phase}", file=sys.stderr, flush=True)
-        time.sleep(float(seconds or 5))
+        release = os.environ.get(RELEASE_ENV)
+        if not release:
+            time.sleep(float(seconds or 5))
+            return
+        deadline = time.monotonic() + RELEASE_WAIT
+        while not os.path.exists(release) and time.monotonic() < deadline:
+            time.sleep(0.05)

@@ -315,14 +315,17 @@ async def test_server_answers_with_an_onnx_index_and_goes_hybrid(onnx_index: Pat
 @pytest.mark.anyio
 async def test_every_search_result_and_healthz_say_which_mode_answered(onnx_index: Path, hybrid_ranking: list[str],
                                                                        tmp_path: Path) -> None:
-    # The onnx model loads in well under a second; the test-only delay keeps it "loading" long enough to look.
-    with http_server(onnx_index, env={"DOCS_MCP_TEST_PAUSE_AT": "query-model-load:5"}) as base:
+    # The onnx model loads in well under a second; the failpoint holds it "loading" until the test releases it.
+    release = tmp_path / "release-query-model"
+    with http_server(onnx_index, env={"DOCS_MCP_TEST_PAUSE_AT": "query-model-load",
+                                      "DOCS_MCP_TEST_RELEASE": str(release)}) as base:
         async with Client(f"{base}/mcp") as session:
             assert [t.name for t in (await session.list_tools()).tools] == ["search_docs", "get_doc"]
             early = await session.call_tool("search_docs", {"query": QUERY, **FILTERS})
             health = _health(base)
             assert (health["vector_search"], health["mode"]) == ("loading", "text")
             assert json.loads(early.content[0].text)["mode"] == "text"
+            release.touch()
             deadline = time.time() + 60
             while _health(base)["vector_search"] != "ready":
                 assert time.time() < deadline, "the ONNX model never finished loading"
