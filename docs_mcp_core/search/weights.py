@@ -26,4 +26,6 @@ class Weights:
     fields: str = "max"  # how field scores combine: "max" (best field, as MultiMatchQuery) or "sum"
     language: float = 3.0
     short: int = 50  # chunks with fewer characters of text than this rank lower, in proportion
+    text_short: int = 150  # full-text and phrase scores of chunks with less text than this scale by their share of it
+    navigation: float = 0.75  # a chunk that is mostly a list of links scales down to 1 - this at 100% (from 50%)
     depth: int = 100  # candidates per list
