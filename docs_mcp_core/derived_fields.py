@@ -24,6 +24,7 @@ _AUTOLINK = re.compile(r"<https?://[^>\s]+>")
 _MARKER = re.compile(r"^[ \t>]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _FENCE_LINE = re.compile(r"^[ \t>]*(`{3,}|~{3,})")
 _VISIBLE_JUNK = re.compile(r"[\s*_`#>|]+")
+DESCRIBED = 80  # characters after an item's link beyond which the item describes rather than points
 
 # Fence info strings → one name per language, so `language` filters match any spelling.
 LANGUAGE_ALIASES = {
@@ -84,16 +85,19 @@ def _visible(line: str) -> int:
 def navigation_share(markdown: str) -> float:
     """The share of a chunk's visible text that sits in list items led by a link (0 to 1, 3 decimals).
 
-    Index pages, tables of contents, "see also" sections and lists of models are such lists:
-    they name every topic they link to, so they match many queries, yet the answer is on the
-    page they link to. A list item counts with its continuation lines and nested items led by
-    links; code blocks count as ordinary text.
+    Index pages, tables of contents, "see also" sections and lists of operations or models are
+    such lists: they name every topic they link to, so they match many queries, yet the answer
+    is on the page they link to. An item counts whole, with its continuation lines and nested
+    items, when the text after its link is a short label (at most `DESCRIBED` characters); an
+    item that goes on to describe its subject at length (a glossary, a list of error classes)
+    is content, and only its link text counts. Code blocks count as ordinary text.
     """
     if "[" not in markdown and "<http" not in markdown:
         return 0.0
     total = nav = 0
     fence: str | None = None
     item_indent: int | None = None  # indent of the link-led item whose lines we are in
+    item_nav = False  # whether that item's other lines count as navigation
     for line in markdown.split("\n"):
         marker = _FENCE_LINE.match(line)
         if fence is not None:
@@ -111,11 +115,16 @@ def navigation_share(markdown: str) -> float:
             continue
         item = _ITEM.match(line)
         indent = len(line) - len(line.lstrip(" "))
-        if item:  # a sibling or an outer item decides anew; one nested in a link-led item belongs to it
-            if item_indent is None or indent <= item_indent:
-                item_indent = indent if _LINK_LED.match(item.group(2)) else None
-        elif item_indent is not None and indent <= item_indent:  # back to the page's own text
+        nested = item_indent is not None and indent > item_indent
+        lead = _LINK_LED.match(item.group(2)) if item else None
+        if lead:  # a link-led item: whole when its label is short, else only its link text
+            link = _visible(lead.group(0))
+            short = size - link <= DESCRIBED
+            nav += size if short else link
+            if not nested:
+                item_indent, item_nav = indent, short
+        elif nested:
+            nav += size if item_nav else 0
+        else:  # a plain item or paragraph at the list's level or outside it: the page's own text
             item_indent = None
-        if item_indent is not None:
-            nav += size
     return round(nav / total, 3) if total else 0.0
