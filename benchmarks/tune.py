@@ -2,14 +2,16 @@
 
 Each suite's corpus is built once with a provider (default: local) into --work-dir, which is
 kept: a rerun reuses its chunks and embedding cache, so only changed code costs time. For each
-setting of the full-text field boosts (heading, breadcrumb, sub-words: these change the query,
-so each is queried once per case), it gets every case's ranked lists, then scores a grid of
-fusion parameters (phrase and vector weight, k, depth, language boost) with the engine's own
+setting of the full-text field boosts and of the full-text length prior (heading, breadcrumb,
+sub-words, text_short: these change the full-text lists, so each is queried once per case), it
+gets every case's ranked lists, then scores a grid of fusion parameters (phrase and vector
+weight, k, depth, language boost, short-chunk threshold, navigation prior) with the engine's own
 `fuse`: MRR@5 per suite and per category, for text-only (no vector list) and hybrid.
 The best settings are those with the highest mean MRR@5 over suites and both modes among
 those that keep every suite's lexical MRR@5 at the baseline's level or better.
 
     .venv/bin/python benchmarks/tune.py [--provider local] [--suites example,dub-ts,uv-docs] [--work-dir DIR]
+        [--text-short 0,150] [--set navigation=0,0.75 --set k=10 ...]
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ SUITES = {"example": (REPO / "benchmarks/suites/example.json", REPO / "examples/
 FIELDS = [("max", 3.0, 0.0, 0.0), ("max", 1.0, 1.0, 0.5), ("max", 1.0, 1.0, 0.0), ("max", 1.0, 1.0, 1.0),
           ("max", 1.5, 1.0, 0.5), ("sum", 1.0, 0.5, 0.5)]
 GRID = {"phrase": [1.25, 2.0], "vector": [1.0, 1.25, 1.5, 2.0, 3.0], "k": [10, 20, 60], "depth": [100],
-        "language": [0.0, 1.0, 3.0], "short": [0, 50, 100, 200]}
-BASELINE = {"fields": "max", "heading": 3.0, "breadcrumb": 0.0, "subwords": 0.0, "phrase": 1.25, "vector": 2.0, "k": 60,
-            "depth": 100, "language": 0.0, "short": 0}
+        "language": [0.0, 1.0, 3.0], "short": [0, 50, 100, 200], "navigation": [0.0, 0.5, 0.75, 1.0]}
+# The full-text length prior (Weights.text_short) scales full-text scores before the lists are cut: re-queried too.
+TEXT_SHORT = [0, 100, 150, 200, 300]
+BASELINE = {"fields": "max", "heading": 3.0, "breadcrumb": 0.0, "subwords": 0.0, "text_short": 0, "phrase": 1.25,
+            "vector": 2.0, "k": 60, "depth": 100, "language": 0.0, "short": 0, "navigation": 0.0}
 MODES = ("text", "hybrid")
 
 
@@ -112,19 +116,22 @@ class _Borrowed:
         pass
 
 
-def evaluate(built: dict[str, Path], fields: list[tuple[float, float, float]], grid: dict[str, list]) -> list[dict]:
+def evaluate(built: dict[str, Path], fields: list[tuple[float, float, float]], grid: dict[str, list],
+             text_short: list[int]) -> list[dict]:
     from docs_mcp_core.search.engine import Weights
 
     loaded_embedder = _Shared()
     rows = []
-    for combine, heading, breadcrumb, subwords in fields:
-        base = Weights(fields=combine, heading=heading, breadcrumb=breadcrumb, subwords=subwords, depth=max(grid["depth"]))
+    for (combine, heading, breadcrumb, subwords), short_text in itertools.product(fields, text_short):
+        base = Weights(fields=combine, heading=heading, breadcrumb=breadcrumb, subwords=subwords, text_short=short_text,
+                       depth=max(grid["depth"]))
         prepared = {name: asyncio.run(ranked_lists(out, json.loads(SUITES[name][0].read_text())["cases"], base,
                                                    loaded_embedder)) for name, out in built.items()}
         for values in itertools.product(*grid.values()):
             setting = dict(zip(grid, values))
             weights = dataclasses.replace(base, **setting)
-            row: dict[str, Any] = {"fields": combine, "heading": heading, "breadcrumb": breadcrumb, "subwords": subwords, **setting}
+            row: dict[str, Any] = {"fields": combine, "heading": heading, "breadcrumb": breadcrumb, "subwords": subwords,
+                                   "text_short": short_text, **setting}
             for name, (cases, index) in prepared.items():
                 for mode in MODES:
                     row[(name, mode)] = score(cases, index, weights, mode)
@@ -197,15 +204,36 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=10)
     parser.add_argument("--fields", help="max|sum:heading:breadcrumb:subwords settings to try, comma separated "
                         "(default: a built-in list)")
+    parser.add_argument("--text-short", help="full-text length prior thresholds to try, comma separated "
+                        f"(default: {','.join(map(str, TEXT_SHORT))})")
+    parser.add_argument("--baseline", choices=["original", "current"], default="original",
+                        help="what rows are compared with: the weights before tuning began, or the shipped defaults "
+                        "(search.Weights) without the two newest priors (text_short, navigation)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=V1,V2",
+                        help=f"values to try for one fusion parameter instead of the built-in grid ({', '.join(GRID)})")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     names = args.suites.split(",")
+    if args.baseline == "current":
+        from docs_mcp_core.search.weights import Weights
+
+        BASELINE.update({key: getattr(Weights(), key) for key in BASELINE}, text_short=0, navigation=0.0)
     built = build_suites(names, args.provider, args.work_dir)
     fields = [(f.split(":")[0], *(float(v) for v in f.split(":")[1:])) for f in args.fields.split(",")] \
         if args.fields else FIELDS
     if _fields(BASELINE) not in fields:
         fields.insert(0, _fields(BASELINE))
-    report(evaluate(built, fields, GRID), names, args.top)
+    text_short = [int(v) for v in args.text_short.split(",")] if args.text_short else list(TEXT_SHORT)
+    if BASELINE["text_short"] not in text_short:
+        text_short.insert(0, BASELINE["text_short"])
+    grid = dict(GRID)
+    for item in args.set:
+        key, values = item.split("=", 1)
+        if key not in grid:
+            parser.error(f"--set {key}: not a fusion parameter ({', '.join(grid)})")
+        cast = type(grid[key][0])
+        grid[key] = sorted({cast(v) for v in values.split(",")} | {BASELINE[key]})  # the baseline stays comparable
+    report(evaluate(built, fields, grid, text_short), names, args.top)
 
 
 if __name__ == "__main__":

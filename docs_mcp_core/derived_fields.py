@@ -1,4 +1,5 @@
-"""Search fields derived from a chunk at index time: identifier sub-words, code languages, a content digest.
+"""Search fields derived from a chunk at index time: identifier sub-words, code languages, a content digest,
+and the share of its text that is a list of links (navigation).
 
 They are columns of the chunks table (see indexing/table.py), not chunk fields: chunks.json and the
 embedding input stay as they are, and an index written before these columns existed still serves.
@@ -15,6 +16,15 @@ _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _CAMEL_PART = re.compile(r"[A-Z]+s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z][A-Z0-9]*")
 _FENCE = re.compile(r"^[ \t>]*(?:`{3,}|~{3,})[ \t]*\{?[ \t]*\.?([A-Za-z0-9_+#.-]+)", re.MULTILINE)
 _SPACE = re.compile(r"\s+")
+# Navigation: a list item whose text starts with a link, possibly inside emphasis or after a checkbox.
+_ITEM = re.compile(r"^( *)(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)(.*)$")
+_LINK_LED = re.compile(r"^(?:[*_`]{1,3})?(?:\[[ xX]\][ \t]+)?(?:\[[^\]\n]+\](?:\([^)\n]*\)|\[[^\]\n]*\])|<https?://[^>\s]+>)")
+_LINK = re.compile(r"!?\[([^\]\n]*)\](?:\([^)\n]*\)|\[[^\]\n]*\])")
+_AUTOLINK = re.compile(r"<https?://[^>\s]+>")
+_MARKER = re.compile(r"^[ \t>]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
+_FENCE_LINE = re.compile(r"^[ \t>]*(`{3,}|~{3,})")
+_VISIBLE_JUNK = re.compile(r"[\s*_`#>|]+")
+DESCRIBED = 80  # characters after an item's link beyond which the item describes rather than points
 
 # Fence info strings → one name per language, so `language` filters match any spelling.
 LANGUAGE_ALIASES = {
@@ -64,3 +74,57 @@ def code_languages(markdown: str) -> list[str]:
 def content_digest(text: str) -> str:
     """Equal for chunks whose text differs only in whitespace or case: duplicated pages collapse on it."""
     return hashlib.sha256(_SPACE.sub(" ", text).strip().lower().encode("utf-8")).hexdigest()[:32]
+
+
+def _visible(line: str) -> int:
+    """Characters a reader sees on a Markdown line: link text without its URL, no markup or spaces."""
+    line = _AUTOLINK.sub("", _LINK.sub(r"\1", _MARKER.sub("", line)))
+    return len(_VISIBLE_JUNK.sub("", line))
+
+
+def navigation_share(markdown: str) -> float:
+    """The share of a chunk's visible text that sits in list items led by a link (0 to 1, 3 decimals).
+
+    Index pages, tables of contents, "see also" sections and lists of operations or models are
+    such lists: they name every topic they link to, so they match many queries, yet the answer
+    is on the page they link to. An item counts whole, with its continuation lines and nested
+    items, when the text after its link is a short label (at most `DESCRIBED` characters); an
+    item that goes on to describe its subject at length (a glossary, a list of error classes)
+    is content, and only its link text counts. Code blocks count as ordinary text.
+    """
+    if "[" not in markdown and "<http" not in markdown:
+        return 0.0
+    total = nav = 0
+    fence: str | None = None
+    item_indent: int | None = None  # indent of the link-led item whose lines we are in
+    item_nav = False  # whether that item's other lines count as navigation
+    for line in markdown.split("\n"):
+        marker = _FENCE_LINE.match(line)
+        if fence is not None:
+            total += _visible(line)
+            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
+                fence = None
+            continue
+        if marker:
+            fence = marker.group(1)
+            item_indent = None
+            continue
+        size = _visible(line)
+        total += size
+        if not line.strip():
+            continue
+        item = _ITEM.match(line)
+        indent = len(line) - len(line.lstrip(" "))
+        nested = item_indent is not None and indent > item_indent
+        lead = _LINK_LED.match(item.group(2)) if item else None
+        if lead:  # a link-led item: whole when its label is short, else only its link text
+            link = _visible(lead.group(0))
+            short = size - link <= DESCRIBED
+            nav += size if short else link
+            if not nested:
+                item_indent, item_nav = indent, short
+        elif nested:
+            nav += size if item_nav else 0
+        else:  # a plain item or paragraph at the list's level or outside it: the page's own text
+            item_indent = None
+    return round(nav / total, 3) if total else 0.0

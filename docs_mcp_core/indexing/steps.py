@@ -39,7 +39,7 @@ from .tablefiles import forget_records, manifests, record_files, remove_files, u
 if TYPE_CHECKING:  # object storage is imported only to build for it
     from ..objectstore import RemoteIndex
 
-INDEX_SCHEMA_VERSION = "2"  # bump when the table gains or changes columns (2: derived search fields)
+INDEX_SCHEMA_VERSION = "3"  # bump when the table gains or changes columns (2: derived search fields, 3: navigation)
 
 
 @dataclass

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS, Bitmap, BTree
 
-from ..derived_fields import code_languages, content_digest, subwords
+from ..derived_fields import code_languages, content_digest, navigation_share, subwords
 from ..errors import DocsMcpError
 from ..failpoints import pause
 from ..layout import OutputLayout
@@ -45,7 +45,7 @@ def _schema(keys: list[str], dims: int, source_urls: bool) -> pa.Schema:
               ("content_text", pa.string()), ("chunk_index", pa.int32()), ("metadata", pa.string()),
               # derived search fields (derived_fields.py); search uses each only when the table has it
               ("content_subwords", pa.string()), ("code_languages", pa.string()), ("content_chars", pa.int32()),
-              ("content_digest", pa.string())]
+              ("content_digest", pa.string()), ("navigation", pa.float32())]
     if source_urls:  # website corpora only: file corpora keep their schema
         fields.append(("source_url", pa.string()))
     fields += [(meta_column(key), pa.string()) for key in keys]
@@ -69,6 +69,7 @@ def _batch(rows: list[Chunk], vectors: np.ndarray | None, keys: list[str], schem
         pa.array([" ".join(code_languages(c.content)) for c in rows], pa.string()),
         pa.array([len(c.content_text) for c in rows], pa.int32()),
         pa.array([content_digest(f"{c.heading}\n{c.content_text}") for c in rows], pa.string()),
+        pa.array([navigation_share(c.content) for c in rows], pa.float32()),
     ]
     if "source_url" in schema.names:
         cols.append(pa.array([c.source_url for c in rows], pa.string()))

@@ -92,6 +92,7 @@ class ChunkInfo:
     chars: int | None = None  # length of content_text
     source_url: str | None = None  # the web page (and heading anchor) of website corpora
     row_id: int = -1  # its `_rowid` in the pinned table version
+    navigation: float = 0.0  # share of its text in link-led list items (0 in indexes written before the column)
 
 
 SIMILARITY_BLOCK = 2**18  # matrix elements per BLAS call in `similarities`
@@ -199,6 +200,18 @@ def text_query(query: str, index: "PublishedIndex", weights: Weights) -> Any:
     return clauses[0] if len(clauses) == 1 else BooleanQuery([(Occur.SHOULD, c) for c in clauses])
 
 
+NAVIGATION_FROM = 0.5  # a chunk ranks lower once more than half of its text is a list of links
+
+
+def text_scale(info: ChunkInfo, weights: Weights) -> float:
+    """What a chunk's full-text and phrase scores are multiplied by: its share of `weights.text_short`
+    characters of text. BM25 normalises by length, so a one-line chunk that repeats the query's words
+    outscores the section that explains them; the answer is rarely in so little text."""
+    if weights.text_short <= 0 or info.chars is None or info.chars >= weights.text_short:
+        return 1.0
+    return info.chars / weights.text_short
+
+
 def in_language(info: ChunkInfo, language: str) -> bool:
     """Written for that language: its taxonomy says so, or its code blocks are in it."""
     value = info.metadata.get("language")
@@ -208,15 +221,19 @@ def in_language(info: ChunkInfo, language: str) -> bool:
 def fuse(index: "PublishedIndex", lists: dict[str, list[str]], weights: Weights,
          filters: dict[str, str]) -> list[tuple[str, float]]:
     """The ranked lists → one ranking. Weighted RRF; a chunk with less text than `weights.short`
-    characters (a bare title, a one-line stub) scales by its share of it; with a `language` filter,
+    characters (a bare title, a one-line stub) scales by its share of it; a chunk whose text is
+    mostly a list of links (navigation over 0.5: an index, a table of contents, "see also") scales
+    down linearly to 1 - `weights.navigation` when it is all links; with a `language` filter,
     chunks in that language scale by 1 + `weights.language`; then one chunk per duplicated text
     (content_digest) and per page collapsed across a `vector_collapse` key. Ties break by chunk_id."""
     weight = {"text": weights.text, "phrase": weights.phrase, "vector": weights.vector}
     fused = rrf([(weight[name], ids[: weights.depth]) for name, ids in lists.items()], weights.k)
     language = normalize_language(filters["language"]) if "language" in filters else None
-    if weights.short > 0 or (language and weights.language):
+    if weights.short > 0 or weights.navigation > 0 or (language and weights.language):
         def prior(info: ChunkInfo) -> float:
             factor = min(1.0, (info.chars + 1) / weights.short) if weights.short > 0 and info.chars is not None else 1.0
+            if weights.navigation > 0 and info.navigation > NAVIGATION_FROM:
+                factor *= 1 - weights.navigation * (info.navigation - NAVIGATION_FROM) / (1 - NAVIGATION_FROM)
             if language and weights.language and in_language(info, language):
                 factor *= 1 + weights.language
             return factor
@@ -352,6 +369,7 @@ class PublishedIndex:
                 text_bytes = self._chunks_bytes()
             wanted = _LIGHT + (_DERIVED if self.has_fields else []) + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
             wanted += ["source_url"] if "source_url" in schema.names else []
+            wanted += ["navigation"] if "navigation" in schema.names else []
             dims = schema.field("vector").type.list_size if self.has_vectors else 0
             if self.has_vectors and not self.vector_indexed and count * dims * 4 <= MEMORY_VECTOR_BYTES:
                 wanted.append("vector")
@@ -376,7 +394,8 @@ class PublishedIndex:
                                                 columns["breadcrumb"][i], columns["chunk_index"][i],
                                                 json.loads(columns["metadata"][i]), languages, digest, chars,
                                                 columns["source_url"][i] if "source_url" in columns else None,
-                                                int(row_ids[i]))
+                                                int(row_ids[i]),
+                                                float(columns["navigation"][i] or 0.0) if "navigation" in columns else 0.0)
             sizes = await table.query().select({"chunk_id": "chunk_id", "chars": "character_length(content)"}) \
                 .limit(count).to_arrow()
             self.sizes = dict(zip(sizes.column("chunk_id").to_pylist(), sizes.column("chars").to_pylist()))
@@ -510,19 +529,27 @@ class SearchEngine:
         table = index.table
         depth = self.weights.depth
 
-        async def run(make: Any, score: str, ascending: bool, limit: int) -> list[str]:
+        scaled = self.weights.text_short > 0 and index.has_fields
+
+        async def run(make: Any, score: str, ascending: bool, limit: int, short: bool = False) -> list[str]:
             """The best `depth` rows by (score, chunk_id), whatever order the table holds its rows in: when
             rows tie with the last one kept, more are fetched (from `limit` rows, doubling) until the whole
             tie is in, then cut by ID. Rows come back by `_rowid` (PublishedIndex.chunk_ids), so no
-            chunk_id column is read."""
+            chunk_id column is read. With `short` (full-text scores) each score is first scaled by
+            `text_scale`; a row not fetched scores at most the last fetched one's unscaled score, so
+            the cut is final once the depth-th scaled score is above it."""
+            sign = 1 if ascending else -1
             while True:
                 builder = await make()
                 if where:
                     builder = builder.where(where)
                 rows = await builder.with_row_id().select([score]).limit(limit).to_arrow()
-                pairs = sorted(zip(rows.column(score).to_pylist(), index.chunk_ids(rows.column("_rowid").to_numpy())),
-                               key=lambda p: ((p[0] if ascending else -p[0]), p[1]))
-                if len(pairs) < limit or len(pairs) <= depth or pairs[-1][0] != pairs[depth - 1][0]:
+                raw = list(zip(rows.column(score).to_pylist(), index.chunk_ids(rows.column("_rowid").to_numpy())))
+                last = max((sign * s for s, _ in raw), default=0.0)  # the last row's unscaled sort key
+                if short:
+                    raw = [(s * text_scale(index.info[cid], self.weights), cid) for s, cid in raw]
+                pairs = sorted(raw, key=lambda p: (sign * p[0], p[1]))
+                if len(pairs) < limit or len(pairs) <= depth or sign * pairs[depth - 1][0] < last:
                     return [cid for _, cid in pairs[:depth]]
                 limit *= 2
 
@@ -544,9 +571,9 @@ class SearchEngine:
         async def phrase_builder() -> Any:
             return await table.search(PhraseQuery(query, "content_text", slop=0), query_type="fts")
 
-        jobs = {"text": run(text_builder, "_score", False, FULL_TEXT_FETCH * depth + TIE_SLACK)}
+        jobs = {"text": run(text_builder, "_score", False, FULL_TEXT_FETCH * depth + TIE_SLACK, scaled)}
         if phrase_applies(query):
-            jobs["phrase"] = run(phrase_builder, "_score", False, FULL_TEXT_FETCH * depth + TIE_SLACK)
+            jobs["phrase"] = run(phrase_builder, "_score", False, FULL_TEXT_FETCH * depth + TIE_SLACK, scaled)
         jobs["vector"] = nearest()
         ranked = await asyncio.gather(*jobs.values())
         return {name: ids for name, ids in zip(jobs, ranked) if ids is not None}

@@ -1,13 +1,13 @@
-"""Ranking quality on real LanceDB indexes: identifier sub-words, language, duplicates, determinism."""
+"""Ranking quality on real LanceDB indexes: identifier sub-words, language, duplicates, priors, determinism."""
 
 from pathlib import Path
 
 import pytest
 
-from docs_mcp_core.derived_fields import code_languages, subwords
+from docs_mcp_core.derived_fields import code_languages, navigation_share, subwords
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.steps import build
-from docs_mcp_core.search.engine import run_search
+from docs_mcp_core.search.engine import Weights, run_search
 
 SDK_PAGE = """# Links
 
@@ -42,6 +42,36 @@ Install the Acme SDK with your package manager and import the client to begin se
 The client reads its API key from the ACME_API_KEY environment variable.
 """
 
+GUIDES_INDEX = """# Guides
+
+- [Retry failed requests](retries.md): retry failed requests with backoff
+- [Verify webhook signatures](webhooks.md): check that an event really comes from us
+- [Paginate list results](pagination.md): walk through long lists page by page
+- [Upload large files](uploads.md): send files in parts and resume an upload
+"""
+
+RETRIES_GUIDE = """# Retries
+
+## Exponential backoff
+
+When a request fails with a network error or a 5xx status, the client sends it again, up to three
+times, waiting longer before each attempt. Set `max_retries` on the client to change how often to
+retry; a request rejected as invalid is never sent again, since it would fail the same way.
+"""
+
+LIMITS_PAGE = """# Limits
+
+## Rate limits
+
+Rate limits are per API key. See the rate limits guide for rate limits per plan.
+
+## Handling rate limits
+
+When a client sends too many requests in a minute, the API answers 429 Too Many Requests with a
+`Retry-After` header that says how many seconds to wait. Back off for that long, then send the request
+again; the rate limits reset every minute, and a workspace can ask for higher rate limits.
+"""
+
 INSTALL_GUIDE = """# Installing
 
 ## Installation options
@@ -55,8 +85,8 @@ def _build(docs: Path, out: Path) -> Path:
     return out
 
 
-def _ids(out: Path, query: str, filters: dict | None = None, limit: int = 10) -> list[str]:
-    return [h["chunk_id"] for h in run_search(out, query, filters=filters, limit=limit, hybrid=False).hits]
+def _ids(out: Path, query: str, filters: dict | None = None, limit: int = 10, weights: Weights | None = None) -> list[str]:
+    return [h["chunk_id"] for h in run_search(out, query, filters=filters, limit=limit, hybrid=False, weights=weights).hits]
 
 
 @pytest.fixture
@@ -142,3 +172,67 @@ def test_an_index_written_before_the_derived_fields_still_serves(sdk_docs: Path,
     meta_file.write_text(json.dumps(meta))
     assert _ids(out, "linksCreate")[0] == "sdks/links.md#links/linkscreate"  # plain BM25, no sub-words
     assert "sdks/links.md#links/linkscreate" not in _ids(out, "create link")
+
+
+def test_navigation_share_measures_link_led_list_items() -> None:
+    assert navigation_share(GUIDES_INDEX) > 0.8
+    assert navigation_share(RETRIES_GUIDE) == 0.0
+    # links inside prose, a list of plain items, links in a code block: not navigation
+    assert navigation_share("See [retries](retries.md) for [backoff](b.md).\n\n- one item\n- [two](t.md) items") < 0.3
+    assert navigation_share("```md\n- [a](a.md)\n- [b](b.md)\n```\n") == 0.0
+    # nested links under a plain label, and links inside emphasis, count; the label does not
+    assert navigation_share("- Guides\n  - [Retries](r.md)\n  - **[Webhooks](w.md)**\n") > 0.6
+
+
+@pytest.fixture
+def guide_docs(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text(GUIDES_INDEX)
+    (docs / "retries.md").write_text(RETRIES_GUIDE)
+    (docs / "limits.md").write_text(LIMITS_PAGE)
+    return docs
+
+
+RETRY_SECTION = "retries.md#retries/exponential-backoff"
+
+
+def test_a_list_of_links_ranks_below_the_page_it_links_to(guide_docs: Path, tmp_path: Path) -> None:
+    out = _build(guide_docs, tmp_path / "out")
+    # the index repeats the query word for word in a short line: without the prior it ranks first
+    assert _ids(out, "retry failed requests", weights=Weights(navigation=0.0))[0] == "index.md#_preamble"
+    ranked = _ids(out, "retry failed requests")
+    assert ranked[0] == RETRY_SECTION and "index.md#_preamble" in ranked, ranked  # lower, still found
+
+
+def test_a_very_short_chunk_does_not_outrank_a_fuller_section(guide_docs: Path, tmp_path: Path) -> None:
+    out = _build(guide_docs, tmp_path / "out")
+    # "Rate limits" says the words three times in 80 characters: BM25 alone puts it first
+    assert _ids(out, "rate limits", weights=Weights(text_short=0))[0] == "limits.md#limits/rate-limits"
+    assert _ids(out, "rate limits")[0] == "limits.md#limits/handling-rate-limits"
+
+
+def test_the_priors_are_deterministic(guide_docs: Path, tmp_path: Path) -> None:
+    first, second = _build(guide_docs, tmp_path / "a"), _build(guide_docs, tmp_path / "b")
+    for query in ("retry failed requests", "rate limits", "webhook signatures"):
+        a = run_search(first, query, limit=20, hybrid=False).hits
+        assert [(h["chunk_id"], h["score"]) for h in a] == \
+            [(h["chunk_id"], h["score"]) for h in run_search(second, query, limit=20, hybrid=False).hits]
+        assert a == run_search(first, query, limit=20, hybrid=False).hits  # warm = cold
+
+
+def test_an_index_written_before_the_navigation_column_still_serves(guide_docs: Path, tmp_path: Path) -> None:
+    import json
+
+    import lancedb
+
+    out = _build(guide_docs, tmp_path / "out")
+    table = lancedb.connect(str(out / ".lancedb")).open_table("chunks")
+    table.drop_columns(["navigation"])
+    meta_file = out / "metadata.json"
+    meta = json.loads(meta_file.read_text())
+    meta["index"]["version"] = table.version
+    meta_file.write_text(json.dumps(meta))
+    # no navigation prior (every chunk counts as 0), the full-text length prior still applies
+    assert _ids(out, "retry failed requests")[0] == "index.md#_preamble"
+    assert _ids(out, "rate limits")[0] == "limits.md#limits/handling-rate-limits"
