@@ -206,9 +206,10 @@ def main() -> None:
                         "(default: a built-in list)")
     parser.add_argument("--text-short", help="full-text length prior thresholds to try, comma separated "
                         f"(default: {','.join(map(str, TEXT_SHORT))})")
-    parser.add_argument("--baseline", choices=["original", "current"], default="original",
+    parser.add_argument("--baseline", choices=["original", "current", "shipped"], default="original",
                         help="what rows are compared with: the weights before tuning began, or the shipped defaults "
-                        "(search.Weights) without the two newest priors (text_short, navigation)")
+                        "(search.Weights) without the two newest priors (text_short, navigation), or the shipped defaults "
+                        "as they are (to see what a change would cost any category today)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=V1,V2",
                         help=f"values to try for one fusion parameter instead of the built-in grid ({', '.join(GRID)})")
     args = parser.parse_args()
@@ -218,6 +219,10 @@ def main() -> None:
         from docs_mcp_core.search.weights import Weights
 
         BASELINE.update({key: getattr(Weights(), key) for key in BASELINE}, text_short=0, navigation=0.0)
+    elif args.baseline == "shipped":
+        from docs_mcp_core.search.weights import Weights
+
+        BASELINE.update({key: getattr(Weights(), key) for key in BASELINE})
     built = build_suites(names, args.provider, args.work_dir)
     fields = [(f.split(":")[0], *(float(v) for v in f.split(":")[1:])) for f in args.fields.split(",")] \
         if args.fields else FIELDS
