@@ -535,9 +535,10 @@ class SearchEngine:
             """The best `depth` rows by (score, chunk_id), whatever order the table holds its rows in: when
             rows tie with the last one kept, more are fetched (from `limit` rows, doubling) until the whole
             tie is in, then cut by ID. Rows come back by `_rowid` (PublishedIndex.chunk_ids), so no
-            chunk_id column is read. With `short` (full-text scores) each score is first scaled by
-            `text_scale`; a row not fetched scores at most the last fetched one's unscaled score, so
-            the cut is final once the depth-th scaled score is above it."""
+            chunk_id column is read. With `short` (full-text scores) the candidates are the fetched rows
+            that score above the last fetched one (all rows that do, so again not a matter of row order),
+            re-ranked by score × `text_scale`: fetching until the scaled cut were exact cost ~25% of a
+            text search on big corpora full of short chunks, for ranks past the fused list's reach."""
             sign = 1 if ascending else -1
             while True:
                 builder = await make()
@@ -545,12 +546,18 @@ class SearchEngine:
                     builder = builder.where(where)
                 rows = await builder.with_row_id().select([score]).limit(limit).to_arrow()
                 raw = list(zip(rows.column(score).to_pylist(), index.chunk_ids(rows.column("_rowid").to_numpy())))
-                last = max((sign * s for s, _ in raw), default=0.0)  # the last row's unscaled sort key
+                full = len(raw) == limit  # more rows may match, some of them tied with the last fetched one
                 if short:
-                    raw = [(s * text_scale(index.info[cid], self.weights), cid) for s, cid in raw]
-                pairs = sorted(raw, key=lambda p: (sign * p[0], p[1]))
-                if len(pairs) < limit or len(pairs) <= depth or sign * pairs[depth - 1][0] < last:
-                    return [cid for _, cid in pairs[:depth]]
+                    last = max((sign * s for s, _ in raw), default=0.0)  # the last fetched row's sort key
+                    kept = [(s, cid) for s, cid in raw if sign * s < last] if full else raw
+                    if len(kept) >= depth or not full:
+                        pairs = sorted(((s * text_scale(index.info[cid], self.weights), cid) for s, cid in kept),
+                                       key=lambda p: (sign * p[0], p[1]))
+                        return [cid for _, cid in pairs[:depth]]
+                else:
+                    pairs = sorted(raw, key=lambda p: (sign * p[0], p[1]))
+                    if not full or len(pairs) <= depth or pairs[-1][0] != pairs[depth - 1][0]:
+                        return [cid for _, cid in pairs[:depth]]
                 limit *= 2
 
         async def nearest() -> list[str] | None:
