@@ -115,6 +115,17 @@ class EmbeddingProvider(ABC):
     def load(self) -> None:
         """Get ready to embed (import libraries, load a model); `embed` calls it when needed."""
 
+    def passages(self, text: str, heading: str, end: int | None = None) -> list[str]:
+        """The texts embedded for one chunk's input (`heading`: its heading path; `end`: where its code
+        blocks start): the input itself, then, for a model that reads only a window of word pieces,
+        the heading path with each next window (embedding/input.py PassageSplitter). Default: the input alone."""
+        return [text]
+
+    @property
+    def multivector(self) -> bool:
+        """Whether chunks can have more than one passage (the table then stores a list of vectors per row)."""
+        return False
+
     def embedding_order(self, texts: Sequence[str]) -> list[int]:
         """The order to embed `texts` in (indexes): the one this provider runs fastest. Vectors must not
         depend on it (default: as given)."""

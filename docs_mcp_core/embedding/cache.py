@@ -84,8 +84,10 @@ class EmbedResult:
     sources: list[str] = field(default_factory=list)  # folders holding this build's vectors, cache first
     chunk_ids: list[str] = field(default_factory=list)  # aligned with fingerprints: recorded in the cache
     commit: bool = False  # the cache must be rewritten to exactly this build's entries once it is published
+    passages: list[int] | None = None  # passages (fingerprints) per chunk, in order; None: one each, one vector a row
 
     def load_vectors(self) -> np.ndarray | None:
+        """One row per fingerprint (per passage when `passages` is set)."""
         if self.cache_dir is None:
             return None
         return read_vectors([Path(s) for s in self.sources or [self.cache_dir]], self.fingerprints, self.dimensions)

@@ -8,11 +8,18 @@ from ..models import Chunk
 from .input import to_embedding_input
 
 # Bump when to_embedding_input changes: every cached vector becomes invalid.
-EMBEDDING_FORMAT_VERSION = "2"  # 2: heading path first, code blocks after the prose
+# 2: heading path first, code blocks after the prose; 3: passages (a vector per window of a long chunk)
+EMBEDDING_FORMAT_VERSION = "3"
 
 
 def compute_fingerprint(chunk: Chunk, config_fingerprint: str) -> str:
-    payload = "\0".join([EMBEDDING_FORMAT_VERSION, config_fingerprint, to_embedding_input(chunk)])
+    """The fingerprint of a chunk's first (or only) passage: its whole embedding input."""
+    return passage_fingerprint(to_embedding_input(chunk), config_fingerprint)
+
+
+def passage_fingerprint(text: str, config_fingerprint: str) -> str:
+    """The cache key of one passage: the exact text the provider embeds, under its config."""
+    payload = "\0".join([EMBEDDING_FORMAT_VERSION, config_fingerprint, text])
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

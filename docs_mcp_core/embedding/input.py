@@ -11,6 +11,7 @@ wherever the prose leaves room. Measured on every shipped suite (README, "How ra
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from ..models import Chunk
 
@@ -45,6 +46,18 @@ def heading_path(chunk: Chunk) -> str:
 
 def to_embedding_input(chunk: Chunk) -> str:
     """Heading path, the chunk's text with its code blocks cut out, then those code blocks."""
+    return "\n\n".join(part for part in embedding_parts(chunk) if part)
+
+
+def passage_input(chunk: Chunk) -> tuple[str, str, int]:
+    """(to_embedding_input, heading path, where the code blocks start in it): what PassageSplitter cuts."""
+    head, text, *code = embedding_parts(chunk)
+    prose = "\n\n".join(part for part in [head, text] if part)
+    return "\n\n".join(part for part in [prose, *code] if part), head, len(prose)
+
+
+def embedding_parts(chunk: Chunk) -> list[str]:
+    """[heading path, text without its code blocks, *code blocks] (any may be empty)."""
     text = chunk.content_text
     moved = []
     for block in code_blocks(chunk.content):
@@ -53,4 +66,51 @@ def to_embedding_input(chunk: Chunk) -> str:
             text = text[:at] + text[at + len(block):]
             moved.append(block)
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
-    return "\n\n".join(part for part in [heading_path(chunk), text, *moved] if part)
+    return [heading_path(chunk), text, *moved]
+
+
+PASSAGES = 2  # vectors per chunk at most: the first window, then one more (README, "What the vector sees")
+
+
+class PassageSplitter:
+    """Cuts an embedding input into the windows a model reads: passages of one chunk.
+
+    The first passage is the input itself (the model reads its first `max_tokens` word pieces,
+    as it always did); each further one is the heading path followed by the next window of word
+    pieces up to `end`, where the code blocks start: prose and tables past the first window then
+    reach a vector, code boilerplate does not (a window of it matched unrelated queries; README,
+    "What the vector sees"). A chunk whose input fits one window has one passage. Tokenizes one
+    text at a time (no tokenizer thread pool to fork).
+    """
+
+    def __init__(self, tokenizer_file: Path, max_tokens: int, limit: int = PASSAGES) -> None:
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self.tokenizer.no_truncation()
+        self.tokenizer.no_padding()
+        specials = len(self.tokenizer.encode("", add_special_tokens=True).ids)
+        self.room = max(1, max_tokens - specials)  # word pieces of the text one window holds
+        self.limit = limit
+
+    def __call__(self, text: str, heading: str, end: int | None = None) -> list[str]:
+        if self.limit <= 1 or len(text) <= self.room:  # a word piece covers at least one character
+            return [text]
+        encoding = self.tokenizer.encode(text, add_special_tokens=False)
+        offsets, words = encoding.offsets, encoding.word_ids
+        if len(offsets) <= self.room:
+            return [text]
+        if end is not None:  # later windows cover the prose and tables, not the code blocks after them
+            offsets = [o for o in offsets if o[1] <= end]
+            words = words[: len(offsets)]
+        head = f"{heading}\n\n" if heading else ""
+        take = max(16, self.room - len(self.tokenizer.encode(head, add_special_tokens=False).ids))
+        passages = [text]
+        start = self.room
+        while len(passages) < self.limit and start < len(offsets):
+            while start > 0 and words[start] is not None and words[start] == words[start - 1]:
+                start -= 1  # a window starts at a whole word, not in its last word pieces
+            stop = min(len(offsets), start + take)
+            passages.append(head + text[offsets[start][0] : offsets[stop - 1][1]])
+            start = stop
+        return passages

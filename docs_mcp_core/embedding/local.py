@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import DocsMcpError
 from .base import EmbeddingProvider
 from .fingerprint import config_fingerprint
+from .input import PassageSplitter
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PADDING_SCHEME = "bucketed-pow2-v1"  # part of the fingerprint: changing it changes vectors
@@ -132,6 +133,22 @@ class LocalProvider(EmbeddingProvider):
         self.concurrency = 1  # one model instance; torch uses every core itself
         self._model: Any = None
         self._lock = threading.Lock()
+        self._splitter: PassageSplitter | bool | None = None  # False: the model has no tokenizer.json
+
+    def passages(self, text: str, heading: str, end: int | None = None) -> list[str]:
+        splitter = self._passage_splitter()
+        return splitter(text, heading, end) if splitter else [text]
+
+    @property
+    def multivector(self) -> bool:
+        return self._passage_splitter() is not None
+
+    def _passage_splitter(self) -> PassageSplitter | None:
+        """Only the tokenizer (milliseconds), never the model: fingerprints of a no-op build need it."""
+        if self._splitter is None:
+            file = self.folder / "tokenizer.json"
+            self._splitter = PassageSplitter(file, self.max_tokens) if file.is_file() else False
+        return self._splitter or None
 
     @property
     def config_fingerprint(self) -> str:

@@ -106,7 +106,10 @@ def vector_dimensions_match(out: Path) -> CheckOutcome:
     table = _table(out, version)
     expected = meta.embedding.dimensions if meta and meta.embedding else None
     field_names = table.schema.names
-    actual = table.schema.field("vector").type.list_size if "vector" in field_names else None
+    vector_type = table.schema.field("vector").type if "vector" in field_names else None
+    if vector_type is not None and not hasattr(vector_type, "list_size"):  # a list of passage vectors per row
+        vector_type = vector_type.value_type
+    actual = vector_type.list_size if vector_type is not None else None
     if expected != actual:
         return CheckOutcome(False, f"metadata.json says {expected} dimensions but table version {version} has {actual}",
                             {"metadata_dimensions": expected, "table_dimensions": actual})

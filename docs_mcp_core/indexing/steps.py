@@ -19,7 +19,8 @@ from ..corpus.prompts import load_prompts
 from ..corpus.taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
 from ..corpus.walk import decode_text, manifest_rules, read_hashed, scan_corpus
 from ..diagnostics import Diagnostic, error, has_errors
-from ..embedding import EmbeddingProvider, compute_fingerprint, to_embedding_input
+from ..embedding import EmbeddingProvider, passage_fingerprint
+from ..embedding.input import passage_input
 from ..embedding.cache import EmbedResult, commit_cache, embed_with_cache
 from ..errors import DocsMcpError, ValidationFailed
 from ..failpoints import pause
@@ -293,13 +294,20 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from
     return chunkset
 
 
+def chunk_passages(chunkset: ChunkSet, provider: EmbeddingProvider) -> Iterator[tuple[str, list[str]]]:
+    """(chunk_id, the texts embedded for it) per chunk, in chunks.json's order (EmbeddingProvider.passages)."""
+    for chunk in chunkset.iter_chunks():
+        text, heading, prose_end = passage_input(chunk)
+        yield chunk.chunk_id, provider.passages(text, heading, prose_end)
+
+
 def fingerprint_chunks(chunkset: ChunkSet, provider: EmbeddingProvider) -> list[str]:
-    """One fingerprint per chunk; none for a provider that makes no vectors (nothing is cached for it,
-    and a no-op build then never loads the previous chunks)."""
+    """One fingerprint per passage, chunk after chunk; none for a provider that makes no vectors
+    (nothing is cached for it, and a no-op build then never loads the previous chunks)."""
     if not provider.produces_vectors:
         return []
     config = provider.config_fingerprint
-    return [compute_fingerprint(c, config) for c in chunkset.iter_chunks()]
+    return [passage_fingerprint(text, config) for _, texts in chunk_passages(chunkset, provider) for text in texts]
 
 
 def embed_chunks(
@@ -311,15 +319,19 @@ def embed_chunks(
     rebuild_cache: bool = False,
     reporter: Reporter | None = None,
 ) -> EmbedResult:
-    """Vectors for every chunk: cache hits reused, only misses sent to the provider."""
+    """Vectors for every passage of every chunk: cache hits reused, only misses sent to the provider."""
     if not provider.produces_vectors:
         return embed_with_cache([], [], fingerprints, provider, Path(cache_dir), rebuild=rebuild_cache, reporter=reporter)
     ids: list[str] = []
     inputs: list[str] = []
-    for chunk in chunkset.iter_chunks():
-        ids.append(chunk.chunk_id)
-        inputs.append(to_embedding_input(chunk))
-    return embed_with_cache(
+    counts: list[int] = []
+    for chunk_id, texts in chunk_passages(chunkset, provider):
+        ids.extend([chunk_id] * len(texts))
+        inputs.extend(texts)
+        counts.append(len(texts))
+    if len(inputs) != len(fingerprints):
+        raise DocsMcpError(f"{len(fingerprints)} fingerprints for {len(inputs)} passages: the chunks changed; build again")
+    embedded = embed_with_cache(
         ids,
         inputs,
         fingerprints,
@@ -328,6 +340,8 @@ def embed_chunks(
         rebuild=rebuild_cache,
         reporter=reporter,
     )
+    embedded.passages = counts if provider.multivector else None
+    return embedded
 
 
 def chunks_json(chunks: list[Chunk]) -> bytes:
@@ -339,6 +353,8 @@ def index_content_hash(chunks_sha256: str, embedded: EmbedResult, keys: list[str
     """Everything the table is made of: chunks (by chunks.json's sha256), taxonomy columns, and (via fingerprints) vectors."""
     h = hashlib.sha256(f"schema={INDEX_SCHEMA_VERSION}\0keys={','.join(keys)}\0dims={embedded.dimensions}\0".encode())
     h.update(chunks_sha256.encode())
+    if embedded.passages is not None:  # a list of vectors per row (table.py): the layout is part of the table
+        h.update(b"passages\0")
     for fp in embedded.fingerprints:
         h.update(fp.encode())
     return h.hexdigest()
@@ -426,7 +442,8 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
     reporter = reporter or NullReporter()
     out = Path(out)
     keys = chunkset.taxonomy_keys
-    ann = (vector_index or VectorIndexPolicy()).wanted(chunkset.chunk_count, embedded.dimensions)
+    ann = (vector_index or VectorIndexPolicy()).wanted(len(embedded.fingerprints) or chunkset.chunk_count,
+                                                         embedded.dimensions)  # vectors, passages included
     marker = OutputLayout(out).writing_marker
     with build_lock(out):
         if publish_to is not None and _objectstore().pull(publish_to, out):
@@ -468,7 +485,7 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             if ann:
                 reporter.info(f"adding a vector index ({chunkset.chunk_count} rows, --vector-index to change)")
             written = write_table(out, chunks_file, vectors, keys, digest, discard_damaged=not intact,
-                                  vector_index=ann)
+                                  vector_index=ann, passages=embedded.passages)
             info = dataclasses.replace(written, chunks_sha256=chunks_sha)
             record_files(out, info.table, info.version, info.files)
             marker.unlink()

@@ -39,7 +39,7 @@ _NEVER_BY_AGE = dt.timedelta(days=3650)
 WRITE_BATCH = 2048  # rows per Arrow batch: the table is written as a stream, never built whole in memory
 
 
-def _schema(keys: list[str], dims: int, source_urls: bool) -> pa.Schema:
+def _schema(keys: list[str], dims: int, source_urls: bool, multivector: bool = False) -> pa.Schema:
     fields = [("chunk_id", pa.string()), ("filepath", pa.string()), ("heading", pa.string()),
               ("heading_level", pa.int32()), ("breadcrumb", pa.string()), ("content", pa.string()),
               ("content_text", pa.string()), ("chunk_index", pa.int32()), ("metadata", pa.string()),
@@ -49,12 +49,15 @@ def _schema(keys: list[str], dims: int, source_urls: bool) -> pa.Schema:
     if source_urls:  # website corpora only: file corpora keep their schema
         fields.append(("source_url", pa.string()))
     fields += [(meta_column(key), pa.string()) for key in keys]
-    if dims > 0:
-        fields.append(("vector", pa.list_(pa.float32(), dims)))
+    if dims > 0:  # a chunk with passages has one vector each: a list of them per row (LanceDB's multivector)
+        vector = pa.list_(pa.float32(), dims)
+        fields.append(("vector", pa.list_(vector) if multivector else vector))
     return pa.schema(fields)
 
 
-def _batch(rows: list[Chunk], vectors: np.ndarray | None, keys: list[str], schema: pa.Schema) -> pa.RecordBatch:
+def _batch(rows: list[Chunk], vectors: np.ndarray | None, keys: list[str], schema: pa.Schema,
+           counts: list[int] | None = None) -> pa.RecordBatch:
+    """One Arrow batch of rows; with `counts`, `vectors` holds counts[i] passage vectors for row i."""
     cols: list[pa.Array] = [
         pa.array([c.chunk_id for c in rows], pa.string()),
         pa.array([c.filepath for c in rows], pa.string()),
@@ -77,16 +80,30 @@ def _batch(rows: list[Chunk], vectors: np.ndarray | None, keys: list[str], schem
     if vectors is not None:
         dims = vectors.shape[1]
         flat = np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1)
-        cols.append(pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), dims))
+        fixed = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), dims)
+        if counts is not None:
+            fixed = pa.ListArray.from_arrays(pa.array(np.concatenate([[0], np.cumsum(counts)]), pa.int32()), fixed)
+        cols.append(fixed)
     return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
-def _rows(order: ChunkOrder, vectors: np.ndarray | None, keys: list[str]) -> pa.RecordBatchReader:
+def _rows(order: ChunkOrder, vectors: np.ndarray | None, keys: list[str],
+          passages: list[int] | None = None) -> pa.RecordBatchReader:
     """The table's rows sorted by chunk_id (BM25 ties then come back in a stable order), batch by batch,
-    read back from chunks.json a file at a time (`vectors` are in chunks.json's order)."""
+    read back from chunks.json a file at a time (`vectors` are in chunks.json's order; with `passages`,
+    passages[i] consecutive rows of them belong to chunk i)."""
     if vectors is not None and vectors.shape[1] == 0:
         vectors = None
-    schema = _schema(keys, 0 if vectors is None else vectors.shape[1], order.source_urls)
+    multivector = vectors is not None and passages is not None
+    schema = _schema(keys, 0 if vectors is None else vectors.shape[1], order.source_urls, multivector)
+    starts = np.concatenate([[0], np.cumsum(passages)]) if multivector else None
+
+    def batch(rows: list[Chunk], picked: list[int]) -> pa.RecordBatch:
+        if vectors is None or starts is None:
+            return _batch(rows, None if vectors is None else vectors[picked], keys, schema)
+        counts = [int(starts[r + 1] - starts[r]) for r in picked]
+        taken = np.concatenate([np.arange(starts[r], starts[r + 1]) for r in picked])
+        return _batch(rows, vectors[taken], keys, schema, counts)
 
     def batches() -> Iterator[pa.RecordBatch]:
         picked: list[int] = []
@@ -95,10 +112,10 @@ def _rows(order: ChunkOrder, vectors: np.ndarray | None, keys: list[str]) -> pa.
             picked.append(row)
             rows.append(chunk)
             if len(rows) == WRITE_BATCH:
-                yield _batch(rows, None if vectors is None else vectors[picked], keys, schema)
+                yield batch(rows, picked)
                 picked, rows = [], []
         if rows:
-            yield _batch(rows, None if vectors is None else vectors[picked], keys, schema)
+            yield batch(rows, picked)
 
     return pa.RecordBatchReader.from_batches(schema, batches())
 
@@ -108,7 +125,8 @@ def connect(out: Path) -> lancedb.DBConnection:
 
 
 def write_table(out: Path, chunks_file: Path, vectors: np.ndarray | None, keys: list[str], digest: str, *,
-                discard_damaged: bool = False, vector_index: bool = False) -> IndexInfo:
+                discard_damaged: bool = False, vector_index: bool = False,
+                passages: list[int] | None = None) -> IndexInfo:
     """Write a new table version with all its indexes from a build's chunks.json; the caller publishes it.
 
     With `vector_index` (see vector_index.VectorIndexPolicy) the `vector` column also gets an
@@ -122,14 +140,14 @@ def write_table(out: Path, chunks_file: Path, vectors: np.ndarray | None, keys: 
     before = files_of(out, TABLE)
     order = ChunkOrder.scan(chunks_file)
     try:
-        table = connect(out).create_table(TABLE, data=_rows(order, vectors, keys), mode="overwrite")
+        table = connect(out).create_table(TABLE, data=_rows(order, vectors, keys, passages), mode="overwrite")
     except Exception as exc:  # noqa: BLE001 - LanceDB raises plain errors for a corrupt table
         if not discard_damaged:
             raise DocsMcpError(f"cannot write a new version of {table_dir(out, TABLE)} "
                                f"({str(exc).splitlines()[0][:200]}); the published index is unchanged") from None
         shutil.rmtree(table_dir(out, TABLE), ignore_errors=True)
         before = {}
-        table = connect(out).create_table(TABLE, data=_rows(order, vectors, keys), mode="overwrite")
+        table = connect(out).create_table(TABLE, data=_rows(order, vectors, keys, passages), mode="overwrite")
     pause("write")
     _create_indexes(table, keys)
     rows = table.count_rows()

@@ -337,7 +337,9 @@ class PublishedIndex:
         self.ids: list[str] = []  # row order of `vectors`
         self.row_ids: np.ndarray = np.empty(0, dtype=np.uint64)  # every row's `_rowid`, sorted
         self.row_chunks: list[str] = []  # the chunk ID of each of them
-        self.vectors: np.ndarray | None = None  # unit rows, when small enough
+        self.vectors: np.ndarray | None = None  # unit rows, when small enough: one per passage
+        # where each chunk's passages start in `vectors` (rows of `ids`), when some chunk has more than one
+        self.passage_starts: np.ndarray | None = None
         self._masks: dict[str, np.ndarray] = {}
         self._lock = asyncio.Lock()
 
@@ -346,6 +348,7 @@ class PublishedIndex:
             if self.table is not None:
                 return self
             import lancedb
+            import pyarrow as pa
             import pyarrow.compute as pc
 
             try:
@@ -370,7 +373,11 @@ class PublishedIndex:
             wanted = _LIGHT + (_DERIVED if self.has_fields else []) + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
             wanted += ["source_url"] if "source_url" in schema.names else []
             wanted += ["navigation"] if "navigation" in schema.names else []
-            dims = schema.field("vector").type.list_size if self.has_vectors else 0
+            vector_type = schema.field("vector").type if self.has_vectors else None
+            multivector = vector_type is not None and not pa.types.is_fixed_size_list(vector_type)
+            if multivector:  # a list of passage vectors per row (indexing/table.py)
+                vector_type = vector_type.value_type
+            dims = vector_type.list_size if vector_type is not None else 0
             if self.has_vectors and not self.vector_indexed and count * dims * 4 <= MEMORY_VECTOR_BYTES:
                 wanted.append("vector")
             rows = await table.query().with_row_id().select(wanted).limit(count).to_arrow()
@@ -382,7 +389,14 @@ class PublishedIndex:
             if "content_text" in columns:
                 self.texts = dict(zip(columns["chunk_id"], columns["content_text"]))
             if "vector" in wanted:
-                matrix = rows.column("vector").combine_chunks().values.to_numpy(zero_copy_only=False).reshape(-1, dims)
+                column = rows.column("vector").combine_chunks()
+                if multivector:  # every passage is a row of the matrix; `passage_starts` says whose
+                    lengths = column.value_lengths().to_numpy(zero_copy_only=False)
+                    if not np.all(lengths == 1):
+                        self.passage_starts = np.concatenate([[0], np.cumsum(lengths[:-1])]).astype(np.int64)
+                    matrix = column.flatten().flatten().to_numpy(zero_copy_only=False).reshape(-1, dims)
+                else:
+                    matrix = column.values.to_numpy(zero_copy_only=False).reshape(-1, dims)
                 norms = np.linalg.norm(matrix, axis=1, keepdims=True)
                 self.vectors = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
                 self.ids = columns["chunk_id"]
@@ -595,6 +609,8 @@ class SearchEngine:
             similarity = await asyncio.to_thread(similarities, index.vectors, query)
         else:
             similarity = similarities(index.vectors, query)
+        if index.passage_starts is not None:  # a chunk is as close as its closest passage
+            similarity = np.maximum.reduceat(similarity, index.passage_starts)
         allowed = await index.mask(where)
         rows = np.flatnonzero(allowed) if allowed is not None else None
         scores = similarity if rows is None else similarity[rows]
