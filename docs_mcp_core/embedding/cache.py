@@ -574,4 +574,5 @@ def _report_lookup(reporter: Reporter, stats: CacheStats) -> None:
 
 def _report_embedded(reporter: Reporter, stats: CacheStats, provider: EmbeddingProvider) -> None:
     cost = f" ({stats.tokens} tokens, estimated cost ${stats.cost:.4f})" if stats.tokens else ""
-    reporter.info(f"embedded {stats.embedded} chunks via {provider.name} in {stats.seconds:.1f}s{cost}")
+    what = "passages" if provider.multivector else "chunks"  # a long chunk has two (embedding/input.py)
+    reporter.info(f"embedded {stats.embedded} {what} via {provider.name} in {stats.seconds:.1f}s{cost}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from ..models import Chunk
 
@@ -84,19 +85,34 @@ class PassageSplitter:
     """
 
     def __init__(self, tokenizer_file: Path, max_tokens: int, limit: int = PASSAGES) -> None:
-        from tokenizers import Tokenizer
-
-        self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
-        self.tokenizer.no_truncation()
-        self.tokenizer.no_padding()
-        specials = len(self.tokenizer.encode("", add_special_tokens=True).ids)
-        self.room = max(1, max_tokens - specials)  # word pieces of the text one window holds
+        self.tokenizer_file = tokenizer_file
+        # Inputs of at most this many characters fit one window (a word piece covers at least one
+        # character, and [CLS] and [SEP] take two places); fixed, so passages never depend on whether
+        # the tokenizer happened to be loaded.
+        self.short = max(1, max_tokens - 2)
+        self.room = self.short  # word pieces of text one window holds, exactly once loaded
+        self.max_tokens = max_tokens
         self.limit = limit
+        self._tokenizer: Any = None
+
+    def _load(self) -> Any:
+        """The tokenizer, loaded for the first input that may not fit one window: a build of short
+        chunks (and a no-op rebuild of them) never imports `tokenizers`."""
+        if self._tokenizer is None:
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_file(str(self.tokenizer_file))
+            tokenizer.no_truncation()
+            tokenizer.no_padding()
+            self.room = max(1, self.max_tokens - len(tokenizer.encode("", add_special_tokens=True).ids))
+            self._tokenizer = tokenizer
+        return self._tokenizer
 
     def __call__(self, text: str, heading: str, end: int | None = None) -> list[str]:
-        if self.limit <= 1 or len(text) <= self.room:  # a word piece covers at least one character
+        if self.limit <= 1 or len(text) <= self.short:
             return [text]
-        encoding = self.tokenizer.encode(text, add_special_tokens=False)
+        tokenizer = self._load()
+        encoding = tokenizer.encode(text, add_special_tokens=False)
         offsets, words = encoding.offsets, encoding.word_ids
         if len(offsets) <= self.room:
             return [text]
@@ -104,7 +120,7 @@ class PassageSplitter:
             offsets = [o for o in offsets if o[1] <= end]
             words = words[: len(offsets)]
         head = f"{heading}\n\n" if heading else ""
-        take = max(16, self.room - len(self.tokenizer.encode(head, add_special_tokens=False).ids))
+        take = max(16, self.room - len(tokenizer.encode(head, add_special_tokens=False).ids))
         passages = [text]
         start = self.room
         while len(passages) < self.limit and start < len(offsets):

