@@ -10,6 +10,7 @@ wherever the prose leaves room. Measured on every shipped suite (README, "How ra
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,7 @@ def embedding_parts(chunk: Chunk) -> list[str]:
 
 
 PASSAGES = 2  # vectors per chunk at most: the first window, then one more (README, "What the vector sees")
+MEMO_ENTRIES = 200_000  # inputs whose windows a splitter remembers (~30 MB at most)
 
 
 class PassageSplitter:
@@ -94,6 +96,8 @@ class PassageSplitter:
         self.max_tokens = max_tokens
         self.limit = limit
         self._tokenizer: Any = None
+        # A build asks twice (fingerprints, then the texts to embed): the second time costs a hash, not a tokenization.
+        self._spans: dict[bytes, tuple[tuple[int, int], ...]] = {}
 
     def _load(self) -> Any:
         """The tokenizer, loaded for the first input that may not fit one window: a build of short
@@ -111,22 +115,33 @@ class PassageSplitter:
     def __call__(self, text: str, heading: str, end: int | None = None) -> list[str]:
         if self.limit <= 1 or len(text) <= self.short:
             return [text]
+        head = f"{heading}\n\n" if heading else ""
+        key = hashlib.blake2b(f"{end}\0{head}\0{text}".encode(), digest_size=16).digest()
+        spans = self._spans.get(key)
+        if spans is None:
+            spans = self._windows(text, head, end)
+            if len(self._spans) >= MEMO_ENTRIES:
+                self._spans.clear()
+            self._spans[key] = spans
+        return [text, *(head + text[a:b] for a, b in spans)]
+
+    def _windows(self, text: str, head: str, end: int | None) -> tuple[tuple[int, int], ...]:
+        """Character spans of `text` that the passages after the first hold."""
         tokenizer = self._load()
         encoding = tokenizer.encode(text, add_special_tokens=False)
         offsets, words = encoding.offsets, encoding.word_ids
         if len(offsets) <= self.room:
-            return [text]
+            return ()
         if end is not None:  # later windows cover the prose and tables, not the code blocks after them
             offsets = [o for o in offsets if o[1] <= end]
             words = words[: len(offsets)]
-        head = f"{heading}\n\n" if heading else ""
         take = max(16, self.room - len(tokenizer.encode(head, add_special_tokens=False).ids))
-        passages = [text]
+        spans: list[tuple[int, int]] = []
         start = self.room
-        while len(passages) < self.limit and start < len(offsets):
+        while len(spans) + 1 < self.limit and start < len(offsets):
             while start > 0 and words[start] is not None and words[start] == words[start - 1]:
                 start -= 1  # a window starts at a whole word, not in its last word pieces
             stop = min(len(offsets), start + take)
-            passages.append(head + text[offsets[start][0] : offsets[stop - 1][1]])
+            spans.append((offsets[start][0], offsets[stop - 1][1]))
             start = stop
-        return passages
+        return tuple(spans)
