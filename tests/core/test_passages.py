@@ -77,6 +77,18 @@ def test_only_long_chunks_get_passages_and_later_ones_are_heading_and_prose(prov
     assert provider._session is None  # the tokenizer only: no model loaded to find passages
 
 
+def test_a_chunk_that_is_mostly_a_table_keeps_one_vector(tmp_path: Path, provider) -> None:
+    rows = "".join(f"| field{i} | string | The {i}th setting of the short link, used when it is created. |\n"
+                   for i in range(30))
+    docs = tmp_path / "docs"
+    write(docs, "fields.md", f"# Link\n\n## Fields\n\n| Field | Type | Description |\n|---|---|---|\n{rows}")
+    write(docs, "guide.md", f"# Deployment\n\n## Preparing the server\n\n{FILLER}\n\n{ANSWER}\n\n"
+                            f"| Setting | Value |\n|---|---|\n| port | 443 |\n")
+    passages = build(docs, tmp_path / "out", provider).embedded.chunk_ids  # a chunk's ID once per passage
+    assert passages.count("fields.md#link/fields") == 1  # ~600 word pieces of table rows: one vector
+    assert passages.count("guide.md#deployment/preparing-the-server") == 2  # a small table in prose does not count
+
+
 async def _vector_lists(out: Path, query: str) -> tuple[list[str], object]:
     engine = SearchEngine(out, Weights(), embedder_factory=loaded_embedder)
     try:
