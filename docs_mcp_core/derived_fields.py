@@ -24,6 +24,8 @@ _AUTOLINK = re.compile(r"<https?://[^>\s]+>")
 _MARKER = re.compile(r"^[ \t>]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _FENCE_LINE = re.compile(r"^[ \t>]*(`{3,}|~{3,})")
 _VISIBLE_JUNK = re.compile(r"[\s*_`#>|]+")
+# Any line that could open a link-led item; a chunk with none has no navigation to count (most chunks).
+_MAYBE_LINK_ITEM = re.compile(r"^ *(?:[-*+]|\d{1,9}[.)])[ \t]+(?:[*_`]{1,3})?(?:\[[ xX]\][ \t]+)?(?:\[|<https?://)", re.MULTILINE)
 DESCRIBED = 80  # characters after an item's link beyond which the item describes rather than points
 
 # Fence info strings → one name per language, so `language` filters match any spelling.
@@ -92,7 +94,7 @@ def navigation_share(markdown: str) -> float:
     item that goes on to describe its subject at length (a glossary, a list of error classes)
     is content, and only its link text counts. Code blocks count as ordinary text.
     """
-    if "[" not in markdown and "<http" not in markdown:
+    if ("[" not in markdown and "<http" not in markdown) or not _MAYBE_LINK_ITEM.search(markdown):
         return 0.0
     total = nav = 0
     fence: str | None = None

@@ -226,6 +226,26 @@ def _meta_type_problem(meta: dict[str, Any]) -> str | None:
     return None
 
 
+def may_hold_vectors(cache_dir: Path, provider: EmbeddingProvider) -> bool:
+    """Whether the cache folder or a sibling (pending, tmp, old) says it holds vectors of this provider's config.
+
+    Only the meta files are read, nothing is checked: it is a guess for starting a model load early
+    (indexing/steps.py load_model_early), and a wrong guess costs a load or a wait, never a vector.
+    """
+    path = Path(cache_dir)
+    want = provider.config_fingerprint
+    for folder in (path, *(path.with_name(path.name + s) for s in (".pending", ".tmp", ".old"))):
+        try:
+            meta = read_json(folder / META_FILE)
+        except (OSError, ValueError):
+            meta = None
+        if meta is None:
+            continue
+        if not isinstance(meta, dict) or meta.get("config_fingerprint") == want:
+            return True  # unreadable: it may still be this provider's, so assume it is
+    return False
+
+
 class EmbeddingCache:
     """One cache folder and its pending/tmp/old siblings."""
 

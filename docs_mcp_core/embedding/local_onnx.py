@@ -12,6 +12,10 @@ token length with no padding, and only texts of the same length share a run, who
 not influence each other (tests/core/test_onnx_provider.py checks both). Checked on all 1638
 dub-ts chunks: one by one, in batches of 256, all at once, on 1 and 2 threads, the same bits.
 
+A build's runs go to a pool of threads, one per core, each running the shared session on one
+thread (ORT's run() is thread-safe and releases the GIL): whole runs in parallel instead of one
+run split op by op across cores, whose hand-offs left the cores half idle (see embed).
+
 The first load saves ONNX Runtime's optimized graph under ~/.cache/docs-mcp/onnx (see
 optimized_graph); later sessions open that instead of re-optimizing the model.
 """
@@ -25,6 +29,7 @@ import os
 import shutil
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -39,9 +44,12 @@ from .local import BUNDLED_NAMES, DEFAULT_MODEL, _read_json, model_dimensions, r
 BUNDLED_DIR = Path(__file__).resolve().parent / "minilm"
 PADDING_SCHEME = "exact-length-v1"  # part of the fingerprint: changing it could change vectors
 ONNX_FILES = ("model.onnx", "onnx/model.onnx")
-# rows x length of one inference call. Measured on 200 dub-ts pages (2 busy cores): 8192 peaked at
-# ~980 MB and ran 10-14 texts/s; 1024 peaked at ~400 MB and ran 16-25 texts/s. Vectors do not change.
-TOKENS_PER_RUN = 1024
+# rows x length of one inference call (a text longer than this runs alone). Vectors do not change.
+# Measured on all 1638 dub-ts chunks, runs on 2 single-thread workers (2 busy cores), peak RSS of
+# the embedding alone: 1024 tokens 460-500 MB, 19.8-20.3 CPU-s; 512: 360-390 MB, 17.2-19.4 CPU-s;
+# 256: 300-320 MB, 16.9-18.9 CPU-s; 128: 260 MB, 18.0-18.7 CPU-s. (Before, with one run at a time
+# on intra-op threads: 8192 peaked at ~980 MB and ran 10-14 texts/s; 1024 at ~400 MB, 16-25 texts/s.)
+TOKENS_PER_RUN = 256
 SEMANTIC_EXTRA = "pip install 'docs-mcp[semantic]'"
 _POOLING_MODES = ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens")
 
@@ -218,10 +226,14 @@ class OnnxProvider(EmbeddingProvider):
         self.max_tokens = int(_read_json(self.folder / "sentence_bert_config.json").get("max_seq_length", 256))
         self.digest = self._identity(pooling_file)
         self.batch_size = batch_size or 256  # texts per embed call; runs inside are grouped by length
-        self.concurrency = 1  # one session; onnxruntime uses every core itself
-        self.threads = threads or _threads()
+        self.concurrency = 1  # one embed call at a time; its runs use every core (see embed)
+        self.threads = threads or _threads()  # runs in flight at once, one core each
         self._session: Any = None
         self._tokenizer: Any = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_key: tuple[int, int] = (0, 0)  # (threads, pid) it was made for: a forked child makes its own
+        # token ids computed by embedding_order, kept for embed: the texts are not tokenized twice
+        self._token_ids: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
         self._output = ""
         self._inputs: set[str] = set()
         self._lock = threading.Lock()
@@ -248,6 +260,7 @@ class OnnxProvider(EmbeddingProvider):
         # One short text per call: a second thread buys nothing (measured: p50 5.4 ms on 1 thread,
         # 5.9 ms on 2, on 2 busy cores) and competes with the server; vectors are bit-identical.
         self.threads = 1
+        self.shutdown_pool()
 
     def _identity(self, pooling_file: Path | None) -> str:
         """sha256 over the ONNX file, the tokenizer and the configs that shape vectors."""
@@ -276,7 +289,9 @@ class OnnxProvider(EmbeddingProvider):
                 from tokenizers import Tokenizer
 
                 options = ort.SessionOptions()
-                options.intra_op_num_threads = self.threads
+                # One thread per run, several runs at once (see embed): the same bits as one run on
+                # many threads (MLAS splits a product by rows and columns, never along the sum).
+                options.intra_op_num_threads = 1
                 options.inter_op_num_threads = 1
                 options.log_severity_level = 3  # errors only: no optimizer chatter on stderr
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # idle servers stay idle
@@ -315,12 +330,12 @@ class OnnxProvider(EmbeddingProvider):
         self.graph = None
         return ort.InferenceSession(str(self.onnx_path), options, providers=["CPUExecutionProvider"])
 
-    def _run(self, encodings: list[Any]) -> np.ndarray:
-        """Pooled, normalized vectors for encodings that all have the same length (no padding)."""
-        ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
+    def _run(self, tokens_of: list[tuple[np.ndarray, np.ndarray | None]]) -> np.ndarray:
+        """Pooled, normalized vectors for token ids that all have the same length (no padding)."""
+        ids = np.stack([i for i, _ in tokens_of])
         feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
         if "token_type_ids" in self._inputs:
-            feed["token_type_ids"] = np.asarray([e.type_ids for e in encodings], dtype=np.int64)
+            feed["token_type_ids"] = np.stack([t if t is not None else np.zeros_like(i) for i, t in tokens_of])
         tokens = self._session.run([self._output], feed)[0].astype(np.float32, copy=False)
         if self.pooling == "cls_token":
             vectors = tokens[:, 0]
@@ -333,32 +348,75 @@ class OnnxProvider(EmbeddingProvider):
             vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), np.float32(1e-12))
         return vectors
 
+    def _tokenize(self, text: str) -> tuple[np.ndarray, np.ndarray | None]:
+        """Token ids (and type ids when the model takes them) of one text; one by one: no tokenizer
+        thread pool to fork."""
+        encoding = self._tokenizer.encode(text)
+        ids = np.asarray(encoding.ids, dtype=np.int64)
+        return ids, np.asarray(encoding.type_ids, dtype=np.int64) if "token_type_ids" in self._inputs else None
+
     def embedding_order(self, texts: Sequence[str]) -> list[int]:
         """By token length: a batch then holds few lengths, so each run has many rows (bigger matrix
-        products, which use more cores; measured on dub-ts with 2 threads: 45 s instead of 67 s of
-        wall time for the same CPU time). Vectors do not depend on it."""
+        products). Vectors do not depend on it. The token ids are kept for `embed` (a few KB a text,
+        dropped as they are used)."""
         if len(texts) < 2:
             return list(range(len(texts)))  # nothing to order: no reason to load the model
         self.load()
-        lengths = [len(self._tokenizer.encode(t).ids) for t in texts]
+        self._token_ids = {t: self._tokenize(t) for t in dict.fromkeys(texts)}
+        lengths = [len(self._token_ids[t][0]) for t in texts]
         return sorted(range(len(texts)), key=lengths.__getitem__)
 
+    def _runner(self) -> ThreadPoolExecutor | None:
+        """The thread pool of runs, or None when one thread is all there is to use."""
+        if self.threads < 2:
+            return None
+        key = (self.threads, os.getpid())
+        with self._lock:
+            if self._pool is None or self._pool_key != key:
+                if self._pool is not None and self._pool_key[1] == key[1]:
+                    self._pool.shutdown(wait=False)
+                self._pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="onnx-run")
+                self._pool_key = key
+            return self._pool
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Texts grouped by token length into runs of about TOKENS_PER_RUN tokens, run `threads` at once.
+
+        Measured on all 1638 dub-ts chunks (2 cores, shared): one run at a time on 2 intra-op threads
+        kept 1.3 cores busy (16.6 s wall, 21.1 CPU-s); 2 runs at once on one thread each keep 1.9 busy
+        (9.9 s, 19.1 CPU-s), with the same bits."""
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         if not texts:
             return out
         self.load()
-        encodings = [self._tokenizer.encode(t) for t in texts]  # one by one: no tokenizer thread pool to fork
+        kept = self._token_ids
+        tokens_of = [kept.pop(t, None) or self._tokenize(t) for t in texts]
+        if not kept and self._token_ids is kept:
+            self._token_ids = {}
         groups: dict[int, list[int]] = {}
-        for i, encoding in enumerate(encodings):
-            groups.setdefault(len(encoding.ids), []).append(i)
+        for i, (ids, _) in enumerate(tokens_of):
+            groups.setdefault(len(ids), []).append(i)
+        runs: list[list[int]] = []
         for length, indexes in sorted(groups.items()):
             rows = max(1, TOKENS_PER_RUN // max(1, length))
-            for start in range(0, len(indexes), rows):
-                batch = indexes[start : start + rows]
-                out[batch] = self._run([encodings[i] for i in batch])
+            runs.extend(indexes[start : start + rows] for start in range(0, len(indexes), rows))
+        pool = self._runner() if len(runs) > 1 else None
+        if pool is None:
+            results = [self._run([tokens_of[i] for i in run]) for run in runs]
+        else:
+            results = list(pool.map(lambda run: self._run([tokens_of[i] for i in run]), runs))
+        for run, vectors in zip(runs, results):
+            out[run] = vectors
         return out
 
+    def shutdown_pool(self) -> None:
+        with self._lock:
+            pool, self._pool, key = self._pool, None, self._pool_key
+        if pool is not None and key[1] == os.getpid():
+            pool.shutdown(wait=True)
+
     def close(self) -> None:
+        self.shutdown_pool()
         self._session = None
         self._tokenizer = None
+        self._token_ids = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -20,8 +21,8 @@ from ..corpus.taxonomy import build_taxonomy, check_taxonomy_limits, server_inst
 from ..corpus.walk import decode_text, manifest_rules, read_hashed, scan_corpus
 from ..diagnostics import Diagnostic, error, has_errors
 from ..embedding import EmbeddingProvider, passage_fingerprint
+from ..embedding.cache import EmbedResult, commit_cache, embed_with_cache, may_hold_vectors
 from ..embedding.input import passage_input
-from ..embedding.cache import EmbedResult, commit_cache, embed_with_cache
 from ..errors import DocsMcpError, ValidationFailed
 from ..failpoints import pause
 from ..fsutil import build_lock, remove_temp_files, write_atomic, write_json_atomic
@@ -292,6 +293,30 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from
     reporter.info(f"parsed {len(chunkset.files)} files into {chunkset.chunk_count} chunks in "
                   f"{chunkset.seconds:.1f}s" + (f" ({'; '.join(notes)})" if notes else "") + read)
     return chunkset
+
+
+def load_model_early(provider: EmbeddingProvider, cache_dir: Path, *, rebuild: bool = False) -> threading.Thread | None:
+    """Start loading a slow model in a background thread when this build will embed every chunk.
+
+    Why: on a cold build the load (imports, opening the model) then overlaps parsing instead of
+    following it. Only when the cache holds nothing this provider made (or `rebuild`): a build that
+    may embed nothing (a no-op rebuild) must not pay for a model. A failed load is left for the embed
+    step, which loads again and reports it. Join the thread before the build returns.
+    """
+    if not (provider.produces_vectors and provider.slow_to_load):
+        return None
+    if not rebuild and may_hold_vectors(cache_dir, provider):
+        return None
+
+    def load() -> None:
+        try:
+            provider.load()
+        except Exception:  # noqa: BLE001, S110 - the embed step loads again and reports the failure
+            pass
+
+    thread = threading.Thread(target=load, name="docs-mcp-load-model", daemon=True)
+    thread.start()
+    return thread
 
 
 def chunk_passages(chunkset: ChunkSet, provider: EmbeddingProvider) -> Iterator[tuple[str, list[str]]]:
@@ -641,25 +666,31 @@ def build(
     reporter = reporter or NullReporter()
     timer = Timer()
     out = Path(out)
+    cache_dir = cache_dir or OutputLayout(out).embedding_cache
     with build_lock(out):
-        chunkset = chunk_corpus(docs_dir, reporter, reuse_from=None if force else out, allow_empty=allow_empty,
-                                workers=workers, spill_dir=OutputLayout(out).state)
-        fingerprints = fingerprint_chunks(chunkset, provider)
-        embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir or OutputLayout(out).embedding_cache,
-                                rebuild_cache=rebuild_cache or force, reporter=reporter)
-        info = write_index(out, chunkset, embedded, reporter, force=force, vector_index=vector_index,
-                           publish_to=publish_to)
-        metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit,
-                                    embedded=embedded, reporter=reporter, corpus=corpus, publish_to=publish_to)
-        reporter.info(f"wrote {chunkset.chunk_count} chunks and .lancedb index to {out}")
+        loading = load_model_early(provider, cache_dir, rebuild=rebuild_cache or force)
         try:
-            record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,
-                         chunkset=chunkset, fingerprints=fingerprints, embedded=embedded, provider=provider,
-                         table_version=info.version, seconds=timer.seconds, pages=pages, defer=True)
-        except Exception as exc:  # noqa: BLE001 - the index is published; a locked audit file must not undo that
-            reporter.warn(f"could not record this build in the audit database: {exc}")
-        return BuildSummary(str(out), len(chunkset.files), chunkset.chunk_count, chunkset.reused, embedded,
-                            timer.seconds, info, metadata)
+            chunkset = chunk_corpus(docs_dir, reporter, reuse_from=None if force else out, allow_empty=allow_empty,
+                                    workers=workers, spill_dir=OutputLayout(out).state)
+            fingerprints = fingerprint_chunks(chunkset, provider)
+            embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir,
+                                    rebuild_cache=rebuild_cache or force, reporter=reporter)
+            info = write_index(out, chunkset, embedded, reporter, force=force, vector_index=vector_index,
+                               publish_to=publish_to)
+            metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit,
+                                        embedded=embedded, reporter=reporter, corpus=corpus, publish_to=publish_to)
+            reporter.info(f"wrote {chunkset.chunk_count} chunks and .lancedb index to {out}")
+            try:
+                record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,
+                             chunkset=chunkset, fingerprints=fingerprints, embedded=embedded, provider=provider,
+                             table_version=info.version, seconds=timer.seconds, pages=pages, defer=True)
+            except Exception as exc:  # noqa: BLE001 - the index is published; a locked audit file must not undo that
+                reporter.warn(f"could not record this build in the audit database: {exc}")
+            return BuildSummary(str(out), len(chunkset.files), chunkset.chunk_count, chunkset.reused, embedded,
+                                timer.seconds, info, metadata)
+        finally:
+            if loading is not None:  # embed waited for it already; a failed build waits here
+                loading.join()
 
 
 def _objectstore() -> Any:

@@ -20,7 +20,7 @@ from docs_mcp_core.embedding import ProviderSettings, make_provider, to_embeddin
 from docs_mcp_core.embedding.hashing import HashProvider
 from docs_mcp_core.embedding.local_onnx import BUNDLED_DIR, GRAPH_FILES, OnnxProvider
 from docs_mcp_core.errors import DocsMcpError
-from docs_mcp_core.indexing.steps import analyze_corpus, build
+from docs_mcp_core.indexing.steps import analyze_corpus, build, load_model_early
 from docs_mcp_core.layout import OutputLayout
 from docs_mcp_core.search.engine import run_search
 from docs_mcp_core.sources.config import load_config
@@ -72,6 +72,84 @@ def test_vectors_are_bit_identical_across_runs_and_batch_compositions(provider) 
     one_thread = ("from docs_mcp_core.embedding.local_onnx import OnnxProvider; "
                   f"print(OnnxProvider(threads=1).embed({texts!r}).tobytes().hex())")
     assert _python(one_thread) == together.tobytes().hex()  # another process, another thread count
+
+
+def test_the_pool_of_single_thread_runs_gives_the_bits_of_one_run_on_intra_op_threads() -> None:
+    """Builds run several single-thread runs at once; before, each run was split across intra-op threads."""
+    import onnxruntime as ort
+
+    words = ("retry", "cancel", "sign", "send", "page", "verify", "upload", "list")
+    texts = [f"how do I {w} a request with the typescript sdk?" for w in words]  # one length: runs of many rows
+    texts += [f"{w} webhook " * n for n in (2, 30, 70, 130, 400) for w in words[:3]]  # runs of one or two rows
+    pooled = OnnxProvider(threads=4)  # more runs in flight than there are cores on most CI machines
+    vectors = pooled.embed(texts)
+    assert pooled._pool is not None  # the texts did go through the pool
+
+    before = OnnxProvider()
+    before.load()
+    options = ort.SessionOptions()  # the settings the onnx backend used before the pool
+    options.intra_op_num_threads = 2
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.enable_cpu_mem_arena = False
+    if before.graph is not None:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    before._session = ort.InferenceSession(str(before.graph or before.onnx_path), options,
+                                           providers=["CPUExecutionProvider"])
+    one_by_one = np.concatenate([before._run([before._tokenize(t)]) for t in texts])
+    assert np.array_equal(vectors, one_by_one)
+    assert np.array_equal(pooled.embed(texts[::-1])[::-1], vectors)  # other runs, other threads, same bits
+    pooled.close()
+
+
+class _CountingTokenizer:
+    """The real tokenizer, counting the texts it encodes."""
+
+    def __init__(self, tokenizer) -> None:  # type: ignore[no-untyped-def]
+        self.tokenizer = tokenizer
+        self.encoded = 0
+
+    def encode(self, text: str):  # type: ignore[no-untyped-def]
+        self.encoded += 1
+        return self.tokenizer.encode(text)
+
+
+def test_embed_reuses_the_tokens_embedding_order_computed(provider) -> None:
+    texts = ["webhook signature " * 40, "x", "Pagination with cursors.", "x", "how do I sign a request?"]
+    reused = OnnxProvider(threads=2)
+    reused.load()
+    counting = _CountingTokenizer(reused._tokenizer)
+    reused._tokenizer = counting
+    order = reused.embedding_order(texts)
+    assert counting.encoded == 4  # once per distinct text
+    ordered = [texts[i] for i in order]
+    vectors = np.concatenate([reused.embed(ordered[:2]), reused.embed(ordered[2:])])
+    assert counting.encoded == 5 and reused._token_ids == {}  # only the repeated "x" was encoded again
+    assert np.array_equal(vectors, provider.embed(ordered))
+    reused.close()
+
+
+def test_a_cold_build_loads_the_model_while_parsing_and_a_build_with_a_cache_does_not(tmp_path: Path) -> None:
+    cold = OnnxProvider()
+    loading = load_model_early(cold, tmp_path / "no-cache")
+    assert loading is not None
+    loading.join(60)
+    assert cold._session is not None
+
+    docs = write(tmp_path, "docs/guide.md", "# Retries\n\nThe client retries 429 responses.\n").parent
+    out = tmp_path / "out"
+    build(docs, out, OnnxProvider())
+    warm = OnnxProvider()  # the cache holds this config's vectors: maybe nothing to embed, no load
+    assert load_model_early(warm, OutputLayout(out).embedding_cache) is None and warm._session is None
+    forced = load_model_early(warm, OutputLayout(out).embedding_cache, rebuild=True)
+    assert forced is not None
+    forced.join(60)
+    other = write(tmp_path, "other-cache/cache-meta.json", json.dumps({"config_fingerprint": "another model's"})).parent
+    elsewhere = load_model_early(OnnxProvider(), other)  # nothing this provider made
+    assert elsewhere is not None
+    elsewhere.join(60)
+    assert load_model_early(HashProvider(dimensions=32), tmp_path / "no-cache") is None  # nothing slow to load
 
 
 def _fresh(graph_cache: Path | None) -> OnnxProvider:
