@@ -378,7 +378,11 @@ class PublishedIndex:
             if multivector:  # a list of passage vectors per row (indexing/table.py)
                 vector_type = vector_type.value_type
             dims = vector_type.list_size if vector_type is not None else 0
-            if self.has_vectors and not self.vector_indexed and count * dims * 4 <= MEMORY_VECTOR_BYTES:
+            # a list of passages per row holds up to PASSAGES vectors: budget for them all
+            from ..embedding.input import PASSAGES
+
+            vectors = count * (PASSAGES if multivector else 1)
+            if self.has_vectors and not self.vector_indexed and vectors * dims * 4 <= MEMORY_VECTOR_BYTES:
                 wanted.append("vector")
             rows = await table.query().with_row_id().select(wanted).limit(count).to_arrow()
             columns = {name: rows.column(name).to_pylist() for name in wanted if name != "vector"}
