@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import Field, dataclass, field, fields
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
+
+from .input import PassageSplitter
 
 if TYPE_CHECKING:  # numpy loads with the provider that makes vectors: a text-only build never imports it
     import numpy as np
@@ -118,13 +121,26 @@ class EmbeddingProvider(ABC):
     def passages(self, text: str, heading: str, end: int | None = None) -> list[str]:
         """The texts embedded for one chunk's input (`heading`: its heading path; `end`: where its code
         blocks start): the input itself, then, for a model that reads only a window of word pieces,
-        the heading path with each next window (embedding/input.py PassageSplitter). Default: the input alone."""
-        return [text]
+        the heading path with each next window (embedding/input.py PassageSplitter)."""
+        splitter = self._passage_splitter()
+        return splitter(text, heading, end) if splitter else [text]
 
     @property
     def multivector(self) -> bool:
         """Whether chunks can have more than one passage (the table then stores a list of vectors per row)."""
-        return False
+        return self._passage_splitter() is not None
+
+    def passage_window(self) -> tuple[Path, int] | None:
+        """(tokenizer.json, word pieces the model reads) for a model that reads only the start of a long
+        input: long chunks then get passages. Default: None, one vector per chunk."""
+        return None
+
+    def _passage_splitter(self) -> PassageSplitter | None:
+        """Made once, from the tokenizer file only (never the model): a no-op build's fingerprints need it."""
+        if not hasattr(self, "_splitter"):
+            window = self.passage_window()
+            self._splitter = PassageSplitter(*window) if window else None
+        return self._splitter
 
     def embedding_order(self, texts: Sequence[str]) -> list[int]:
         """The order to embed `texts` in (indexes): the one this provider runs fastest. Vectors must not

@@ -25,7 +25,6 @@ import numpy as np
 from ..errors import DocsMcpError
 from .base import EmbeddingProvider
 from .fingerprint import config_fingerprint
-from .input import PassageSplitter
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PADDING_SCHEME = "bucketed-pow2-v1"  # part of the fingerprint: changing it changes vectors
@@ -106,6 +105,13 @@ def max_seq_length(folder: Path, model: str) -> int:
     return int(_read_json(BUNDLED_CONFIG if bundled else folder / "sentence_bert_config.json").get("max_seq_length", 256))
 
 
+def model_window(folder: Path, max_tokens: int) -> tuple[Path, int] | None:
+    """(tokenizer.json, max_tokens) of a model folder that has a fast tokenizer: its long chunks get
+    passages (EmbeddingProvider.passage_window); without one, a chunk has one vector."""
+    file = folder / "tokenizer.json"
+    return (file, max_tokens) if file.is_file() else None
+
+
 def _bucket(length: int, limit: int) -> int:
     size = 16
     while size < length:
@@ -133,22 +139,9 @@ class LocalProvider(EmbeddingProvider):
         self.concurrency = 1  # one model instance; torch uses every core itself
         self._model: Any = None
         self._lock = threading.Lock()
-        self._splitter: PassageSplitter | bool | None = None  # False: the model has no tokenizer.json
 
-    def passages(self, text: str, heading: str, end: int | None = None) -> list[str]:
-        splitter = self._passage_splitter()
-        return splitter(text, heading, end) if splitter else [text]
-
-    @property
-    def multivector(self) -> bool:
-        return self._passage_splitter() is not None
-
-    def _passage_splitter(self) -> PassageSplitter | None:
-        """Only the tokenizer (milliseconds), never the model: fingerprints of a no-op build need it."""
-        if self._splitter is None:
-            file = self.folder / "tokenizer.json"
-            self._splitter = PassageSplitter(file, self.max_tokens) if file.is_file() else False
-        return self._splitter or None
+    def passage_window(self) -> tuple[Path, int] | None:
+        return model_window(self.folder, self.max_tokens)
 
     @property
     def config_fingerprint(self) -> str:

@@ -38,8 +38,7 @@ import numpy as np
 from ..errors import DocsMcpError
 from .base import EmbeddingProvider
 from .fingerprint import config_fingerprint
-from .input import PassageSplitter
-from .local import BUNDLED_NAMES, DEFAULT_MODEL, _read_json, model_dimensions, resolve_model_dir
+from .local import BUNDLED_NAMES, DEFAULT_MODEL, _read_json, model_dimensions, model_window, resolve_model_dir
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "minilm"
 PADDING_SCHEME = "exact-length-v1"  # part of the fingerprint: changing it could change vectors
@@ -237,24 +236,11 @@ class OnnxProvider(EmbeddingProvider):
         self._output = ""
         self._inputs: set[str] = set()
         self._lock = threading.Lock()
-        self._splitter: PassageSplitter | bool | None = None  # False: the model has no tokenizer.json
         self.graph_cache: Path | None = graph_cache_root()  # None: open the model file itself every time
         self.graph: Path | None = None  # the optimized graph the session runs, once loaded from one
 
-    def passages(self, text: str, heading: str, end: int | None = None) -> list[str]:
-        splitter = self._passage_splitter()
-        return splitter(text, heading, end) if splitter else [text]
-
-    @property
-    def multivector(self) -> bool:
-        return self._passage_splitter() is not None
-
-    def _passage_splitter(self) -> PassageSplitter | None:
-        """Only the tokenizer (milliseconds), never the model: fingerprints of a no-op build need it."""
-        if self._splitter is None:
-            file = self.folder / "tokenizer.json"
-            self._splitter = PassageSplitter(file, self.max_tokens) if file.is_file() else False
-        return self._splitter or None
+    def passage_window(self) -> tuple[Path, int] | None:
+        return model_window(self.folder, self.max_tokens)
 
     def tune_for_queries(self) -> None:
         # One short text per call: a second thread buys nothing (measured: p50 5.4 ms on 1 thread,
