@@ -365,7 +365,8 @@ def embed_chunks(
         rebuild=rebuild_cache,
         reporter=reporter,
     )
-    embedded.passages = counts if provider.multivector else None
+    # a list of vectors per row only when there are rows: LanceDB fails to create a multivector table from none
+    embedded.passages = counts if provider.multivector and counts else None
     return embedded
 
 

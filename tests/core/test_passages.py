@@ -134,3 +134,14 @@ def test_an_unchanged_long_chunk_embeds_nothing_on_rebuild(tmp_path: Path, provi
     second = build(docs, out, provider)
     assert second.embedded.stats.embedded == 1  # the edited section; the long one's two passages are hits
     assert second.embedded.stats.hits == len(second.embedded.fingerprints) - 1
+
+
+def test_an_empty_corpus_builds_and_serves_with_a_passage_model(tmp_path: Path) -> None:
+    # Regression: LanceDB failed to create a multivector table from no rows (StopIteration).
+    docs = tmp_path / "empty"
+    docs.mkdir()
+    provider = make_provider(ProviderSettings("local", backend="onnx"))
+    summary = build(docs, tmp_path / "out", provider, allow_empty=True)
+    assert summary.chunks == 0
+    engine = SearchEngine(tmp_path / "out")
+    assert asyncio.run(engine.search("anything")).hits == []
