@@ -375,10 +375,7 @@ class OnnxProvider(EmbeddingProvider):
         if not texts:
             return out
         self.load()
-        kept = self._token_ids
-        tokens_of = [kept.pop(t, None) or self._tokenize(t) for t in texts]
-        if not kept and self._token_ids is kept:
-            self._token_ids = {}
+        tokens_of = [self._token_ids.pop(t, None) or self._tokenize(t) for t in texts]
         groups: dict[int, list[int]] = {}
         for i, (ids, _) in enumerate(tokens_of):
             groups.setdefault(len(ids), []).append(i)
