@@ -226,15 +226,20 @@ def _meta_type_problem(meta: dict[str, Any]) -> str | None:
     return None
 
 
+def cache_folders(path: Path) -> tuple[Path, Path, Path, Path]:
+    """The cache folder and its siblings: (C, C.pending, C.tmp, C.old), as the module docstring describes."""
+    pending, tmp, old = (path.with_name(path.name + suffix) for suffix in (".pending", ".tmp", ".old"))
+    return path, pending, tmp, old
+
+
 def may_hold_vectors(cache_dir: Path, provider: EmbeddingProvider) -> bool:
     """Whether the cache folder or a sibling (pending, tmp, old) says it holds vectors of this provider's config.
 
     Only the meta files are read, nothing is checked: it is a guess for starting a model load early
     (indexing/steps.py load_model_early), and a wrong guess costs a load or a wait, never a vector.
     """
-    path = Path(cache_dir)
     want = provider.config_fingerprint
-    for folder in (path, *(path.with_name(path.name + s) for s in (".pending", ".tmp", ".old"))):
+    for folder in cache_folders(Path(cache_dir)):
         try:
             meta = read_json(folder / META_FILE)
         except (OSError, ValueError):
@@ -250,10 +255,7 @@ class EmbeddingCache:
     """One cache folder and its pending/tmp/old siblings."""
 
     def __init__(self, path: Path, provider: EmbeddingProvider, reporter: Reporter) -> None:
-        self.path = Path(path)
-        self.pending = self.path.with_name(self.path.name + ".pending")
-        self.tmp = self.path.with_name(self.path.name + ".tmp")
-        self.old = self.path.with_name(self.path.name + ".old")
+        self.path, self.pending, self.tmp, self.old = cache_folders(Path(path))
         self.provider = provider
         self.reporter = reporter
 
