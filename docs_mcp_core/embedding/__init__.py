@@ -1,7 +1,7 @@
 """Embedding providers behind one interface, plus the input and fingerprint they share."""
 
 from .base import EmbeddingProvider, ProviderSettings, Usage
-from .fingerprint import EMBEDDING_FORMAT_VERSION, compute_fingerprint, passage_fingerprint
+from .fingerprint import EMBEDDING_FORMAT_VERSION, passage_fingerprint
 from .input import to_embedding_input
 from .registry import BACKENDS, PROVIDERS, default_provider, make_provider, resolve_settings, settings_from_metadata
 
@@ -11,7 +11,6 @@ __all__ = [
     "EmbeddingProvider",
     "PROVIDERS",
     "ProviderSettings",
-    "compute_fingerprint",
     "default_provider",
     "passage_fingerprint",
     "make_provider",

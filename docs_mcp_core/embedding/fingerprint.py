@@ -4,17 +4,9 @@ from __future__ import annotations
 
 import hashlib
 
-from ..models import Chunk
-from .input import to_embedding_input
-
-# Bump when to_embedding_input changes: every cached vector becomes invalid.
+# Bump when the embedding input or its passages change (embedding/input.py): every cached vector becomes invalid.
 # 2: heading path first, code blocks after the prose; 3: passages (a vector per window of a long chunk)
 EMBEDDING_FORMAT_VERSION = "3"
-
-
-def compute_fingerprint(chunk: Chunk, config_fingerprint: str) -> str:
-    """The fingerprint of a chunk's first (or only) passage: its whole embedding input."""
-    return passage_fingerprint(to_embedding_input(chunk), config_fingerprint)
 
 
 def passage_fingerprint(text: str, config_fingerprint: str) -> str:

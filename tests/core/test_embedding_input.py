@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from docs_mcp_core.chunking.chunker import chunk_markdown
-from docs_mcp_core.embedding import compute_fingerprint, to_embedding_input
+from docs_mcp_core.embedding import passage_fingerprint, to_embedding_input
+from docs_mcp_core.models import Chunk
 
 from ..conftest import EXAMPLE_DOCS
 
@@ -77,8 +78,12 @@ def test_fingerprint_changes_with_the_prose_and_not_with_the_file_path() -> None
     a = _chunk(_section("Returns how many widgets the workspace has."))
     moved = _chunk(_section("Returns how many widgets the workspace has."), "docs/moved/README.md")
     other = _chunk(_section("Deletes a widget for good."))
-    assert compute_fingerprint(a, "cfg") == compute_fingerprint(moved, "cfg")
-    assert compute_fingerprint(a, "cfg") != compute_fingerprint(other, "cfg")
+
+    def fingerprint(chunk: Chunk) -> str:
+        return passage_fingerprint(to_embedding_input(chunk), "cfg")  # a short chunk's one passage, as builds key it
+
+    assert fingerprint(a) == fingerprint(moved)
+    assert fingerprint(a) != fingerprint(other)
 
 
 def test_the_model_reads_the_description_that_follows_a_long_code_example() -> None:
