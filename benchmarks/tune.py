@@ -215,14 +215,12 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     names = args.suites.split(",")
-    if args.baseline == "current":
-        from docs_mcp_core.search.weights import Weights
-
-        BASELINE.update({key: getattr(Weights(), key) for key in BASELINE}, text_short=0, navigation=0.0)
-    elif args.baseline == "shipped":
+    if args.baseline != "original":
         from docs_mcp_core.search.weights import Weights
 
         BASELINE.update({key: getattr(Weights(), key) for key in BASELINE})
+        if args.baseline == "current":  # without the two newest priors
+            BASELINE.update(text_short=0, navigation=0.0)
     built = build_suites(names, args.provider, args.work_dir)
     fields = [(f.split(":")[0], *(float(v) for v in f.split(":")[1:])) for f in args.fields.split(",")] \
         if args.fields else FIELDS
