@@ -77,3 +77,13 @@ def has_vector_index(indices: list[Any]) -> bool:
 def ann_query(builder: Any, rows: int) -> Any:
     """The search parameters for an indexed table: enough probes and an exact re-rank."""
     return builder.nprobes(nprobes(rows)).refine_factor(REFINE_FACTOR)
+
+
+def vector_column(schema: Any) -> tuple[int, bool]:
+    """(dimensions, whether each row holds a list of passage vectors) of a chunks table's `vector`
+    column (indexing/table.py writes either layout); (0, False) for a table without vectors."""
+    if "vector" not in schema.names:
+        return 0, False
+    vector_type = schema.field("vector").type
+    multivector = not hasattr(vector_type, "list_size")  # a list of fixed-size lists, not one
+    return (vector_type.value_type if multivector else vector_type).list_size, multivector

@@ -15,6 +15,7 @@ from typing import Any
 from ..corpus.manifest import MAX_TAXONOMY_KEYS, MAX_TAXONOMY_VALUES, MAX_VALUE_CHARS
 from ..layout import OutputLayout
 from ..metadata import read_metadata
+from ..vector_index import vector_column
 
 
 @dataclass
@@ -105,11 +106,7 @@ def vector_dimensions_match(out: Path) -> CheckOutcome:
     version = meta.index.version if meta and meta.index else None
     table = _table(out, version)
     expected = meta.embedding.dimensions if meta and meta.embedding else None
-    field_names = table.schema.names
-    vector_type = table.schema.field("vector").type if "vector" in field_names else None
-    if vector_type is not None and not hasattr(vector_type, "list_size"):  # a list of passage vectors per row
-        vector_type = vector_type.value_type
-    actual = vector_type.list_size if vector_type is not None else None
+    actual = vector_column(table.schema)[0] or None
     if expected != actual:
         return CheckOutcome(False, f"metadata.json says {expected} dimensions but table version {version} has {actual}",
                             {"metadata_dimensions": expected, "table_dimensions": actual})

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
-from ..vector_index import VECTOR_MEMORY_BYTES, ann_query, has_vector_index
+from ..vector_index import VECTOR_MEMORY_BYTES, ann_query, has_vector_index, vector_column
 from ..layout import CHUNKS, OutputLayout
 from ..metadata import EmbeddingInfo, TaxonomyKey, require_metadata
 from ..objectstore import RemoteIndex, is_remote, location, remote_signature
@@ -348,7 +348,6 @@ class PublishedIndex:
             if self.table is not None:
                 return self
             import lancedb
-            import pyarrow as pa
             import pyarrow.compute as pc
 
             try:
@@ -373,11 +372,7 @@ class PublishedIndex:
             wanted = _LIGHT + (_DERIVED if self.has_fields else []) + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
             wanted += ["source_url"] if "source_url" in schema.names else []
             wanted += ["navigation"] if "navigation" in schema.names else []
-            vector_type = schema.field("vector").type if self.has_vectors else None
-            multivector = vector_type is not None and not pa.types.is_fixed_size_list(vector_type)
-            if multivector:  # a list of passage vectors per row (indexing/table.py)
-                vector_type = vector_type.value_type
-            dims = vector_type.list_size if vector_type is not None else 0
+            dims, multivector = vector_column(schema)
             # a list of passages per row holds up to PASSAGES vectors: budget for them all
             from ..embedding.input import PASSAGES
 
