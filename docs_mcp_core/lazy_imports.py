@@ -1,0 +1,84 @@
+"""Keep `import lancedb` from paying for a REST client that docs-mcp never calls.
+
+lancedb imports `lance_namespace` at module level, and with it the generated REST client
+`lance_namespace_urllib3_client`, whose ~370 API methods are decorated with pydantic's
+`validate_call`. Pydantic builds each validator when the decorator runs, so every process
+that opens an index (a build that writes, `serve`, `search`, each test's subprocess) spent
+~0.3 s of a ~0.9 s `import lancedb` building validators for namespace calls it never makes.
+
+While that one package executes, `validate_call` is swapped for a version that builds the
+real validator on the method's first call instead: the same checks, made later. Nothing else
+is touched, and nothing changes if lancedb stops importing the client. Upstream made the same
+trade for `import lance` (lance-format/lance#9273).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import importlib.machinery
+import sys
+from types import ModuleType
+from typing import Any, Callable
+
+PACKAGE = "lance_namespace_urllib3_client"
+
+
+def deferred_validate_call(real: Callable[..., Any]) -> Callable[..., Any]:
+    """A drop-in for pydantic's `validate_call` that runs `real` on the first call, not at decoration."""
+
+    def validate_call(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+        def decorate(target: Callable[..., Any]) -> Callable[..., Any]:
+            validated: Callable[..., Any] | None = None
+
+            @functools.wraps(target)
+            def call(*args: Any, **kwargs: Any) -> Any:
+                nonlocal validated
+                if validated is None:  # two threads racing here both build the same validator
+                    validated = real(**options)(target)
+                return validated(*args, **kwargs)
+
+            return call
+
+        return decorate if func is None else decorate(func)
+
+    return validate_call
+
+
+class _DeferringLoader(importlib.abc.Loader):
+    """The package's own loader, run with `validate_call` deferred (its __init__ imports every API module)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        import pydantic
+
+        real = pydantic.validate_call
+        pydantic.validate_call = deferred_validate_call(real)
+        try:
+            self.inner.exec_module(module)
+        finally:
+            pydantic.validate_call = real
+
+    def __getattr__(self, name: str) -> Any:  # resource readers and the like: the real loader's
+        return getattr(self.inner, name)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name: str, path: Any = None, target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if name != PACKAGE:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _DeferringLoader(spec.loader)
+        return spec
+
+
+def install() -> None:
+    """Idempotent, and cheap: nothing is imported until lancedb imports the client."""
+    if not any(isinstance(finder, _Finder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _Finder())

@@ -1,0 +1,73 @@
+"""`import lancedb` under docs_mcp_core defers the namespace client's validators, and they still validate."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from docs_mcp_core.lazy_imports import deferred_validate_call
+
+# Run in a fresh interpreter: this test process has imported lancedb long ago.
+PROBE = """
+import json, sys
+import pydantic
+real = pydantic.validate_call
+import docs_mcp_core, lancedb
+from lance_namespace_urllib3_client.api.table_api import TableApi
+method = TableApi.describe_table
+out = {"deferred": method.__code__.co_filename.endswith("lazy_imports.py"),
+       "restored": pydantic.validate_call is real, "name": method.__name__}
+try:
+    TableApi(api_client=object()).describe_table(id=5, describe_table_request=None)
+except pydantic.ValidationError as exc:
+    out["errors"] = sorted(e["loc"][0] for e in exc.errors())
+print(json.dumps(out))
+"""
+
+
+def test_lancedb_imported_through_docs_mcp_core_defers_the_namespace_validators_which_still_validate() -> None:
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["deferred"], "the namespace client's methods were built with eager validators"
+    assert found["restored"], "pydantic.validate_call was left patched after the import"
+    assert found["name"] == "describe_table"
+    assert found["errors"] == ["describe_table_request", "id"]  # pydantic's own checks, run on the call
+
+
+def test_the_deferred_decorator_builds_the_real_validator_once_on_first_call() -> None:
+    built: list[dict] = []
+
+    def real(**options):
+        built.append(options)
+        return lambda func: (lambda *args, **kwargs: ("validated", func(*args, **kwargs)))
+
+    deferred = deferred_validate_call(real)
+
+    @deferred
+    def bare(x: int) -> int:
+        return x * 2
+
+    @deferred(validate_return=True)
+    def with_options(x: int) -> int:
+        return x + 1
+
+    assert built == [] and bare.__name__ == "bare"
+    assert bare(2) == ("validated", 4) and bare(3) == ("validated", 6)
+    assert with_options(1) == ("validated", 2)
+    assert built == [{}, {"validate_return": True}]
+
+
+@pytest.mark.parametrize("bad", [{"x": "not a number"}])
+def test_deferred_validate_call_over_pydantic_rejects_what_pydantic_rejects(bad: dict) -> None:
+    import pydantic
+
+    @deferred_validate_call(pydantic.validate_call)
+    def double(x: int) -> int:
+        return x * 2
+
+    assert double(x=4) == 8
+    with pytest.raises(pydantic.ValidationError):
+        double(**bad)
