@@ -8,7 +8,7 @@ import os
 # LanceDB's Rust logger reads this once, at import: keep its chatter out of our stderr.
 os.environ.setdefault("LANCEDB_LOG", "error")
 
-from .lazy_imports import install as _defer_namespace_validators  # noqa: E402
+from .lazy_imports import install as _defer_namespace_validators
 
 _defer_namespace_validators()  # ~0.3 s off `import lancedb` (lazy_imports.py)
 

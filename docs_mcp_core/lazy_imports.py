@@ -18,8 +18,9 @@ import functools
 import importlib.abc
 import importlib.machinery
 import sys
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 PACKAGE = "lance_namespace_urllib3_client"
 
