@@ -43,6 +43,11 @@ def write_atomic_pieces(path: Path, pieces: Iterable[bytes]) -> str:
     return digest.hexdigest()
 
 
+def file_sha256(path: Path) -> str:
+    with Path(path).open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
 def remove_temp_files(folder: Path, names: list[str]) -> int:
     """Delete write_atomic's temp files for `names` in `folder`, left by a process killed mid-write.
 

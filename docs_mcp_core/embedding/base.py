@@ -96,6 +96,7 @@ class EmbeddingProvider(ABC):
     digest: str | None = None  # sha256 of the model's files when they are local: its identity beyond a name
     slow_to_load: bool = False  # `load` takes seconds (a model in memory): run it off the event loop
     backend: str | None = None  # the runtime that computes the vectors (local: onnx or torch), for the audit
+    query_note: str | None = None  # after tune_for_queries and load: what computes query vectors, when it matters
 
     @property
     @abstractmethod
@@ -149,6 +150,10 @@ class EmbeddingProvider(ABC):
 
     def tune_for_queries(self) -> None:
         """Set up for embedding one short query at a time (a server's query embedder); default: as built."""
+
+    def prepare_queries(self) -> None:
+        """Make ahead of time what `tune_for_queries` will open, so a server's first start does not (a cold
+        build calls it once its model is loaded); default: nothing to make."""
 
     def usage(self) -> Usage:
         """Tokens, estimated cost and truncated inputs so far; free local providers report nothing."""

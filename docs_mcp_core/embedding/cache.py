@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # numpy is imported where vectors are handled: a text-only bu
     import numpy as np
 
 from ..errors import DocsMcpError
-from ..fsutil import read_json, write_json_atomic
+from ..fsutil import file_sha256, read_json, write_json_atomic
 from ..progress import NullReporter, Reporter, Timer
 from . import EMBEDDING_FORMAT_VERSION, EmbeddingProvider
 
@@ -201,14 +201,6 @@ def read_vectors(sources: list[Path], fingerprints: list[str], dims: int) -> np.
     return out
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _meta_type_problem(meta: dict[str, Any]) -> str | None:
     """cache-meta.json is valid JSON; say which field, if any, has the wrong type."""
     if "entries" in meta and (not isinstance(meta["entries"], int) or isinstance(meta["entries"], bool)):
@@ -313,7 +305,7 @@ class EmbeddingCache:
                     return f"the vectors table is damaged ({rel} is missing)"
                 if path.stat().st_size != size:
                     return f"the vectors table is damaged ({rel} has {path.stat().st_size} of {size} bytes)"
-                if isinstance(want_file, dict) and _file_sha256(path) != want_file["sha256"]:
+                if isinstance(want_file, dict) and file_sha256(path) != want_file["sha256"]:
                     return f"the vectors table is damaged ({rel} does not match its checksum)"
             return None
         try:  # the pending store is appended to as batches arrive: opened, and each row checked when read
@@ -459,7 +451,7 @@ class EmbeddingCache:
             wanted = [fp for fp in wanted if fp not in remaining]
         table.create_index("fingerprint", config=BTree())
         table_dir = self.tmp / f"{TABLE}.lance"
-        files = {str(p.relative_to(self.tmp)): {"size": p.stat().st_size, "sha256": _file_sha256(p)}
+        files = {str(p.relative_to(self.tmp)): {"size": p.stat().st_size, "sha256": file_sha256(p)}
                  for p in sorted(table_dir.rglob("*")) if p.is_file()}
         write_json_atomic(self.tmp / META_FILE, {**self.expected_meta(), "entries": len(wanted),
                                                  "entries_digest": entries_digest(wanted), "files": files})

@@ -59,7 +59,8 @@ class QueryEmbedder:
             self.provider = provider
             self.status = "ready"
             if provider.slow_to_load or self._warned:
-                self.log(f"query embedding model {provider.model} is ready: search is hybrid")
+                note = f" ({provider.query_note})" if provider.query_note else ""
+                self.log(f"query embedding model {provider.model} is ready{note}: search is hybrid")
         except Exception as exc:  # noqa: BLE001 - any failure means: text-only, with the reason
             self.status = "unavailable"
             self.reason = str(exc).splitlines()[0][:300]

@@ -18,7 +18,8 @@ from mcp import Client
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider, to_embedding_input
 from docs_mcp_core.embedding.hashing import HashProvider
-from docs_mcp_core.embedding.local_onnx import BUNDLED_DIR, GRAPH_FILES, OnnxProvider
+from docs_mcp_core.embedding.local_onnx import BUNDLED_DIR, OnnxProvider
+from docs_mcp_core.embedding.onnx_graphs import GRAPH_FILES
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.indexing.steps import analyze_corpus, build, load_model_early
 from docs_mcp_core.layout import OutputLayout
@@ -132,10 +133,13 @@ def test_embed_reuses_the_tokens_embedding_order_computed(provider) -> None:
 
 def test_a_cold_build_loads_the_model_while_parsing_and_a_build_with_a_cache_does_not(tmp_path: Path) -> None:
     cold = OnnxProvider()
+    cold.graph_cache = tmp_path / "graphs"
     loading = load_model_early(cold, tmp_path / "no-cache")
     assert loading is not None
     loading.join(60)
     assert cold._session is not None
+    # it also saved the int8 query graph, so a server started after this build need not make it
+    assert sorted("-q8-" in p.name for p in cold.graph_cache.iterdir()) == [False, True]  # optimized, int8 query
 
     docs = write(tmp_path, "docs/guide.md", "# Retries\n\nThe client retries 429 responses.\n").parent
     out = tmp_path / "out"
@@ -387,7 +391,8 @@ async def test_server_answers_with_an_onnx_index_and_goes_hybrid(onnx_index: Pat
             result = await session.call_tool("search_docs", {"query": QUERY, **FILTERS})
             assert not result.is_error, result.content[0].text
             assert [h["chunk_id"] for h in json.loads(result.content[0].text)["hits"]] == hybrid
-    assert "query embedding model sentence-transformers/all-MiniLM-L6-v2 is ready: search is hybrid" in log.read_text()
+    assert ("query embedding model sentence-transformers/all-MiniLM-L6-v2 is ready (int8 query graph): search is hybrid"
+            in log.read_text())
 
 
 @pytest.mark.anyio
