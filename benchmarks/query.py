@@ -5,7 +5,13 @@ and → first search answered), then after a warm-up, 200 distinct search_docs c
 repeated query would be answered from the engine's caches) and 50 get_doc calls, reporting
 p50/p95/p99 latency and the server's peak RSS.
 
-    .venv/bin/python benchmarks/query.py [--providers none,hash] [--searches 200] [--gets 50]
+`--baseline DIR` instead runs two servers on each index at once, this checkout's and DIR's
+(another checkout's docs_mcp_core, e.g. the previous commit), and sends every search to both,
+one after the other, alternating which goes first: drift on a noisy machine then hits both
+alike, and the table reports each one's p50/p95, their ratio, and each one's time to hybrid
+and peak RSS.
+
+    .venv/bin/python benchmarks/query.py [--providers none,hash] [--searches 200] [--gets 50] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -66,15 +72,18 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def server_pid() -> int | None:
+def server_pid(code: Path | None = None) -> int | None:
+    """This process's `docs-mcp serve` child; with `code`, the one running that checkout (its PYTHONPATH)."""
     me = str(os.getpid())
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().split(") ")[-1].split()
             cmdline = (stat.parent / "cmdline").read_bytes()
+            environ = (stat.parent / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if fields[1] == me and b"serve" in cmdline:
+        path = next((e[len(b"PYTHONPATH="):].decode() for e in environ if e.startswith(b"PYTHONPATH=")), None)
+        if fields[1] == me and b"serve" in cmdline and (code is None or path == str(code)):
             return int(stat.parent.name)
     return None
 
@@ -123,11 +132,52 @@ async def measure(index: Path, warmups: list[str], searches: list[str], gets: li
             "search_mean": statistics.fmean(search_ms)}
 
 
+def _params(index: Path, code: Path | None) -> StdioServerParameters:
+    env = dict(os.environ)
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
+    return StdioServerParameters(command=str(Path(sys.executable).parent / "docs-mcp"),
+                                 args=["serve", "--index", str(index)], env=env, cwd=str(code or REPO))
+
+
+async def _mode(client: Client, query: str) -> str:
+    return json.loads((await client.call_tool("search_docs", {"query": query})).content[0].text)["mode"]
+
+
+async def measure_pair(index: Path, baseline: Path, warmups: list[str], searches: list[str],
+                       hybrid: bool) -> dict[str, dict[str, float]]:
+    """Both servers at once; each search goes to both, in alternating order."""
+    started = time.perf_counter()
+    ready: dict[str, float] = {}
+    async with Client(_params(index, REPO), mode="legacy") as ours, Client(_params(index, baseline), mode="legacy") as base:
+        clients = {"ours": ours, "baseline": base}
+        while len(ready) < 2:
+            for name, client in clients.items():
+                if name not in ready and (not hybrid or await _mode(client, "warm up") == "hybrid"):
+                    ready[name] = time.perf_counter() - started
+            assert time.perf_counter() - started < 120, "a server never went hybrid"
+            await anyio.sleep(0.05)
+        for query in warmups:
+            for client in clients.values():
+                await client.call_tool("search_docs", {"query": query})
+        times: dict[str, list[float]] = {"ours": [], "baseline": []}
+        for i, query in enumerate(searches):
+            for name in ("ours", "baseline") if i % 2 == 0 else ("baseline", "ours"):
+                t = time.perf_counter()
+                result = await clients[name].call_tool("search_docs", {"query": query, "limit": 10})
+                times[name].append((time.perf_counter() - t) * 1000)
+                assert not result.is_error, result.content[0].text
+        rss = {"ours": peak_rss_mb(server_pid(REPO)), "baseline": peak_rss_mb(server_pid(baseline))}
+    return {name: {"p50": percentile(ms, 50), "p95": percentile(ms, 95), "ready": ready[name], "rss": rss[name]}
+            for name, ms in times.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--providers", default="none,hash", help="specs as in eval benchmark: none, hash, local:onnx, ...")
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--gets", type=int, default=50)
+    parser.add_argument("--baseline", type=Path, help="another checkout: run its server beside this one's")
     args = parser.parse_args()
     from docs_mcp_core.embedding import make_provider
     from docs_mcp_core.indexing.steps import build
@@ -141,8 +191,13 @@ def main() -> None:
         (docs / ".docs-mcp.json").write_text(json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}}))
         print(f"dub-ts ({sum(1 for _ in docs.rglob('*.md'))} files), stdio, {args.searches} searches + "
               f"{args.gets} get_doc after {WARMUP} warm-up searches, every query distinct; latencies in ms, start in s")
-        print(f"{'index':<12} {'init s':>7} {'1st search s':>13} {'hybrid s':>9} {'search p50':>11} {'p95':>6} {'p99':>6} "
-              f"{'get_doc p50':>12} {'p95':>6} {'p99':>6} {'peak RSS MB':>12}")
+        if args.baseline:
+            print(f"side by side with {args.baseline}, every search sent to both servers in alternating order\n")
+            print("| index | search p50 / p95 ms | baseline p50 / p95 ms | p50 ÷ baseline | ready s | baseline ready s "
+                  "| peak RSS MB | baseline RSS MB |\n|---|---|---|---|---|---|---|---|")
+        else:
+            print(f"{'index':<12} {'init s':>7} {'1st search s':>13} {'hybrid s':>9} {'search p50':>11} {'p95':>6} "
+                  f"{'p99':>6} {'get_doc p50':>12} {'p95':>6} {'p99':>6} {'peak RSS MB':>12}")
         for provider in args.providers.split(","):
             out = work / f"index-{provider.replace(':', '-')}"
             build(docs, out, make_provider(parse_spec(provider, None)))
@@ -150,6 +205,13 @@ def main() -> None:
             rng = random.Random(11)
             asked = queries(chunks, args.searches + WARMUP)
             gets = [rng.choice(chunks)["chunk_id"] for _ in range(args.gets)]
+            if args.baseline:
+                pair = anyio.run(measure_pair, out, args.baseline.resolve(), asked[:WARMUP], asked[WARMUP:],
+                                 provider not in ("none",))
+                a, b = pair["ours"], pair["baseline"]
+                print(f"| {provider} | {a['p50']:.2f} / {a['p95']:.2f} | {b['p50']:.2f} / {b['p95']:.2f} | "
+                      f"{a['p50'] / b['p50']:.2f} | {a['ready']:.2f} | {b['ready']:.2f} | {a['rss']:.0f} | {b['rss']:.0f} |")
+                continue
             r = anyio.run(measure, out, asked[:WARMUP], asked[WARMUP:], gets, provider not in ("none",))
             print(f"{provider:<12} {r['init']:>7.2f} {r['first']:>13.2f} {r['hybrid']:>9.2f} {r['search_p50']:>11.2f} {r['search_p95']:>6.2f} "
                   f"{r['search_p99']:>6.2f} {r['get_p50']:>12.2f} {r['get_p95']:>6.2f} {r['get_p99']:>6.2f} {r['rss']:>12.0f}")

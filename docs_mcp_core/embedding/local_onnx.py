@@ -18,7 +18,7 @@ run split op by op across cores, whose hand-offs left the cores half idle (see e
 
 The first load saves ONNX Runtime's optimized graph under ~/.cache/docs-mcp/onnx (see
 onnx_graphs.py); later sessions open that instead of re-optimizing the model. Query embedding
-(tune_for_queries) runs an int8 copy of the graph, made the same way: a query then takes ~1.4 ms
+(tune_for_queries) runs an int8 copy of the graph, made the same way: a query then takes ~1.5 ms
 instead of ~3.3 ms, for vectors within cosine 0.9997 of the build's graph.
 """
 

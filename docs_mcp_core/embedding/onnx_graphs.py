@@ -7,7 +7,7 @@ The query graph is for embedding search queries. A query is a dozen tokens, and 
 fp32 run of all-MiniLM-L6-v2 is bound by reading its 45 MB of layer weights, ~3.3 ms on one
 core: as long as the full-text search it runs beside. The query graph runs every product by a
 weight as ONNX Runtime's MatMulNBits with 8-bit weights and 8-bit activations, both quantized per
-block of 32 along the sum, ~1.4 ms. Weights that are already int8 with one scale per column (the
+block of 32 along the sum, ~1.5 ms. Weights that are already int8 with one scale per column (the
 bundled model's) keep their exact values; fp32 weights get one scale per block. Measured against
 the fp32 graph's vectors (600 queries and 300 dub-ts chunks): cosine ≥ 0.9997 for queries, closer
 than the torch backend is to the onnx one. Index vectors still come from the fp32 graph: the
