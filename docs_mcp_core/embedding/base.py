@@ -152,8 +152,8 @@ class EmbeddingProvider(ABC):
         """Set up for embedding one short query at a time (a server's query embedder); default: as built."""
 
     def prepare_queries(self) -> None:
-        """Make ahead of time what `tune_for_queries` will open, so a server's first start does not (a cold
-        build calls it once its model is loaded); default: nothing to make."""
+        """Make ahead of time what `tune_for_queries` will open, so a server's first start does not (a build
+        that embedded something calls it: the model is loaded then); default: nothing to make."""
 
     def usage(self) -> Usage:
         """Tokens, estimated cost and truncated inputs so far; free local providers report nothing."""

@@ -39,7 +39,7 @@ from ..fsutil import file_sha256
 from .base import EmbeddingProvider
 from .fingerprint import config_fingerprint
 from .local import BUNDLED_NAMES, DEFAULT_MODEL, _read_json, model_dimensions, model_window, resolve_model_dir
-from .onnx_graphs import QUERY_GRAPH_EXTRA, graph_cache_root, optimized_graph
+from .onnx_graphs import QUERY_GRAPH_EXTRA, graph_cache_root, graph_folder, optimized_graph
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "minilm"
 PADDING_SCHEME = "exact-length-v1"  # part of the fingerprint: changing it could change vectors
@@ -183,7 +183,8 @@ class OnnxProvider(EmbeddingProvider):
         if self.graph_cache and importlib.util.find_spec("onnx") is not None:
             import onnxruntime as ort
 
-            optimized_graph(ort, self.onnx_path, self.onnx_sha256, self.graph_cache, for_queries=True)
+            if not (graph_folder(self.graph_cache, self.onnx_sha256, ort.__version__, True) / "graph.json").is_file():
+                optimized_graph(ort, self.onnx_path, self.onnx_sha256, self.graph_cache, for_queries=True)
 
     def _identity(self, pooling_file: Path | None) -> str:
         """sha256 over the ONNX file, the tokenizer and the configs that shape vectors."""

@@ -42,6 +42,10 @@ def _graph_digests(folder: Path) -> dict[str, str]:
     return {name: file_sha256(folder / name) for name in GRAPH_FILES}
 
 
+def graph_folder(root: Path, source_sha256: str, ort_version: str, for_queries: bool) -> Path:
+    return root / f"{source_sha256[:32]}{'-q8' if for_queries else ''}-ort{ort_version}"
+
+
 def optimized_graph(ort: Any, source: Path, source_sha256: str, root: Path, *, for_queries: bool = False) -> Path | None:
     """ONNX Runtime's optimized graph of `source` (with `for_queries`, of its int8 query model), saved
     once with its weights in a file of their own.
@@ -54,8 +58,7 @@ def optimized_graph(ort: Any, source: Path, source_sha256: str, root: Path, *, f
     query model cannot be made: the caller opens something else. The files are checked against
     the sha256 recorded with them.
     """
-    kind = "-q8" if for_queries else ""
-    folder = root / f"{source_sha256[:32]}{kind}-ort{ort.__version__}"
+    folder = graph_folder(root, source_sha256, ort.__version__, for_queries)
     meta = folder / "graph.json"
     scheme = QUERY_SCHEME if for_queries else None
     try:

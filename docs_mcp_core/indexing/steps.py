@@ -301,8 +301,7 @@ def load_model_early(provider: EmbeddingProvider, cache_dir: Path, *, rebuild: b
     Why: on a cold build the load (imports, opening the model) then overlaps parsing instead of
     following it. Only when the cache holds nothing this provider made (or `rebuild`): a build that
     may embed nothing (a no-op rebuild) must not pay for a model. A failed load is left for the embed
-    step, which loads again and reports it. The thread also prepares what query embedding will open
-    (the onnx backend's int8 query graph). Join the thread before the build returns.
+    step, which loads again and reports it. Join the thread before the build returns.
     """
     if not (provider.produces_vectors and provider.slow_to_load):
         return None
@@ -312,7 +311,6 @@ def load_model_early(provider: EmbeddingProvider, cache_dir: Path, *, rebuild: b
     def load() -> None:
         try:
             provider.load()
-            provider.prepare_queries()
         except Exception:  # noqa: BLE001, S110 - the embed step loads again and reports the failure
             pass
 
@@ -369,6 +367,8 @@ def embed_chunks(
     )
     # a list of vectors per row only when there are rows: LanceDB fails to create a multivector table from none
     embedded.passages = counts if provider.multivector and counts else None
+    if embedded.stats.embedded:  # the model is loaded: make what its query embedding will open (once per machine)
+        provider.prepare_queries()
     return embedded
 
 

@@ -133,17 +133,18 @@ def test_embed_reuses_the_tokens_embedding_order_computed(provider) -> None:
 
 def test_a_cold_build_loads_the_model_while_parsing_and_a_build_with_a_cache_does_not(tmp_path: Path) -> None:
     cold = OnnxProvider()
-    cold.graph_cache = tmp_path / "graphs"
     loading = load_model_early(cold, tmp_path / "no-cache")
     assert loading is not None
     loading.join(60)
     assert cold._session is not None
-    # it also saved the int8 query graph, so a server started after this build need not make it
-    assert sorted("-q8-" in p.name for p in cold.graph_cache.iterdir()) == [False, True]  # optimized, int8 query
 
     docs = write(tmp_path, "docs/guide.md", "# Retries\n\nThe client retries 429 responses.\n").parent
     out = tmp_path / "out"
-    build(docs, out, OnnxProvider())
+    built = OnnxProvider()
+    built.graph_cache = tmp_path / "graphs"
+    build(docs, out, built)
+    # a build that embedded saves the int8 query graph too, so a server started after it need not make it
+    assert sorted("-q8-" in p.name for p in built.graph_cache.iterdir()) == [False, True]  # optimized, int8 query
     warm = OnnxProvider()  # the cache holds this config's vectors: maybe nothing to embed, no load
     assert load_model_early(warm, OutputLayout(out).embedding_cache) is None and warm._session is None
     forced = load_model_early(warm, OutputLayout(out).embedding_cache, rebuild=True)
