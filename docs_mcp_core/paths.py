@@ -53,7 +53,7 @@ def file_type(mode: int) -> str:
     return next((name for test, name in _FILE_TYPES if test(mode)), "not a regular file")
 
 
-def read_bytes(path: Path) -> bytes:
+def read_bytes(path: str | Path) -> bytes:
     """The file's bytes; refuses anything but a regular file without ever blocking (a FIFO would)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as fh:

@@ -271,7 +271,7 @@ def read_text(path: Path, relpath: str) -> tuple[str | None, str, Diagnostic | N
     return text, digest, problem
 
 
-def read_hashed(path: Path, relpath: str) -> tuple[bytes | None, str, Diagnostic | None]:
+def read_hashed(path: str | Path, relpath: str) -> tuple[bytes | None, str, Diagnostic | None]:
     """A file's bytes and sha256 (all a build needs of a file it can reuse), or why it cannot be read."""
     try:
         data = read_bytes(path)

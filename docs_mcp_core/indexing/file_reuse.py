@@ -33,7 +33,7 @@ STATE_VERSION = "2"  # 2: per-file chunk counts and titles, and chunks.json's si
 RACY_NS = 2_000_000_000
 
 
-def file_stat(path: Path) -> list[int] | None:
+def file_stat(path: str | Path) -> list[int] | None:
     """What a later build compares to trust a file without reading it: size, mtime, ctime, inode.
 
     ctime cannot be set back by tools that preserve mtime (cp -p, rsync -t, tar), so an edit
