@@ -538,10 +538,9 @@ def default_description(name: str, chunkset: ChunkSet) -> str:
 
     Used when no --description is given; shown in the search_docs tool description.
     """
-    titles: list[str] = []
     shallow_first = sorted(chunkset.files, key=lambda f: (f.relpath.count("/"), f.relpath))
-    for record in shallow_first:  # top-level pages first: a file's title is its first level-1 heading
-        titles.extend(t for t in record.titles if t not in titles)
+    # top-level pages first: a file's title is its first level-1 heading; each title once, in that order
+    titles = list(dict.fromkeys(t for record in shallow_first for t in record.titles))
     files = len(chunkset.files)
     parts = [f"{files} Markdown file{'s' if files != 1 else ''}"]
     if titles:
