@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import shutil
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -164,16 +165,24 @@ def write_table(out: Path, chunks_file: Path, vectors: np.ndarray | None, keys: 
     return IndexInfo(TABLE, table.version, rows, digest, files=files)
 
 
+INDEX_WORKERS = 2  # indexes built at once
+
+
 def _create_indexes(table: Any, keys: list[str], replace: bool = False) -> None:
-    """Every scalar and full-text index, built over the table's current rows (`replace`: anew)."""
-    table.create_index("heading", config=FTS(with_position=True), replace=replace)
-    table.create_index("content_text", config=FTS(with_position=True), replace=replace)
-    table.create_index("breadcrumb", config=FTS(), replace=replace)
-    table.create_index("content_subwords", config=FTS(), replace=replace)
-    table.create_index("chunk_id", config=BTree(), replace=replace)
-    table.create_index("filepath", config=BTree(), replace=replace)
-    for key in keys:
-        table.create_index(meta_column(key), config=Bitmap(), replace=replace)
+    """Every scalar and full-text index, built over the table's current rows (`replace`: anew).
+
+    Two at a time: each index builds on one core and commits a version of its own, and Lance
+    merges concurrent index commits. content_text's, the biggest, starts first. On dub-ts ×10
+    all six took 0.29 s one by one and 0.19 s two at a time, with the same indexes and the same
+    number of versions; a 1% edit rebuilds them all, so that BM25 statistics equal a full build's.
+    """
+    specs = [("content_text", FTS(with_position=True)), ("heading", FTS(with_position=True)),
+             ("breadcrumb", FTS()), ("content_subwords", FTS()), ("chunk_id", BTree()), ("filepath", BTree()),
+             *((meta_column(key), Bitmap()) for key in keys)]
+    with ThreadPoolExecutor(max_workers=INDEX_WORKERS, thread_name_prefix="docs-mcp-index") as pool:
+        futures = [pool.submit(table.create_index, column, config=config, replace=replace) for column, config in specs]
+    for future in futures:
+        future.result()  # the first failure, after every build has ended
 
 
 def update_table(out: Path, base_version: int, changed_files: list[str], chunks: list[Chunk], keys: list[str],
