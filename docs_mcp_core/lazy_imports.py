@@ -65,6 +65,8 @@ class _DeferringLoader:
             pydantic.validate_call = real
 
     def __getattr__(self, name: str) -> Any:  # resource readers and the like: the real loader's
+        if name == "inner":  # not set yet (a copy being made): no endless lookup
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
 
