@@ -82,8 +82,8 @@ def ann_query(builder: Any, rows: int) -> Any:
 def vector_column(schema: Any) -> tuple[int, bool]:
     """(dimensions, whether each row holds a list of passage vectors) of a chunks table's `vector`
     column (indexing/table.py writes either layout); (0, False) for a table without vectors."""
-    if "vector" not in schema.names:
+    if VECTOR_COLUMN not in schema.names:
         return 0, False
-    vector_type = schema.field("vector").type
+    vector_type = schema.field(VECTOR_COLUMN).type
     multivector = not hasattr(vector_type, "list_size")  # a list of fixed-size lists, not one
     return (vector_type.value_type if multivector else vector_type).list_size, multivector

@@ -20,7 +20,7 @@ from ..chunking.chunker import CHUNKER_VERSION
 from ..corpus.manifest import Resolution, Strategy
 from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
-from ..fsutil import read_json, write_atomic, write_atomic_pieces
+from ..fsutil import file_sha256, read_json, write_atomic, write_atomic_pieces
 from ..layout import FILE_STATE, METADATA, OutputLayout
 from ..metadata import read_metadata
 from ..models import Chunk
@@ -70,11 +70,7 @@ def pending_paths(out: Path) -> tuple[Path, Path]:
 
 def _sha256(path: Path) -> str | None:
     try:
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        return h.hexdigest()
+        return file_sha256(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
 
