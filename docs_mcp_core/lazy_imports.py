@@ -1,15 +1,18 @@
 """Keep `import lancedb` from paying for a REST client that docs-mcp never calls.
 
-lancedb imports `lance_namespace` at module level, and with it the generated REST client
-`lance_namespace_urllib3_client`, whose ~370 API methods are decorated with pydantic's
-`validate_call`. Pydantic builds each validator when the decorator runs, so every process
-that opens an index (a build that writes, `serve`, `search`, each test's subprocess) spent
-~0.3 s of a ~0.9 s `import lancedb` building validators for namespace calls it never makes.
+lancedb imports `lance_namespace` at module level, which imports model classes from the
+generated REST client `lance_namespace_urllib3_client`. That package's `__init__` also imports
+its ~370 API methods (decorated with pydantic's `validate_call`, whose validators pydantic builds
+when the decorator runs), urllib3 and the client configuration: ~0.4 s of a ~0.9 s
+`import lancedb` that every process opening an index paid (a build that writes, `serve`,
+`search`, each test's subprocess), for namespace calls it never makes.
 
-While that one package executes, `validate_call` is swapped for a version that builds the
-real validator on the method's first call instead: the same checks, made later. Nothing else
-is touched, and nothing changes if lancedb stops importing the client. Upstream made the same
-trade for `import lance` (lance-format/lance#9273).
+Two deferrals, for that one package only:
+- its `__init__` runs on the first attribute the package itself is asked for, not when a
+  submodule (`.models`, what lancedb needs) is imported through it;
+- while that `__init__` runs, `validate_call` builds each validator on the method's first call.
+The same code runs with the same checks, later or never; nothing changes if lancedb stops
+importing the client. Upstream made the same trade for `import lance` (lance-format/lance#9273).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import functools
 import importlib.machinery
 import sys
+import threading
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -46,7 +50,8 @@ def deferred_validate_call(real: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class _DeferringLoader:
-    """The package's own loader, run with `validate_call` deferred (its __init__ imports every API module)."""
+    """The package's own loader: its `__init__` (which imports every API module) runs on the first
+    missing attribute, with `validate_call` deferred; until then the package is its `__path__`."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -55,6 +60,18 @@ class _DeferringLoader:
         return self.inner.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
+        lock = threading.Lock()
+
+        def run_init(name: str) -> Any:
+            with lock:  # the first caller runs it; others wait, then find the names
+                if module.__dict__.get("__getattr__") is run_init:
+                    del module.__dict__["__getattr__"]
+                    self.run_deferred(module)
+            return getattr(module, name)
+
+        module.__getattr__ = run_init  # type: ignore[attr-defined]  # PEP 562: only for names not set yet
+
+    def run_deferred(self, module: ModuleType) -> None:
         import pydantic
 
         real = pydantic.validate_call

@@ -1,4 +1,4 @@
-"""`import lancedb` under docs_mcp_core defers the namespace client's validators, and they still validate."""
+"""`import lancedb` under docs_mcp_core defers the namespace client's `__init__` and validators; both still work."""
 
 from __future__ import annotations
 
@@ -16,9 +16,12 @@ import json, sys
 import pydantic
 real = pydantic.validate_call
 import docs_mcp_core, lancedb
-from lance_namespace_urllib3_client.api.table_api import TableApi
+init_ran = "lance_namespace_urllib3_client.api" in sys.modules
+import lance_namespace_urllib3_client as client
+TableApi = client.TableApi  # the package's own name: its __init__ runs now
 method = TableApi.describe_table
-out = {"deferred": method.__code__.co_filename.endswith("lazy_imports.py"),
+out = {"init_ran": init_ran, "version": client.__version__,
+       "deferred": method.__code__.co_filename.endswith("lazy_imports.py"),
        "restored": pydantic.validate_call is real, "name": method.__name__}
 try:
     TableApi(api_client=object()).describe_table(id=5, describe_table_request=None)
@@ -28,9 +31,11 @@ print(json.dumps(out))
 """
 
 
-def test_lancedb_imported_through_docs_mcp_core_defers_the_namespace_validators_which_still_validate() -> None:
+def test_lancedb_imported_through_docs_mcp_core_defers_the_namespace_client_which_still_works() -> None:
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
     found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not found["init_ran"], "import lancedb ran the namespace client's __init__ (its API modules)"
+    assert found["version"].count(".") == 2  # set by the real __init__ on first access
     assert found["deferred"], "the namespace client's methods were built with eager validators"
     assert found["restored"], "pydantic.validate_call was left patched after the import"
     assert found["name"] == "describe_table"
