@@ -13,6 +13,7 @@ import click
 from . import __version__
 from .diagnostics import format_json, format_text, has_errors, warning
 from .errors import DocsMcpError
+from .gc_freeze import own_process, settle
 
 DOCS_DIR = click.Path(path_type=Path)  # checked by paths.check_docs_dir: `error: …` and exit 1, not click's exit 2
 # Reading commands check the folder themselves: a path that is no index gets an `error:` line with
@@ -305,6 +306,8 @@ def build(docs_dir: Path | None, out: Path | str, description: str | None, sourc
     from .progress import StderrReporter
     from .vector_index import VectorIndexPolicy
 
+    settle()
+
     web = web_source(embedding, docs_dir)
     if docs_dir is not None:
         check_docs_dir(docs_dir, "--docs-dir")
@@ -557,5 +560,11 @@ def audit(out: Path, sql: str | None) -> None:
         click.echo("page events".ljust(width) + "  " + ", ".join(f"{n} {event}" for event, n in pages))
 
 
-if __name__ == "__main__":
+def entry() -> None:
+    """The `docs-mcp` console script: `main` in a process of its own (see gc_freeze.py)."""
+    own_process()
     main()
+
+
+if __name__ == "__main__":
+    entry()

@@ -21,6 +21,7 @@ from ..corpus.manifest import LoadedManifest, Resolution
 from ..corpus.walk import resolve_file
 from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
+from ..gc_freeze import own_process, settle
 from ..models import Chunk
 
 if TYPE_CHECKING:  # worker processes are started only for many changed files
@@ -59,6 +60,8 @@ _MANIFESTS: dict[str, LoadedManifest] = {}
 def _init_worker(manifests: dict[str, LoadedManifest]) -> None:
     global _MANIFESTS
     _MANIFESTS = manifests
+    own_process()
+    settle()  # the parser's imports and the manifests: not walked by each collection while parsing
 
 
 def parse_one(job: ParseJob, manifests: dict[str, LoadedManifest]) -> Parsed:
