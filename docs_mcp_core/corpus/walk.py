@@ -149,7 +149,6 @@ def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Tree:
     tree = Tree()
     rules = Rules(config=list(exclude))
     links: list[tuple[str, str]] = []  # (relpath, name) of symlinks, resolved after the walk
-    listed: dict[str, str] = {}  # real path -> relpath of every Markdown file listed
     folders = [("", str(root))]
     while folders:
         rel_dir, path = folders.pop()
@@ -184,9 +183,10 @@ def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Tree:
                 tree.diagnostics.append(warning(show_path(rel), 1, f"skipped: {what}, not a regular file", "not-regular-file"))
             else:
                 tree.add(kind, rel)
-                if kind == "markdown":  # no folder on the way is a symlink, so this is its real path
-                    listed[os.path.join(real_root, *rel.split("/"))] = rel
         folders.extend(reversed(subfolders))
+    # real path -> relpath of every Markdown file listed (no folder on the way is a symlink, so it is
+    # the root's real path joined), for the links; made only when there are links (a join per file)
+    listed = {os.path.join(real_root, *rel.split("/")): rel for rel in tree.markdown} if links else {}
     for rel, name in sorted(links):
         if _kind(name) not in (None, "manifest") and (why := rules.why_excluded(rel, is_dir=False)):
             tree.skipped.append((rel, "excluded", why))

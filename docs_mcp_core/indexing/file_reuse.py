@@ -48,13 +48,14 @@ def file_stat(path: str | Path) -> list[int] | None:
 
 def file_key(relpath: str, sha256: str, rules: Resolution) -> str:
     """Changes when the file, the manifest rules that govern it, or the chunker change."""
-    parts = [CHUNKER_VERSION, relpath, sha256, _strategy_key(rules.strategy), json.dumps(rules.metadata, sort_keys=True)]
+    parts = [CHUNKER_VERSION, relpath, sha256, _rules_key(rules.strategy, tuple(rules.metadata.items()))]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-@functools.lru_cache(maxsize=256)
-def _strategy_key(strategy: Strategy) -> str:
-    return strategy.key()  # a corpus has a handful of strategies; serializing one per file showed in no-op builds
+@functools.lru_cache(maxsize=1024)
+def _rules_key(strategy: Strategy, metadata: tuple[tuple[str, str], ...]) -> str:
+    # a corpus has a handful of strategies and metadata sets: serializing them per file showed in no-op builds
+    return strategy.key() + "\0" + json.dumps(dict(metadata), sort_keys=True)
 
 
 def chunk_pieces(chunks: Iterable[Chunk]) -> Iterator[bytes]:
