@@ -136,8 +136,9 @@ def _params(index: Path, code: Path | None) -> StdioServerParameters:
     env = dict(os.environ)
     if code is not None:
         env["PYTHONPATH"] = str(code)
-    return StdioServerParameters(command=str(Path(sys.executable).parent / "docs-mcp"),
-                                 args=["serve", "--index", str(index)], env=env, cwd=str(code or REPO))
+    # `python -m`, not the console script: it names this checkout's entry point, which another may lack
+    return StdioServerParameters(command=sys.executable, args=["-m", "docs_mcp_core.cli", "serve", "--index", str(index)],
+                                 env=env, cwd=str(code or REPO))
 
 
 async def _mode(client: Client, query: str) -> str:
