@@ -39,7 +39,7 @@ from ..fsutil import file_sha256
 from .base import EmbeddingProvider
 from .fingerprint import config_fingerprint
 from .local import BUNDLED_NAMES, DEFAULT_MODEL, _read_json, model_dimensions, model_window, resolve_model_dir
-from .onnx_graphs import QUERY_GRAPH_EXTRA, graph_cache_root, graph_folder, optimized_graph
+from .onnx_graphs import QUERY_GRAPH_EXTRA, can_make_query_graph, graph_cache_root, graph_folder, optimized_graph
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "minilm"
 PADDING_SCHEME = "exact-length-v1"  # part of the fingerprint: changing it could change vectors
@@ -180,7 +180,7 @@ class OnnxProvider(EmbeddingProvider):
 
     def prepare_queries(self) -> None:
         # the int8 query graph: left to a server, its first start would pay ~0.5 s and ~100 MB of peak RSS
-        if self.graph_cache and importlib.util.find_spec("onnx") is not None:
+        if self.graph_cache and can_make_query_graph():
             import onnxruntime as ort
 
             if not (graph_folder(self.graph_cache, self.onnx_sha256, ort.__version__, True) / "graph.json").is_file():
@@ -245,7 +245,7 @@ class OnnxProvider(EmbeddingProvider):
         file. `query_note` says which graph answers queries, and why not the int8 one."""
         self.graph, self.query_note = None, None
         kinds = [True, False] if self.for_queries else [False]
-        if self.for_queries and importlib.util.find_spec("onnx") is None:
+        if self.for_queries and not can_make_query_graph():
             kinds, self.query_note = [False], f"fp32 graph: {QUERY_GRAPH_EXTRA}"
         for int8 in kinds if self.graph_cache else []:
             graph = optimized_graph(ort, self.onnx_path, self.onnx_sha256, self.graph_cache, for_queries=int8)

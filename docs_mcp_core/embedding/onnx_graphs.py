@@ -16,6 +16,7 @@ build's throughput gained only ~10% from it, and the vectors would change.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -31,6 +32,14 @@ GRAPH_FILES = ("model.onnx", "model.data")
 QUERY_BLOCK = 32  # values per quantization block along the sum (K): 64 ran 5% faster, 2x further from fp32
 QUERY_SCHEME = f"matmulnbits-8bit-block{QUERY_BLOCK}-v1"  # recorded with the graph; a new scheme, a new folder
 QUERY_GRAPH_EXTRA = "the int8 query graph needs the onnx package (pip install 'docs-mcp[semantic]')"
+
+
+def can_make_query_graph() -> bool:
+    """Whether the onnx package that writes the int8 query graph is installed (checked without importing it)."""
+    try:
+        return importlib.util.find_spec("onnx") is not None
+    except (ImportError, ValueError):  # a broken or blocked install counts as absent
+        return False
 
 
 def graph_cache_root() -> Path:
