@@ -37,6 +37,14 @@ def staged_path(docs_mcp: DocsMcpConfig, corpus: str) -> Path:
     return OutputLayout(docs_mcp.out_dir(corpus)).staged
 
 
+def published_path(remote: str | None, local: Path) -> dict[str, dg.MetadataValue]:
+    """`path` is where readers find the output: the s3:// object for a corpus published to a bucket,
+    whose local mirror (what the build wrote first) goes in `state_path`."""
+    if remote is None:
+        return {"path": dg.MetadataValue.path(str(local))}
+    return {"path": dg.MetadataValue.path(remote), "state_path": dg.MetadataValue.path(str(local))}
+
+
 def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
     def staged_docs(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig) -> dg.Output[StagedDocs]:
@@ -149,16 +157,16 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     ) -> dg.Output[IndexInfo]:
         """chunks.json and a fully indexed LanceDB table version, checked before it is published."""
         out = docs_mcp.out_dir(context.partition_key)
+        remote = docs_mcp.corpora().remote(context.partition_key)
         with failure_on_error(), docs_mcp.build_lock(context):
-            info = write_index(out, chunks, cached_vectors, DagsterReporter(context),
-                               publish_to=docs_mcp.corpora().remote(context.partition_key))
+            info = write_index(out, chunks, cached_vectors, DagsterReporter(context), publish_to=remote)
         return dg.Output(
             info,
             metadata={
                 "rows": info.rows,
                 "table_version": info.version,
                 "index_bytes": dir_size(OutputLayout(out).lancedb),
-                "path": dg.MetadataValue.path(str(OutputLayout(out).lancedb)),
+                **published_path(remote.lancedb_uri if remote else None, OutputLayout(out).lancedb),
             },
         )
 
@@ -178,10 +186,12 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 embedded=cached_vectors, reporter=DagsterReporter(context), corpus=corpus,
                 publish_to=corpora.remote(corpus),
             )
+        remote = corpora.remote(corpus)
         return dg.Output(
             published,
             metadata={
-                "path": dg.MetadataValue.path(str(OutputLayout(out).metadata)),
+                **published_path(f"{remote.url}/{OutputLayout(out).metadata.name}" if remote else None,
+                                 OutputLayout(out).metadata),
                 "total_chunks": published.stats.total_chunks,
                 "total_files": published.stats.total_files,
                 "source_commit": published.stats.source_commit or "",

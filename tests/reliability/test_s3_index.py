@@ -170,3 +170,9 @@ def test_pipeline_publishes_to_an_s3_out(s3_env: dict[str, str], tmp_path: Path,
     assert published["index"]["version"] == json.loads((tmp_path / "mirror" / "metadata.json").read_text())["index"]["version"]
     found = _cli(s3_env, "search", "--index", url, "--json", "cancel a shipment")
     assert found.returncode == 0 and json.loads(found.stdout)["hits"], found.stderr
+    # The UI's `path` is where readers find the index (the bucket), the local mirror beside it.
+    paths = {m.asset_key.to_user_string(): (m.metadata["path"].value, m.metadata.get("state_path"))
+             for m in result.get_asset_materialization_events() for m in [m.materialization]}
+    assert paths["lancedb_index"][0] == f"{url}/.lancedb"
+    assert paths["metadata"][0] == f"{url}/metadata.json"
+    assert paths["metadata"][1].value == str(tmp_path / "mirror" / "metadata.json")
