@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +37,7 @@ from ..errors import DocsMcpError
 from ..fsutil import file_sha256, read_json, write_json_atomic
 from ..progress import NullReporter, Reporter, Timer
 from . import EMBEDDING_FORMAT_VERSION, EmbeddingProvider
+from .fingerprint import passages_key
 
 CACHE_VERSION = "1"
 META_FILE = "cache-meta.json"
@@ -85,6 +86,7 @@ class EmbedResult:
     chunk_ids: list[str] = field(default_factory=list)  # aligned with fingerprints: recorded in the cache
     commit: bool = False  # the cache must be rewritten to exactly this build's entries once it is published
     passages: list[int] | None = None  # passages (fingerprints) per chunk, in order; None: one each, one vector a row
+    passages_key: str = ""  # fingerprint.passages_key of the config the fingerprints were made under ("": no vectors)
 
     def load_vectors(self) -> np.ndarray | None:
         """One row per fingerprint (per passage when `passages` is set)."""
@@ -472,7 +474,7 @@ class EmbeddingCache:
 
 def embed_with_cache(
     chunk_ids: list[str],
-    inputs: list[str],
+    inputs: Sequence[str] | Callable[[list[str]], dict[str, str]],
     fingerprints: list[str],
     provider: EmbeddingProvider,
     cache_dir: Path,
@@ -480,7 +482,10 @@ def embed_with_cache(
     rebuild: bool = False,
     reporter: Reporter | None = None,
 ) -> EmbedResult:
-    """Seed 000's lifecycle: clean up, load, match, embed misses. The pruned cache is written by commit_cache."""
+    """Seed 000's lifecycle: clean up, load, match, embed misses. The pruned cache is written by commit_cache.
+
+    `inputs`: the text of each fingerprint, or a function giving the texts of the missing ones (a build
+    whose chunks are mostly unchanged does not split them into passages again to find none missing)."""
     reporter = reporter or NullReporter()
     stats = CacheStats()
     if not provider.produces_vectors:
@@ -490,7 +495,6 @@ def embed_with_cache(
     cache.recover()
     unique = list(dict.fromkeys(fingerprints))
     first_id = dict(zip(reversed(fingerprints), reversed(chunk_ids)))
-    input_of = dict(zip(reversed(fingerprints), reversed(inputs)))
     meta = None if rebuild else cache.load()
     pending = False if rebuild else cache.load_pending()
     if rebuild and cache.pending.exists():
@@ -499,7 +503,8 @@ def embed_with_cache(
 
     def result(sources: list[Path], commit: bool, pruned: list[tuple[str, str]]) -> EmbedResult:
         return EmbedResult(fingerprints, dims, str(cache.path), stats, forced=rebuild, fingerprint_events=events,
-                           pruned=pruned, sources=[str(p) for p in sources], chunk_ids=list(chunk_ids), commit=commit)
+                           pruned=pruned, sources=[str(p) for p in sources], chunk_ids=list(chunk_ids), commit=commit,
+                           passages_key=passages_key(provider.config_fingerprint))
 
     if meta is not None and not pending and meta.get("entries_digest") == entries_digest(unique):
         # The cache holds exactly this build's vectors: nothing to embed, nothing to rewrite. Its files
@@ -556,6 +561,7 @@ def embed_with_cache(
     _report_lookup(reporter, stats)
     missing = [fp for fp in unique if fp not in have]
     if missing:
+        input_of = inputs(missing) if callable(inputs) else dict(zip(reversed(fingerprints), reversed(inputs)))
         cache.embed_missing([(fp, first_id[fp], input_of[fp]) for fp in missing], stats)
         _report_embedded(reporter, stats, provider)
     return result(sources, True, pruned)

@@ -15,6 +15,12 @@ def passage_fingerprint(text: str, config_fingerprint: str) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+def passages_key(config_fingerprint: str) -> str:
+    """Names what a build state's recorded passage fingerprints were made under: the same key, the same
+    fingerprints for the same chunk (a file reused unchanged keeps its chunks byte for byte)."""
+    return hashlib.sha256(f"passages\0{EMBEDDING_FORMAT_VERSION}\0{config_fingerprint}".encode()).hexdigest()
+
+
 def config_fingerprint(**fields: object) -> str:
     """Stable sha256 of the settings that change vector output (keys sorted, None kept)."""
     text = "\0".join(f"{k}={fields[k]}" for k in sorted(fields))

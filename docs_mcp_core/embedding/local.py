@@ -18,9 +18,10 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # imported where vectors are made: a no-op build (fingerprints only) never needs numpy
+    import numpy as np
 
 from ..errors import DocsMcpError
 from .base import EmbeddingProvider
@@ -174,6 +175,8 @@ class LocalProvider(EmbeddingProvider):
             return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         import torch

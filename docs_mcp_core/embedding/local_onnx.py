@@ -30,9 +30,10 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # imported where vectors are made: a no-op build (fingerprints only) never needs numpy
+    import numpy as np
 
 from ..errors import DocsMcpError
 from ..fsutil import file_sha256
@@ -267,6 +268,8 @@ class OnnxProvider(EmbeddingProvider):
 
     def _run(self, tokens_of: list[tuple[np.ndarray, np.ndarray | None]]) -> np.ndarray:
         """Pooled, normalized vectors for token ids that all have the same length (no padding)."""
+        import numpy as np
+
         ids = np.stack([i for i, _ in tokens_of])
         feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
         if "token_type_ids" in self._inputs:
@@ -286,6 +289,8 @@ class OnnxProvider(EmbeddingProvider):
     def _tokenize(self, text: str) -> tuple[np.ndarray, np.ndarray | None]:
         """Token ids (and type ids when the model takes them) of one text; one by one: no tokenizer
         thread pool to fork."""
+        import numpy as np
+
         encoding = self._tokenizer.encode(text)
         ids = np.asarray(encoding.ids, dtype=np.int64)
         return ids, np.asarray(encoding.type_ids, dtype=np.int64) if "token_type_ids" in self._inputs else None
@@ -320,6 +325,8 @@ class OnnxProvider(EmbeddingProvider):
         Measured on all 1638 dub-ts chunks (2 cores, shared): one run at a time on 2 intra-op threads
         kept 1.3 cores busy (16.6 s wall, 21.1 CPU-s); 2 runs at once on one thread each keep 1.9 busy
         (9.9 s, 19.1 CPU-s), with the same bits."""
+        import numpy as np
+
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         if not texts:
             return out

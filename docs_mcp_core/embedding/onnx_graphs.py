@@ -22,9 +22,10 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where vectors are made: a no-op build (fingerprints only) never needs it
+    import numpy as np
 
 from ..fsutil import file_sha256
 
@@ -127,6 +128,7 @@ def _remove_other_versions(folder: Path) -> None:
 def int8_query_model(source: Path, dest: Path) -> int:
     """Write `source` with every product by a constant 2-D weight run as MatMulNBits (8-bit weights,
     int8 compute, blocks of QUERY_BLOCK); returns how many were rewritten. Needs the onnx package."""
+    import numpy as np
     import onnx
     from onnx import helper, numpy_helper
 
@@ -168,6 +170,8 @@ def _block_weights(name: str, constants: dict[str, Any], producers: dict[str, An
 
     A weight stored as Mul(Cast(int8 codes), one scale per column) keeps its codes and scales, so the
     query graph's weights are exactly the model's; an fp32 weight gets max|w|/127 per block."""
+    import numpy as np
+
     if name in constants:
         weight = numpy_helper.to_array(constants[name])
         if weight.dtype != np.float32 or weight.ndim != 2 or weight.shape[0] % QUERY_BLOCK:

@@ -123,18 +123,9 @@ def record_build(
         _insert_builds(con, "builds", pending_builds(out), ignore_existing=True)
         if build:
             _insert_builds(con, "builds", [build])
-        if rows:  # pyarrow is imported only when there are events (a text-only build has none)
-            import pyarrow as pa
-
-            table = pa.table({
-                "build_id": pa.array([build_id] * len(rows), pa.string()),
-                "chunk_id": pa.array([r[0] for r in rows], pa.string()),
-                "fingerprint": pa.array([r[1] for r in rows], pa.string()),
-                "status": pa.array([r[2] for r in rows], pa.string()),
-            })
-            con.register("new_events", table)
-            con.execute("INSERT INTO chunk_events SELECT build_id, chunk_id, fingerprint, status FROM new_events")
-            con.unregister("new_events")
+        if rows:  # three lists unnested side by side: half the time of an Arrow table, and no pyarrow import
+            con.execute("INSERT INTO chunk_events SELECT $1, unnest($2::VARCHAR[]), unnest($3::VARCHAR[]), "
+                        "unnest($4::VARCHAR[])", [build_id, *(list(column) for column in zip(*rows))])
         if pages:
             con.executemany("INSERT INTO page_events VALUES (?, ?, ?, ?, ?, ?)",
                             [(build_id, p.get("path"), p.get("url"), p.get("event"), p.get("status") or 0,

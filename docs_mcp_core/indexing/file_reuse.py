@@ -26,6 +26,9 @@ from ..metadata import read_metadata
 from ..models import Chunk
 from .chunk_lines import chunk_line, framed, head, read_lines
 
+# (passages key, {file: [[chunk_id, fingerprint, …] per chunk]}): what a build's passages were
+Passages = tuple[str, dict[str, list[list[str]]]]
+
 STATE_VERSION = "2"  # 2: per-file chunk counts and titles, and chunks.json's size and mtime
 # A file whose recorded mtime is this close to (or after) the moment its build began scanning is
 # "racy" (git's word): an edit in the same timestamp tick could keep its size and mtime, so it is
@@ -142,6 +145,17 @@ class PreviousChunks:
     chunks_sha256: str
     moved_to: Path | None = None  # where a pending chunks.json goes when its publish is finished
     scanned_ns: int = 0  # when that build began scanning the files (0: unknown, trust no stat)
+    passages_key: str | None = None  # what its per-file passage fingerprints were made under (fingerprint.passages_key)
+
+    def passages(self, relpath: str, key: str, chunks: int) -> list[list[str]] | None:
+        """[chunk_id, fingerprint, …] per chunk of a reused file, as that build recorded them under `key`;
+        None when it recorded none under this key (another model, or a text-only build)."""
+        if key != self.passages_key:
+            return None
+        found = self.files.get(relpath, {}).get("passages")
+        if not isinstance(found, list) or len(found) != chunks:
+            return None
+        return found
 
     def match(self, relpath: str, key: str) -> tuple[int, list[Diagnostic], dict[str, str], list[str]] | None:
         """(chunk count, diagnostics, metadata, titles) of an unchanged file, or None if it must be parsed."""
@@ -228,15 +242,19 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
     if published and sha != published:
         return None, "chunks.json does not match the published index"
     scanned = state.get("scanned_ns")
+    key = state.get("passages_key")
     return PreviousChunks(state.get("files", {}), chunks_file, sha, moved_to=OutputLayout(out).chunks,
-                          scanned_ns=scanned if isinstance(scanned, int) else 0), None
+                          scanned_ns=scanned if isinstance(scanned, int) else 0,
+                          passages_key=key if isinstance(key, str) else None), None
 
 
 def state_json(chunks_sha256: str, chunks_stat: list[int] | None, files: list[Any],
-               scanned_ns: int = 0) -> dict[str, Any]:
+               scanned_ns: int = 0, passages: Passages | None = None) -> dict[str, Any]:
     """What a chunks.json was built from (FileRecord list): the reuse state saved with it, with each
-    file's sha256 and stat (file_stat) as that build found them when it began at `scanned_ns`."""
-    return {
+    file's sha256 and stat (file_stat) as that build found them when it began at `scanned_ns`, and
+    the fingerprints its chunks' passages had (a later build that reuses the file reuses them too)."""
+    key, by_file = passages if passages is not None else (None, {})
+    state = {
         "state_version": STATE_VERSION,
         "chunker_version": CHUNKER_VERSION,
         "chunks_sha256": chunks_sha256,
@@ -251,10 +269,22 @@ def state_json(chunks_sha256: str, chunks_stat: list[int] | None, files: list[An
                 "titles": f.titles,
                 "metadata": f.metadata,
                 "diagnostics": [[d.line, d.severity, d.message, d.code] for d in f.diagnostics],
+                **({"passages": by_file[f.relpath]} if f.relpath in by_file else {}),
             }
             for f in files
         },
     }
+    if key is not None:
+        state["passages_key"] = key
+    return state
+
+
+def recorded_passages_key(out: Path, chunks_sha256: str) -> str | None:
+    """The passages key of the state in place for this chunks.json (None: none recorded, or no state)."""
+    state_file = published_files(out, chunks_sha256)[1]
+    state = _read_state(state_file) if state_file is not None else None
+    key = state.get("passages_key") if state else None
+    return key if isinstance(key, str) else None
 
 
 def write_pending_chunks(out: Path, lines: Iterable[bytes]) -> str:
@@ -262,13 +292,14 @@ def write_pending_chunks(out: Path, lines: Iterable[bytes]) -> str:
     return write_atomic_pieces(pending_paths(out)[0], framed(lines))
 
 
-def write_pending(out: Path, chunks_sha256: str, files: list[Any], scanned_ns: int = 0) -> None:
+def write_pending(out: Path, chunks_sha256: str, files: list[Any], scanned_ns: int = 0,
+                  passages: Passages | None = None) -> None:
     """Put the reuse state aside next to the chunks.json it describes (the pending one, or the one in
     place when this build's chunks are the published ones); publish_pending moves them in after metadata.json."""
     chunks, state = pending_paths(out)
     if not chunks.exists():
         chunks = OutputLayout(out).chunks
-    record = state_json(chunks_sha256, _stat(chunks), files, scanned_ns)
+    record = state_json(chunks_sha256, _stat(chunks), files, scanned_ns, passages)
     compact = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
     write_atomic(state, compact.encode())  # one line: it grows with the corpus and only builds read it
 

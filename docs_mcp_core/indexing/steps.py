@@ -21,9 +21,8 @@ from ..corpus.prompts import load_prompts
 from ..corpus.taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
 from ..corpus.walk import decode_text, manifest_rules, read_hashed, scan_corpus
 from ..diagnostics import Diagnostic, error, has_errors
-from ..embedding import EmbeddingProvider, passage_fingerprint
+from ..embedding import EmbeddingProvider
 from ..embedding.cache import EmbedResult, commit_cache, embed_with_cache, may_hold_vectors
-from ..embedding.input import passage_input
 from ..errors import DocsMcpError, ValidationFailed
 from ..failpoints import pause
 from ..fsutil import build_lock, remove_temp_files, write_atomic, write_json_atomic
@@ -35,7 +34,8 @@ from ..vector_index import INDEX_KIND, VectorIndexPolicy
 from .audit import new_build_id, record_build
 from .chunk_lines import SourceUrls, Spill, chunk_line, parse_line
 from .file_reuse import (PreviousChunks, chunk_pieces, discard_pending, file_key, file_stat, load_previous, pending_paths,
-                         publish_pending, published_files, write_pending, write_pending_chunks)
+                         publish_pending, published_files, recorded_passages_key, write_pending, write_pending_chunks)
+from .passages import passage_plan, recorded_passages
 from .parsing import Parsed, Parser, ParseJob
 from .tablefiles import forget_records, manifests, record_files, remove_files, unrecorded_files, version_problem
 
@@ -88,17 +88,17 @@ class ChunkSet:
     _previous: PreviousChunks | None = field(default=None, repr=False)
     _spill: Spill | None = field(default=None, repr=False)
 
-    def lines(self) -> Iterator[bytes]:
-        """This build's chunks.json lines, in order (chunk_lines.chunk_line), holding one file's at a time."""
+    def lines(self, only: set[str] | None = None) -> Iterator[bytes]:
+        """This build's chunks.json lines, in order (chunk_lines.chunk_line), holding one file's at a time;
+        with `only`, those of these files (the previous chunks.json is read only if one of them is reused)."""
         if self._chunks is not None:
-            yield from (chunk_line(c) for c in self._chunks)
+            yield from (chunk_line(c) for c in self._chunks if only is None or c.filepath in only)
             return
-        reused = {f.relpath for f in self.files if f.reused and f.chunks}
+        wanted = [f for f in self.files if f.chunks and (only is None or f.relpath in only)]
+        reused = {f.relpath for f in wanted if f.reused}
         previous = self._previous.file_lines(reused) if self._previous is not None and reused else iter(())
         ahead: dict[str, list[bytes]] = {}  # files the previous chunks.json had before the one wanted
-        for record in self.files:
-            if not record.chunks:
-                continue
+        for record in wanted:
             if not record.reused:
                 assert self._spill is not None
                 yield from self._spill.lines(record.relpath)
@@ -321,20 +321,13 @@ def load_model_early(provider: EmbeddingProvider, cache_dir: Path, *, rebuild: b
     return thread
 
 
-def chunk_passages(chunkset: ChunkSet, provider: EmbeddingProvider) -> Iterator[tuple[str, list[str]]]:
-    """(chunk_id, the texts embedded for it) per chunk, in chunks.json's order (EmbeddingProvider.passages)."""
-    for chunk in chunkset.iter_chunks():
-        text, heading, prose_end = passage_input(chunk)
-        yield chunk.chunk_id, provider.passages(text, heading, prose_end)
-
-
 def fingerprint_chunks(chunkset: ChunkSet, provider: EmbeddingProvider) -> list[str]:
     """One fingerprint per passage, chunk after chunk; none for a provider that makes no vectors
-    (nothing is cached for it, and a no-op build then never loads the previous chunks)."""
+    (nothing is cached for it, and a no-op build then never loads the previous chunks). Files reused
+    unchanged keep the fingerprints the last build recorded for them (passages.py)."""
     if not provider.produces_vectors:
         return []
-    config = provider.config_fingerprint
-    return [passage_fingerprint(text, config) for _, texts in chunk_passages(chunkset, provider) for text in texts]
+    return [fp for row in passage_plan(chunkset, provider).rows for fp in row[1:]]
 
 
 def embed_chunks(
@@ -349,18 +342,15 @@ def embed_chunks(
     """Vectors for every passage of every chunk: cache hits reused, only misses sent to the provider."""
     if not provider.produces_vectors:
         return embed_with_cache([], [], fingerprints, provider, Path(cache_dir), rebuild=rebuild_cache, reporter=reporter)
-    ids: list[str] = []
-    inputs: list[str] = []
-    counts: list[int] = []
-    for chunk_id, texts in chunk_passages(chunkset, provider):
-        ids.extend([chunk_id] * len(texts))
-        inputs.extend(texts)
-        counts.append(len(texts))
-    if len(inputs) != len(fingerprints):
-        raise DocsMcpError(f"{len(fingerprints)} fingerprints for {len(inputs)} passages: the chunks changed; build again")
+    plan = passage_plan(chunkset, provider)
+    ids = [row[0] for row in plan.rows for _ in row[1:]]
+    counts = [len(row) - 1 for row in plan.rows]
+    if len(ids) != len(fingerprints) or any(
+            fp != expected for fp, expected in zip((fp for row in plan.rows for fp in row[1:]), fingerprints)):
+        raise DocsMcpError(f"{len(fingerprints)} fingerprints for {len(ids)} passages: the chunks changed; build again")
     embedded = embed_with_cache(
         ids,
-        inputs,
+        lambda missing: plan.texts_of(chunkset, provider, missing),
         fingerprints,
         provider,
         Path(cache_dir),
@@ -519,8 +509,10 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             info = dataclasses.replace(written, chunks_sha256=chunks_sha)
             record_files(out, info.table, info.version, info.files)
             marker.unlink()
-        if chunkset.hashed or chunks_sha != chunkset.unchanged_sha256 or published_files(out, chunks_sha)[1] is None:
-            write_pending(out, chunks_sha, chunkset.files, chunkset.scanned_ns)
+        passages = recorded_passages(chunkset.files, embedded)
+        if chunkset.hashed or chunks_sha != chunkset.unchanged_sha256 or published_files(out, chunks_sha)[1] is None \
+                or recorded_passages_key(out, chunks_sha) != (passages[0] if passages else None):
+            write_pending(out, chunks_sha, chunkset.files, chunkset.scanned_ns, passages)
         # else every file was trusted by its recorded stat: the state in place already says all this one would
         write_json_atomic(OutputLayout(out).written, info.to_json())  # the version written, not yet published
     if info.rows != chunkset.chunk_count:

@@ -4,13 +4,19 @@ search ranks a chunk by its best passage, in memory and through a LanceDB vector
 from __future__ import annotations
 
 import asyncio
+import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.embedding.fingerprint import passages_key
 from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.layout import OutputLayout
 from docs_mcp_core.search.engine import SearchEngine, Weights, loaded_embedder
 from docs_mcp_core.vector_index import VectorIndexPolicy
 
@@ -145,3 +151,66 @@ def test_an_empty_corpus_builds_and_serves_with_a_passage_model(tmp_path: Path) 
     assert summary.chunks == 0
     engine = SearchEngine(tmp_path / "out")
     assert asyncio.run(engine.search("anything")).hits == []
+
+
+def _state(out: Path) -> dict:
+    return json.loads(OutputLayout(out).file_state.read_text())
+
+
+def _recorded(out: Path) -> dict:
+    """The build state's entries, but for the stats (two copies of a file differ in those)."""
+    return {path: {k: v for k, v in entry.items() if k != "stat"} for path, entry in _state(out)["files"].items()}
+
+
+def test_reused_files_keep_their_recorded_passages_as_a_cold_build_makes_them(tmp_path: Path, provider) -> None:
+    docs = _docs(tmp_path)
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    build(docs, out, provider, cache_dir=cache)
+    state = _state(out)
+    assert state["passages_key"] == passages_key(provider.config_fingerprint)
+    rows = {row[0]: row[1:] for f in state["files"].values() for row in f["passages"]}
+    assert len(rows[LONG_ID]) == 2 and len(rows) == sum(f["chunks"] for f in state["files"].values())
+    write(docs, "usage.md", "# Usage\n\n## Search\n\nSearch the documents by keyword or phrase.\n\n"
+                            "## Export\n\nExport the results as CSV.\n")
+    incremental = build(docs, out, provider, cache_dir=cache)
+    assert incremental.reused_files == 2 and incremental.embedded.stats.embedded == 1
+    cold = build(docs, tmp_path / "cold", provider, cache_dir=cache)  # every passage split from the chunks
+    assert cold.reused_files == 0
+    assert incremental.embedded.fingerprints == cold.embedded.fingerprints
+    assert incremental.embedded.chunk_ids == cold.embedded.chunk_ids
+    assert incremental.index.content_hash == cold.index.content_hash
+    assert _recorded(out) == _recorded(tmp_path / "cold")
+
+
+def test_a_noop_rebuild_with_a_model_loads_neither_tokenizer_nor_numpy(tmp_path: Path, provider) -> None:
+    docs = _docs(tmp_path)
+    out = tmp_path / "out"
+    build(docs, out, provider)
+    script = ("import sys\nfrom docs_mcp_core.cli import main\n"
+              f"main(['build', '--docs-dir', {str(docs)!r}, '--out', {str(out)!r}, '--embedding-provider', 'local'],"
+              " standalone_mode=False)\n"
+              "print(sorted(m for m in ('tokenizers', 'onnxruntime', 'numpy', 'pyarrow', 'lancedb') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "0 embedded" in done.stderr + done.stdout
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_state_without_recorded_passages_gains_them_and_a_lost_cache_is_embedded_again(tmp_path: Path,
+                                                                                         provider) -> None:
+    docs = _docs(tmp_path)
+    out = tmp_path / "out"
+    first = build(docs, out, provider)
+    state = _state(out)  # as a build before passages were recorded wrote it
+    del state["passages_key"]
+    for entry in state["files"].values():
+        del entry["passages"]
+    OutputLayout(out).file_state.write_text(json.dumps(state))
+    noop = build(docs, out, provider)
+    assert noop.embedded.stats.embedded == 0 and _state(out)["passages_key"] == passages_key(provider.config_fingerprint)
+    shutil.rmtree(OutputLayout(out).embedding_cache)  # the recorded passages stay; their texts are split again
+    again = build(docs, out, provider)
+    assert again.embedded.stats.embedded == len(first.embedded.fingerprints) == first.chunks + 1
+    assert again.index.content_hash == first.index.content_hash
+    hits = asyncio.run(SearchEngine(out, Weights(), embedder_factory=loaded_embedder).search(QUERY, limit=3)).hits
+    assert hits[0]["chunk_id"] == LONG_ID
