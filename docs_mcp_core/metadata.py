@@ -37,6 +37,7 @@ class IndexRef(_Published):
     content_hash: StrictStr
     chunks_sha256: StrictStr | None = None
     previous_version: StrictInt | None = None
+    passages_key: StrictStr | None = None  # its vectors' fingerprints were made under it: a small edit may update them
 
 
 class Stats(_Published):

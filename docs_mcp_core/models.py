@@ -78,10 +78,13 @@ class IndexInfo:
     content_hash: str
     files: dict[str, int] = field(default_factory=dict, compare=False)  # data/index files -> size (tablefiles.py)
     chunks_sha256: str = ""  # the chunks.json this version was built with
+    passages_key: str = ""  # what its vectors' fingerprints were made under (fingerprint.passages_key; "": none)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"table": self.table, "version": self.version, "rows": self.rows,
                                 "content_hash": self.content_hash}
         if self.chunks_sha256:
             data["chunks_sha256"] = self.chunks_sha256
+        if self.passages_key:
+            data["passages_key"] = self.passages_key
         return data

@@ -412,22 +412,28 @@ UPDATE_MAX_SHARE = 0.1  # a change to at most this share of the rows updates the
 def _update_published(out: Path, published: IndexRef, chunkset: ChunkSet, embedded: EmbedResult, keys: list[str],
                       digest: str, reporter: Reporter, source_urls: bool) -> IndexInfo | None:
     """A new table version made by updating the published one (table.update_table), or None when the
-    table is to be written whole: it was not built from the previous chunks, it is damaged, it has
-    vectors (a provider change could leave the kept rows' stale), or the change is not small.
-    `source_urls`: whether a chunk of this build has one (seen as chunks.json was written, which
-    it always is when a file changed)."""
-    if not chunkset.changed_files or embedded.dimensions or published.chunks_sha256 != chunkset.base_sha256:
+    table is to be written whole: it was not built from the previous chunks, it is damaged, its
+    vectors were made under another config or format than this build's (or it does not say: a
+    table published before `passages_key`), or the change is not small. With vectors, the kept
+    rows' are this build's (same chunks, same passages key: same fingerprints) and the new rows
+    get theirs from the embedding cache. `source_urls`: whether a chunk of this build has one
+    (seen as chunks.json was written, which it always is when a file changed)."""
+    if not chunkset.changed_files or published.chunks_sha256 != chunkset.base_sha256:
+        return None
+    if embedded.dimensions and not (embedded.passages_key and published.passages_key == embedded.passages_key):
         return None
     changed = set(chunkset.changed_files)
     rows = chunkset.replaced_rows + sum(f.chunks for f in chunkset.files if f.relpath in changed)
     if rows > UPDATE_MAX_SHARE * max(chunkset.chunk_count, 1) or version_problem(out, published) is not None:
         return None
-    from .table import update_table
+    from .table import RowVectors, update_table
 
+    chunks = chunkset.parsed_chunks()
+    vectors = RowVectors.of(chunks, embedded) if embedded.dimensions else None
     marker = OutputLayout(out).writing_marker
     write_atomic(marker, b"")
-    updated = update_table(out, published.version, chunkset.changed_files, chunkset.parsed_chunks(), keys, digest,
-                           source_urls=source_urls)
+    updated = update_table(out, published.version, chunkset.changed_files, chunks, keys, digest,
+                           source_urls=source_urls, vectors=vectors)
     marker.unlink()
     if updated is not None:
         reporter.info(f"updated the table: the rows of {len(changed)} changed file(s) replaced, indexes rebuilt")
@@ -488,13 +494,14 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             reporter.warn(f"the published index is damaged ({problem[0]}); rewriting the table")
         elif problem:
             reporter.info(f"{problem[0]}; writing a new version so they can be removed")
-        if reuse and published and not problem:
-            info = IndexInfo(published.table, published.version, published.rows, digest, chunks_sha256=chunks_sha)
+        if reuse and published and not problem:  # the same fingerprints: the same passages key
+            info = IndexInfo(published.table, published.version, published.rows, digest, chunks_sha256=chunks_sha,
+                             passages_key=embedded.passages_key)
             reporter.info("index unchanged: reusing the published table version")
         elif not (ann or force or embedded.forced) and published and (
                 updated := _update_published(out, published, chunkset, embedded, keys, digest, reporter,
                                              bool(source_urls and source_urls.found))):
-            info = dataclasses.replace(updated, chunks_sha256=chunks_sha)
+            info = dataclasses.replace(updated, chunks_sha256=chunks_sha, passages_key=embedded.passages_key)
             record_files(out, info.table, info.version, info.files)
         else:
             from .table import write_table  # LanceDB is imported only when a table is written
@@ -506,7 +513,7 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
                 reporter.info(f"adding a vector index ({chunkset.chunk_count} rows, --vector-index to change)")
             written = write_table(out, chunks_file, vectors, keys, digest, discard_damaged=not intact,
                                   vector_index=ann, passages=embedded.passages)
-            info = dataclasses.replace(written, chunks_sha256=chunks_sha)
+            info = dataclasses.replace(written, chunks_sha256=chunks_sha, passages_key=embedded.passages_key)
             record_files(out, info.table, info.version, info.files)
             marker.unlink()
         passages = recorded_passages(chunkset.files, embedded)

@@ -13,6 +13,7 @@ import json
 import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import pyarrow as pa
 from lancedb.index import FTS, Bitmap, BTree
 
 from ..derived_fields import code_languages, content_digest, navigation_share, subwords
+from ..embedding.cache import EmbedResult, read_vectors
 from ..errors import DocsMcpError
 from ..failpoints import pause
 from ..layout import OutputLayout
@@ -185,12 +187,46 @@ def _create_indexes(table: Any, keys: list[str], replace: bool = False) -> None:
         future.result()  # the first failure, after every build has ended
 
 
+@dataclass
+class RowVectors:
+    """The vectors of some rows: each chunk's passages' vectors, by chunk ID."""
+
+    by_chunk: dict[str, np.ndarray]  # (passages, dims) per chunk
+    dims: int
+    multivector: bool  # rows hold a list of vectors (the table was written with passages)
+
+    @classmethod
+    def of(cls, chunks: list[Chunk], embedded: EmbedResult) -> RowVectors:
+        """Read from the embedding cache: only these chunks' vectors, not the corpus's."""
+        wanted = {c.chunk_id for c in chunks}
+        prints: dict[str, list[str]] = {}
+        for chunk_id, fp in zip(embedded.chunk_ids, embedded.fingerprints):
+            if chunk_id in wanted:
+                prints.setdefault(chunk_id, []).append(fp)
+        flat = [fp for c in chunks for fp in prints[c.chunk_id]]
+        sources = [Path(s) for s in embedded.sources or [embedded.cache_dir or ""]]
+        vectors = read_vectors(sources, flat, embedded.dimensions)
+        by_chunk: dict[str, np.ndarray] = {}
+        start = 0
+        for chunk in chunks:
+            count = len(prints[chunk.chunk_id])
+            by_chunk[chunk.chunk_id] = vectors[start : start + count]
+            start += count
+        return cls(by_chunk, embedded.dimensions, embedded.passages is not None)
+
+    def batch(self, rows: list[Chunk], keys: list[str], schema: pa.Schema) -> pa.RecordBatch:
+        counts = [len(self.by_chunk[c.chunk_id]) for c in rows]
+        stacked = np.concatenate([self.by_chunk[c.chunk_id] for c in rows])
+        return _batch(rows, stacked, keys, schema, counts if self.multivector else None)
+
+
 def update_table(out: Path, base_version: int, changed_files: list[str], chunks: list[Chunk], keys: list[str],
-                 digest: str, *, source_urls: bool) -> IndexInfo | None:
-    """A new version of a table without vectors, made from `base_version` by replacing the rows of
-    `changed_files` with `chunks` (theirs now), then rebuilding every index over the result and
-    compacting it; None when the table is not fit for it (another version on top, another schema,
-    files not recorded), and the caller writes it whole. `source_urls`: whether any chunk of the
+                 digest: str, *, source_urls: bool, vectors: RowVectors | None = None) -> IndexInfo | None:
+    """A new version of a table, made from `base_version` by replacing the rows of `changed_files`
+    with `chunks` (theirs now, with `vectors` when the table has vectors), then rebuilding every
+    index over the result and compacting it; None when the table is not fit for it (another
+    version on top, another schema, files not recorded, an ANN index, which would have to be
+    trained again), and the caller writes it whole. `source_urls`: whether any chunk of the
     corpus has one (the column a fresh build would have).
 
     Search results are those of a table written whole: BM25 statistics come from the rebuilt
@@ -205,25 +241,53 @@ def update_table(out: Path, base_version: int, changed_files: list[str], chunks:
     table = connect(out).open_table(TABLE)
     if table.version != base_version:
         return None
-    schema = _schema(keys, 0, source_urls)
+    schema = _schema(keys, vectors.dims if vectors else 0, source_urls, bool(vectors and vectors.multivector))
     if table.schema != schema:
+        return None
+    if vectors is not None and any(VECTOR_COLUMN in (getattr(i, "columns", None) or []) for i in table.list_indices()):
         return None
     before = files_of(out, TABLE)
     table.delete("filepath IN (" + ", ".join(sql_literal(p) for p in sorted(changed_files)) + ")")
     if chunks:
         ordered = sorted(chunks, key=lambda c: c.chunk_id)
-        batches = (_batch(ordered[i : i + WRITE_BATCH], None, keys, schema) for i in range(0, len(ordered), WRITE_BATCH))
+        parts = (ordered[i : i + WRITE_BATCH] for i in range(0, len(ordered), WRITE_BATCH))
+        batches = (vectors.batch(rows, keys, schema) if vectors else _batch(rows, None, keys, schema) for rows in parts)
         table.add(pa.RecordBatchReader.from_batches(schema, batches))
     pause("write")
     _create_indexes(table, keys, replace=True)
+    uncompacted = files_of(out, TABLE)
     # Compact now, in the version we publish (the added rows join the others, deleted ones go): the
     # optimize in prune_versions must find nothing to commit, and the table stays one sorted-ish piece.
     table.optimize(cleanup_older_than=_NEVER_BY_AGE)
     live = {str(getattr(i, "index_uuid", "")) for i in table.list_indices()}
-    added = {rel: size for rel, size in files_of(out, TABLE).items() if before.get(rel) != size}
+    now = files_of(out, TABLE)
+    added = {rel: size for rel, size in now.items() if before.get(rel) != size}
     files = {rel: size for rel, size in {**base_record, **added}.items()
              if not rel.startswith("_indices/") or rel.split("/")[1] in live}
-    return IndexInfo(TABLE, table.version, table.count_rows(), digest, files=files)
+    compacted = {rel for rel in now if rel.startswith("data/") and rel not in uncompacted}
+    return IndexInfo(TABLE, table.version, table.count_rows(), digest,
+                     files=_rows_files_in_use(files, compacted, _version_summary(table)))
+
+
+def _version_summary(table: Any) -> dict[str, str]:
+    """What the table's current version's manifest counts (total_data_files, total_deletion_files…)."""
+    try:
+        found = [v for v in table.list_versions() if v.get("version") == table.version]
+    except Exception:  # noqa: BLE001 - without it the record stays a superset, which is safe
+        return {}
+    return dict(found[0].get("metadata") or {}) if found else {}
+
+
+def _rows_files_in_use(files: dict[str, int], compacted: set[str], summary: dict[str, str]) -> dict[str, int]:
+    """An updated version's record without the base's data and deletion files when compaction rewrote
+    every fragment (its manifest then counts exactly the compacted files and no deletion file). Kept in
+    the record, they would stay on disk as long as the version is kept, and each later update on top
+    would carry them on; a partial compaction keeps the superset, which only costs disk."""
+    rows_file = ("data/", "_deletions/")
+    if not compacted or summary.get("total_data_files") != str(len(compacted)) \
+            or summary.get("total_deletion_files") != "0":
+        return files
+    return {rel: size for rel, size in files.items() if not rel.startswith(rows_file) or rel in compacted}
 
 
 def open_table(out: Path, version: int | None = None) -> Any:

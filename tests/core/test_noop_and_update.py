@@ -13,16 +13,17 @@ import time
 from pathlib import Path
 
 from docs_mcp_core.cli import main
-from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.embedding import EmbeddingProvider, ProviderSettings, make_provider
 from docs_mcp_core.indexing import file_reuse
 from docs_mcp_core.indexing.steps import build, chunk_corpus
 from docs_mcp_core.indexing.table import open_table
 from docs_mcp_core.layout import OutputLayout
 from docs_mcp_core.progress import NullReporter
-from docs_mcp_core.search.engine import SearchEngine
+from docs_mcp_core.search.engine import SearchEngine, loaded_embedder
 from docs_mcp_core.search.weights import Weights
 
 from ..conftest import REPO
+from ..fakes.openai_server import FakeEmbeddingServer
 
 
 class Recorder(NullReporter):
@@ -126,9 +127,9 @@ def test_every_build_is_in_the_audit_whether_or_not_it_loaded_duckdb(example_doc
     assert count() == ["4", "4"]
 
 
-def _ranked(out: Path, queries: list[str]) -> list[dict]:
+def _ranked(out: Path, queries: list[str], hybrid: bool = False) -> list[dict]:
     async def run() -> list[dict]:
-        engine = SearchEngine(out, Weights(), embedder_factory=None)
+        engine = SearchEngine(out, Weights(), embedder_factory=loaded_embedder if hybrid else None)
         try:
             index = await engine.index()
             found = []
@@ -175,3 +176,47 @@ def test_small_edit_updates_the_table_with_the_results_of_a_fresh_build(dub_ts_d
     lines = text_build(docs, out).lines
     assert "index unchanged: reusing the published table version" in lines, lines
     assert not any(line.startswith("warning") for line in lines), lines
+
+
+def test_small_edit_updates_a_table_with_vectors_with_the_results_of_a_fresh_build(dub_ts_docs: Path,
+                                                                                   tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(dub_ts_docs / ".docs-mcp.json", docs)
+    for n in range(2):
+        shutil.copytree(dub_ts_docs, docs / f"copy{n}", ignore=shutil.ignore_patterns(".docs-mcp.json"))
+    out, fresh, cache = tmp_path / "out", tmp_path / "fresh", tmp_path / "cache"
+    provider = make_provider(ProviderSettings("hash", dimensions=64))
+    build(docs, out, provider, cache_dir=cache)
+    edited = sorted(docs.rglob("*.md"))[::100]
+    for path in edited:
+        path.write_text(path.read_text() + "\n\nA new closing paragraph about rate limits.\n")
+    reporter = Recorder()
+    summary = build(docs, out, provider, cache_dir=cache, reporter=reporter)
+    assert any(line.startswith(f"updated the table: the rows of {len(edited)} changed file") for line in reporter.lines)
+    assert summary.embedded.stats.embedded == len(edited)  # the new closing paragraphs' chunks only
+
+    build(docs, fresh, provider, cache_dir=cache)
+    assert (out / "chunks.json").read_bytes() == (fresh / "chunks.json").read_bytes()
+    queries = [case["query"] for case in json.loads((REPO / "benchmarks/suites/dub-ts.json").read_text())["cases"]]
+    ranked = _ranked(out, queries, hybrid=True)
+    assert all("vector" in found["lists"] for found in ranked)
+    assert ranked == _ranked(fresh, queries, hybrid=True)  # text, phrase and vector lists, fused IDs and scores
+
+
+def test_vectors_of_another_model_are_never_kept_by_an_update(example_docs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    edited = max(example_docs.rglob("*.md"), key=lambda p: (-p.stat().st_size, str(p)))  # the smallest file
+    reporter = Recorder()
+    with FakeEmbeddingServer(dims=32) as server:
+        def provider(model: str) -> EmbeddingProvider:  # the same dimensions: the table's schema is the same
+            return make_provider(ProviderSettings("openai", model=model, base_url=server.url, dimensions=32))
+
+        build(example_docs, out, provider("model-a"), reporter=reporter)
+        for model in ("model-a", "model-b"):  # an edit with the same model, then one with another
+            edited.write_text(edited.read_text() + "\n\nOne more line.\n")
+            summary = build(example_docs, out, provider(model), reporter=reporter)
+    updates = [line for line in reporter.lines if line.startswith("updated the table")]
+    assert len(updates) == 1, reporter.lines  # the first edit only: model-b's build rewrote every row
+    assert summary.embedded.stats.embedded == len(summary.embedded.fingerprints)
+    assert json.loads((out / "metadata.json").read_text())["index"]["passages_key"] == summary.embedded.passages_key

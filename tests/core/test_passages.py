@@ -21,6 +21,7 @@ from docs_mcp_core.search.engine import SearchEngine, Weights, loaded_embedder
 from docs_mcp_core.vector_index import VectorIndexPolicy
 
 from ..conftest import write
+from .test_noop_and_update import Recorder
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("tokenizers")
@@ -214,3 +215,27 @@ def test_a_state_without_recorded_passages_gains_them_and_a_lost_cache_is_embedd
     assert again.index.content_hash == first.index.content_hash
     hits = asyncio.run(SearchEngine(out, Weights(), embedder_factory=loaded_embedder).search(QUERY, limit=3)).hits
     assert hits[0]["chunk_id"] == LONG_ID
+
+
+def test_a_small_edit_updates_a_table_of_passages_as_a_fresh_build_writes_it(tmp_path: Path, provider) -> None:
+    docs = _docs(tmp_path)
+    for n in range(30):  # enough files that one edited file is a small change (at most 10% of the rows)
+        write(docs, f"topic{n:02d}.md", f"# Topic {n}\n\n## Overview\n\nTopic {n} explains feature number {n}.\n")
+    out, fresh, cache = tmp_path / "out", tmp_path / "fresh", tmp_path / "cache"
+    build(docs, out, provider, cache_dir=cache)
+    write(docs, "topic03.md", "# Topic 3\n\n## Overview\n\nTopic 3 explains how certificates are renewed.\n")
+    reporter = Recorder()
+    build(docs, out, provider, cache_dir=cache, reporter=reporter)
+    assert any(line.startswith("updated the table: the rows of 1 changed file") for line in reporter.lines)
+    build(docs, fresh, provider, cache_dir=cache)
+
+    def ranked(index: Path) -> list[list[tuple[str, float]]]:
+        engine = SearchEngine(index, Weights(), embedder_factory=loaded_embedder)
+        found = [[(h["chunk_id"], h["score"]) for h in asyncio.run(engine.search(q, limit=10)).hits]
+                 for q in (QUERY, "renew a certificate", "feature number 7")]
+        engine.close()
+        return found
+
+    results = ranked(out)
+    assert results[0][0][0] == LONG_ID  # its second passage's vector was kept by the update
+    assert results == ranked(fresh)
