@@ -35,8 +35,8 @@ from .audit import new_build_id, record_build
 from .chunk_lines import SourceUrls, Spill, chunk_line, parse_line
 from .file_reuse import (PreviousChunks, chunk_pieces, discard_pending, file_key, file_stat, load_previous, pending_paths,
                          publish_pending, published_files, recorded_passages_key, write_pending, write_pending_chunks)
-from .passages import passage_plan, recorded_passages
 from .parsing import Parsed, Parser, ParseJob
+from .passages import passage_plan, recorded_passages
 from .tablefiles import forget_records, manifests, record_files, remove_files, unrecorded_files, version_problem
 
 if TYPE_CHECKING:  # object storage is imported only to build for it
