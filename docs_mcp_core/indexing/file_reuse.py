@@ -153,8 +153,9 @@ class PreviousChunks:
         if key != self.passages_key:
             return None
         found = self.files.get(relpath, {}).get("passages")
-        if not isinstance(found, list) or len(found) != chunks:
-            return None
+        if not isinstance(found, list) or len(found) != chunks or not all(
+                isinstance(row, list) and len(row) > 1 and all(isinstance(v, str) for v in row) for row in found):
+            return None  # not as a build writes it: the file's passages are split again
         return found
 
     def match(self, relpath: str, key: str) -> tuple[int, list[Diagnostic], dict[str, str], list[str]] | None:

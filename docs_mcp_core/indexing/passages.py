@@ -46,7 +46,8 @@ class PassagePlan:
                 self.texts.update((passage_fingerprint(text, config), text) for text in texts)
         lost = [fp for fp in missing if fp not in self.texts]
         if lost:
-            raise DocsMcpError(f"{len(lost)} passage(s) to embed are no longer in the chunks: they changed; build again")
+            raise DocsMcpError(f"{len(lost)} passage fingerprint(s) recorded in the build state (.docs-mcp/files.json) "
+                               "match no chunk; rebuild with --force")
         return {fp: self.texts[fp] for fp in missing}
 
 
@@ -63,7 +64,7 @@ def passage_plan(chunkset: ChunkSet, provider: EmbeddingProvider) -> PassagePlan
     """Rows recorded by the last build for the files this one reuses, computed for the others."""
     config = provider.config_fingerprint
     key = passages_key(config)
-    previous = chunkset._previous
+    previous = chunkset.previous
     recorded: dict[str, list[list[str]]] = {}
     if previous is not None:
         for record in chunkset.files:

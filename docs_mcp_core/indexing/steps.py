@@ -116,6 +116,11 @@ class ChunkSet:
         for _ in previous:  # read to the end: that checks its sha256
             pass
 
+    @property
+    def previous(self) -> PreviousChunks | None:
+        """The last published build this one reuses files from (None: none, or the chunks are held)."""
+        return self._previous
+
     def iter_chunks(self) -> Iterator[Chunk]:
         return (parse_line(line) for line in self.lines())
 

@@ -15,6 +15,7 @@ import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.embedding.fingerprint import passages_key
+from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.indexing.steps import build
 from docs_mcp_core.layout import OutputLayout
 from docs_mcp_core.search.engine import SearchEngine, Weights, loaded_embedder
@@ -239,3 +240,20 @@ def test_a_small_edit_updates_a_table_of_passages_as_a_fresh_build_writes_it(tmp
     results = ranked(out)
     assert results[0][0][0] == LONG_ID  # its second passage's vector was kept by the update
     assert results == ranked(fresh)
+
+
+def test_recorded_passages_that_match_no_chunk_stop_the_build_with_what_to_do(tmp_path: Path, provider) -> None:
+    docs = _docs(tmp_path)
+    out = tmp_path / "out"
+    build(docs, out, provider)
+    state = _state(out)  # damaged by hand: the right shape, fingerprints of nothing
+    for entry in state["files"].values():
+        entry["passages"] = [[row[0], *("0" * 64 for _ in row[1:])] for row in entry["passages"]]
+    OutputLayout(out).file_state.write_text(json.dumps(state))
+    with pytest.raises(DocsMcpError, match=r"files\.json\) match no chunk; rebuild with --force"):
+        build(docs, out, provider)
+    forced = build(docs, out, provider, force=True)
+    assert _recorded(out) != {p: {k: v for k, v in e.items() if k != "stat"} for p, e in state["files"].items()}
+    assert build(docs, out, provider).embedded.stats.embedded == 0
+    assert forced.embedded.fingerprints == [fp for f in _state(out)["files"].values() for row in f["passages"]
+                                            for fp in row[1:]]
