@@ -521,10 +521,10 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             info = dataclasses.replace(written, chunks_sha256=chunks_sha, passages_key=embedded.passages_key)
             record_files(out, info.table, info.version, info.files)
             marker.unlink()
-        passages = recorded_passages(chunkset.files, embedded)
+        key = embedded.passages_key if embedded.chunk_ids else None
         if chunkset.hashed or chunks_sha != chunkset.unchanged_sha256 or published_files(out, chunks_sha)[1] is None \
-                or recorded_passages_key(out, chunks_sha) != (passages[0] if passages else None):
-            write_pending(out, chunks_sha, chunkset.files, chunkset.scanned_ns, passages)
+                or recorded_passages_key(out, chunks_sha) != key:
+            write_pending(out, chunks_sha, chunkset.files, chunkset.scanned_ns, recorded_passages(chunkset.files, embedded))
         # else every file was trusted by its recorded stat: the state in place already says all this one would
         write_json_atomic(OutputLayout(out).written, info.to_json())  # the version written, not yet published
     if info.rows != chunkset.chunk_count:
