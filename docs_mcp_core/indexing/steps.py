@@ -302,17 +302,20 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from
     return chunkset
 
 
-def load_model_early(provider: EmbeddingProvider, cache_dir: Path, *, rebuild: bool = False) -> threading.Thread | None:
-    """Start loading a slow model in a background thread when this build will embed every chunk.
+def load_model_early(provider: EmbeddingProvider, cache_dir: Path, *, rebuild: bool = False,
+                     changed: bool = False) -> threading.Thread | None:
+    """Start loading a slow model in a background thread when this build will embed every chunk, or
+    (`changed`: files were parsed because their text changed) probably some.
 
     Why: on a cold build the load (imports, opening the model) then overlaps parsing instead of
-    following it. Only when the cache holds nothing this provider made (or `rebuild`): a build that
-    may embed nothing (a no-op rebuild) must not pay for a model. A failed load is left for the embed
-    step, which loads again and reports it. Join the thread before the build returns.
+    following it; after an edit, it overlaps the fingerprints and the cache lookup (importing
+    LanceDB). Only then: a build that may embed nothing (a no-op rebuild, a touched file) must not
+    pay for a model. A failed load is left for the embed step, which loads again and reports it.
+    Join the thread before the build returns.
     """
     if not (provider.produces_vectors and provider.slow_to_load):
         return None
-    if not rebuild and may_hold_vectors(cache_dir, provider):
+    if not (rebuild or changed) and may_hold_vectors(cache_dir, provider):
         return None
 
     def load() -> None:
@@ -680,6 +683,8 @@ def build(
         try:
             chunkset = chunk_corpus(docs_dir, reporter, reuse_from=None if force else out, allow_empty=allow_empty,
                                     workers=workers, spill_dir=OutputLayout(out).state)
+            if loading is None and chunkset.reparsed:
+                loading = load_model_early(provider, cache_dir, changed=True)
             fingerprints = fingerprint_chunks(chunkset, provider)
             embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir,
                                     rebuild_cache=rebuild_cache or force, reporter=reporter)

@@ -150,6 +150,11 @@ def test_a_cold_build_loads_the_model_while_parsing_and_a_build_with_a_cache_doe
     forced = load_model_early(warm, OutputLayout(out).embedding_cache, rebuild=True)
     assert forced is not None
     forced.join(60)
+    edited = OnnxProvider()  # files were parsed because they changed: something will likely be embedded
+    after_edit = load_model_early(edited, OutputLayout(out).embedding_cache, changed=True)
+    assert after_edit is not None
+    after_edit.join(60)
+    assert edited._session is not None
     other = write(tmp_path, "other-cache/cache-meta.json", json.dumps({"config_fingerprint": "another model's"})).parent
     elsewhere = load_model_early(OnnxProvider(), other)  # nothing this provider made
     assert elsewhere is not None
