@@ -7,11 +7,14 @@ text-only index, hybrid on a second index built with the `hash` provider (fast, 
 latency measured is the engine's, not a model's). The recall@10 column is the ANN index's
 against exact search (benchmarks/vector_index.py) when the hybrid table got one, else "-".
 
-`--baseline DIR` also runs the three builds with another checkout's docs_mcp_core (e.g. the
+`--builds-with PROVIDER` makes the cold, no-op and 1%-edit builds use that provider instead
+(`local`: the default model; the copies share their texts, so a cold build embeds one copy's
+passages). `--baseline DIR` also runs the three builds with another checkout's docs_mcp_core (e.g. the
 main branch) on the same corpora in the same run, so before/after are compared as ratios on
 equally noisy ground. Prints Markdown tables.
 
     .venv/bin/python benchmarks/scale.py [--copies 1,10] [--x30] [--quick] [--baseline /work/main]
+    .venv/bin/python benchmarks/scale.py --builds-with local --baseline /work/main   # the default model's builds
 """
 
 from __future__ import annotations
@@ -51,7 +54,8 @@ def make_corpus(root: Path, copies: int) -> Path:
     return docs
 
 
-def build_cases(docs: Path, out: Path, runs: int, code: Path | None = None) -> dict[str, dict[str, float]]:
+def build_cases(docs: Path, out: Path, runs: int, code: Path | None = None,
+                provider: list[str] = TEXT) -> dict[str, dict[str, float]]:
     """Median over `runs` of cold, no-op and 1%-edit builds, each on a fresh copy of the corpus."""
     rows: dict[str, list[dict[str, float]]] = {"cold": [], "no-op": [], "edit": []}
     for run in range(runs):
@@ -59,10 +63,10 @@ def build_cases(docs: Path, out: Path, runs: int, code: Path | None = None) -> d
         shutil.rmtree(work, ignore_errors=True)
         shutil.copytree(docs, work)
         shutil.rmtree(out, ignore_errors=True)
-        rows["cold"].append(run_build(work, out, TEXT, code=code))
-        rows["no-op"].append(run_build(work, out, TEXT, code=code))
+        rows["cold"].append(run_build(work, out, provider, code=code))
+        rows["no-op"].append(run_build(work, out, provider, code=code))
         edit_one_percent(work, run)
-        rows["edit"].append(run_build(work, out, TEXT, code=code))
+        rows["edit"].append(run_build(work, out, provider, code=code))
         shutil.rmtree(work, ignore_errors=True)
     return {case: {key: statistics.median(r[key] for r in found) for key in found[0]} for case, found in rows.items()}
 
@@ -90,9 +94,11 @@ def measure_size(copies: int, root: Path, args: argparse.Namespace) -> dict[str,
     docs = make_corpus(root, copies)
     out = root / f"out-x{copies}"
     result: dict[str, Any] = {"copies": copies, "files": sum(1 for _ in docs.rglob("*.md"))}
-    result["after"] = build_cases(docs, out, args.runs)
+    builds = ["--embedding-provider", args.builds_with]
+    result["after"] = build_cases(docs, out, args.runs, provider=builds)
     if args.baseline:
-        result["before"] = build_cases(docs, root / f"base-x{copies}", args.runs, code=Path(args.baseline))
+        result["before"] = build_cases(docs, root / f"base-x{copies}", args.runs, code=Path(args.baseline),
+                                       provider=builds)
         shutil.rmtree(root / f"base-x{copies}", ignore_errors=True)
     shutil.rmtree(out, ignore_errors=True)
     run_build(docs, out, TEXT)  # the index the text searches use: the corpus as generated
@@ -153,14 +159,17 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--baseline", default=None, help="another checkout to compare builds against, e.g. /work/main")
     parser.add_argument("--keep", default=None, help="generate corpora here and keep them (default: a temp folder)")
+    parser.add_argument("--builds-with", default="none", metavar="PROVIDER",
+                        help="embedding provider of the cold, no-op and edit builds (default none: text-only)")
     args = parser.parse_args()
     if args.quick:
         args.runs, args.searches = 1, 50
     copies = [int(c) for c in args.copies.split(",")] + ([30] if args.x30 else [])
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="docs-mcp-scale-"))
     root.mkdir(parents=True, exist_ok=True)
-    print(f"dub-ts × {copies}, fresh process per build, median of {args.runs} run(s); text-only builds "
-          f"(--embedding-provider none); hybrid search on a hash-provider index; {os.cpu_count()} cores", flush=True)
+    print(f"dub-ts × {copies}, fresh process per build, median of {args.runs} run(s); builds with "
+          f"--embedding-provider {args.builds_with}; hybrid search on a hash-provider index; {os.cpu_count()} cores",
+          flush=True)
     try:
         results = []
         for n in copies:
