@@ -214,7 +214,9 @@ def test_a_state_without_recorded_passages_gains_them_and_a_lost_cache_is_embedd
     again = build(docs, out, provider)
     assert again.embedded.stats.embedded == len(first.embedded.fingerprints) == first.chunks + 1
     assert again.index.content_hash == first.index.content_hash
-    hits = asyncio.run(SearchEngine(out, Weights(), embedder_factory=loaded_embedder).search(QUERY, limit=3)).hits
+    engine = SearchEngine(out, Weights(), embedder_factory=loaded_embedder)
+    hits = asyncio.run(engine.search(QUERY, limit=3)).hits
+    engine.close()
     assert hits[0]["chunk_id"] == LONG_ID
 
 
