@@ -88,11 +88,19 @@ class EmbedResult:
     passages: list[int] | None = None  # passages (fingerprints) per chunk, in order; None: one each, one vector a row
     passages_key: str = ""  # fingerprint.passages_key of the config the fingerprints were made under ("": no vectors)
 
-    def load_vectors(self) -> np.ndarray | None:
-        """One row per fingerprint (per passage when `passages` is set)."""
+    def load_vectors(self, fingerprints: list[str] | None = None) -> np.ndarray | None:
+        """One row per fingerprint (per passage when `passages` is set), or per one of `fingerprints`."""
         if self.cache_dir is None:
             return None
-        return read_vectors([Path(s) for s in self.sources or [self.cache_dir]], self.fingerprints, self.dimensions)
+        wanted = self.fingerprints if fingerprints is None else fingerprints
+        return read_vectors([Path(s) for s in self.sources or [self.cache_dir]], wanted, self.dimensions)
+
+    def by_chunk(self) -> dict[str, list[str]]:
+        """Each chunk's passage fingerprints, in chunks.json's order."""
+        found: dict[str, list[str]] = {}
+        for chunk_id, fp in zip(self.chunk_ids, self.fingerprints):
+            found.setdefault(chunk_id, []).append(fp)
+        return found
 
 
 def _schema(dims: int):  # type: ignore[no-untyped-def]

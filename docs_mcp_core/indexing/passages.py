@@ -37,6 +37,11 @@ class PassagePlan:
     recorded: set[str]  # files whose rows are the last build's
     texts: dict[str, str] = field(default_factory=dict)  # fingerprint -> text, of the rows computed here
 
+    @property
+    def fingerprints(self) -> list[str]:
+        """One per passage, chunk after chunk."""
+        return [fp for row in self.rows for fp in row[1:]]
+
     def texts_of(self, chunkset: ChunkSet, provider: EmbeddingProvider, missing: list[str]) -> dict[str, str]:
         """The texts of `missing` fingerprints (cache misses): the recorded files are split again when
         a miss is among them."""
@@ -92,12 +97,7 @@ def recorded_passages(files: list[FileRecord], embedded: EmbedResult) -> Passage
     """What the build state records of this build's passages (None when it has no vectors)."""
     if not embedded.passages_key or not embedded.chunk_ids:
         return None
-    rows: list[list[str]] = []
-    for chunk_id, fp in zip(embedded.chunk_ids, embedded.fingerprints):  # a chunk's passages are adjacent
-        if rows and rows[-1][0] == chunk_id:
-            rows[-1].append(fp)
-        else:
-            rows.append([chunk_id, fp])
+    rows = [[chunk_id, *prints] for chunk_id, prints in embedded.by_chunk().items()]
     if len(rows) != sum(f.chunks for f in files):
         return None
     each = iter(rows)

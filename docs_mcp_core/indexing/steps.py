@@ -335,7 +335,7 @@ def fingerprint_chunks(chunkset: ChunkSet, provider: EmbeddingProvider) -> list[
     unchanged keep the fingerprints the last build recorded for them (passages.py)."""
     if not provider.produces_vectors:
         return []
-    return [fp for row in passage_plan(chunkset, provider).rows for fp in row[1:]]
+    return passage_plan(chunkset, provider).fingerprints
 
 
 def embed_chunks(
@@ -353,8 +353,7 @@ def embed_chunks(
     plan = passage_plan(chunkset, provider)
     ids = [row[0] for row in plan.rows for _ in row[1:]]
     counts = [len(row) - 1 for row in plan.rows]
-    if len(ids) != len(fingerprints) or any(
-            fp != expected for fp, expected in zip((fp for row in plan.rows for fp in row[1:]), fingerprints)):
+    if plan.fingerprints != fingerprints:
         raise DocsMcpError(f"{len(fingerprints)} fingerprints for {len(ids)} passages: the chunks changed; build again")
     embedded = embed_with_cache(
         ids,

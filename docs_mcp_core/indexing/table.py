@@ -23,7 +23,7 @@ import pyarrow as pa
 from lancedb.index import FTS, Bitmap, BTree
 
 from ..derived_fields import code_languages, content_digest, navigation_share, subwords
-from ..embedding.cache import EmbedResult, read_vectors
+from ..embedding.cache import EmbedResult
 from ..errors import DocsMcpError
 from ..failpoints import pause
 from ..layout import OutputLayout
@@ -198,14 +198,9 @@ class RowVectors:
     @classmethod
     def of(cls, chunks: list[Chunk], embedded: EmbedResult) -> RowVectors:
         """Read from the embedding cache: only these chunks' vectors, not the corpus's."""
-        wanted = {c.chunk_id for c in chunks}
-        prints: dict[str, list[str]] = {}
-        for chunk_id, fp in zip(embedded.chunk_ids, embedded.fingerprints):
-            if chunk_id in wanted:
-                prints.setdefault(chunk_id, []).append(fp)
-        flat = [fp for c in chunks for fp in prints[c.chunk_id]]
-        sources = [Path(s) for s in embedded.sources or [embedded.cache_dir or ""]]
-        vectors = read_vectors(sources, flat, embedded.dimensions)
+        prints = embedded.by_chunk()
+        vectors = embedded.load_vectors([fp for c in chunks for fp in prints[c.chunk_id]])
+        assert vectors is not None  # a table with vectors: the embed step had a cache
         by_chunk: dict[str, np.ndarray] = {}
         start = 0
         for chunk in chunks:
