@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from docs_mcp_core.cli import DOCS_DIR, _fail_cleanly
+from docs_mcp_core.cli import DOCS_DIR, _fail_cleanly, web_options, web_source
 
 
 @click.group("eval")
@@ -87,7 +87,8 @@ def eval_run(cases_file: Path, server_command: str, build_command: str | None, w
 
 @eval_group.command("benchmark")
 @click.option("--cases", "cases_file", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Suite JSON.")
-@click.option("--docs-dir", required=True, type=DOCS_DIR, help="The corpus the suite is about.")
+@click.option("--docs-dir", default=None, type=DOCS_DIR, help="The corpus the suite is about: a folder of Markdown.")
+@web_options
 @click.option("--embeddings", default="none,hash", show_default=True,
               help="Comma-separated providers: none, hash, local[:onnx|:torch][/MODEL], openai[/MODEL].")
 @click.option("--embedding-base-url", default=None, help="Base URL for openai specs (any OpenAI-compatible server).")
@@ -99,9 +100,10 @@ def eval_run(cases_file: Path, server_command: str, build_command: str | None, w
 @click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the comparison report here (default: print it).")
 @_fail_cleanly
-def eval_benchmark(cases_file: Path, docs_dir: Path, embeddings: str, embedding_base_url: str | None, work_dir: Path,
-                   warmup: int, out_json: Path | None, report: Path | None) -> None:
-    """Build one index per provider and compare them on one suite."""
+def eval_benchmark(cases_file: Path, docs_dir: Path | None, embeddings: str, embedding_base_url: str | None,
+                   work_dir: Path, warmup: int, out_json: Path | None, report: Path | None, **crawl: Any) -> None:
+    """Build one index per provider and compare them on one suite (about a folder, or a website's pages
+    staged once into WORK_DIR/staged, as `docs-mcp build --url` stages them)."""
     import anyio
 
     from docs_mcp_core.progress import StderrReporter
@@ -113,6 +115,12 @@ def eval_benchmark(cases_file: Path, docs_dir: Path, embeddings: str, embedding_
     suite = load_suite(cases_file)
     specs = [s.strip() for s in embeddings.split(",") if s.strip()]
     reporter = StderrReporter(bar_only_on_tty=True)
+    web = web_source(crawl, docs_dir)
+    if web is not None:
+        from docs_mcp_core.sources.web.stage import stage_url
+
+        docs_dir = Path(stage_url(web, work_dir / "staged" / "docs", reporter).path)
+    assert docs_dir is not None
     rows = anyio.run(lambda: benchmark(suite, docs_dir, specs, work_dir, warmup=warmup, base_url=embedding_base_url,
                                        reporter=reporter))
     text = comparison(rows)

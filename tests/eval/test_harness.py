@@ -140,3 +140,32 @@ def test_bad_cases_file_is_a_clear_error(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"cases": [{"name": "x", "query": "", "expectedChunkId": "a.md", "colour": 1}]}))
     result = CliRunner().invoke(main, ["eval", "run", "--cases", str(bad), "--server-command", "true"])
     assert result.exit_code == 1 and "invalid cases file" in result.output and "cases[0].colour" in result.output
+
+
+def test_benchmark_about_a_docs_website(tmp_path: Path) -> None:
+    """`eval benchmark --url`: the site is staged once into the work dir and every provider builds from
+    it; a rerun asks for each page conditionally."""
+    from ..fakes.docs_site import DocsSite, copy_site
+
+    suite = tmp_path / "site.json"
+    suite.write_text(json.dumps({"name": "site", "cases": [
+        {"name": "wsgi", "category": "lexical", "query": "WSGITransport",
+         "expectedChunkId": "advanced/transports/index.md#transports/wsgi-transport"},
+        {"name": "netrc", "category": "lexical", "query": "NetRCAuth netrc file",
+         "expectedChunkId": "advanced/authentication/index.md#authentication/netrc-authentication"}]}))
+    args = ["eval", "benchmark", "--cases", str(suite), "--embeddings", "none,hash", "--warmup", "0",
+            "--work-dir", str(tmp_path / "work"), "--out", str(tmp_path / "all.json"), "--report", str(tmp_path / "r.md")]
+    with DocsSite(copy_site(tmp_path / "site")) as site:
+        first = CliRunner().invoke(main, [*args, "--url", f"{site.origin}/"])
+        assert first.exit_code == 0, first.output
+        runs = json.loads((tmp_path / "all.json").read_text())["runs"]
+        assert [r["provider"] for r in runs] == ["none", "hash"]
+        assert all(r["result"]["summary"]["mrr@5"] == 1.0 for r in runs), runs
+        assert (tmp_path / "work" / "staged" / "docs" / "advanced" / "transports" / "index.md").is_file()
+        fetched = len(site.page_requests())
+        again = CliRunner().invoke(main, [*args, "--url", f"{site.origin}/"])
+        assert again.exit_code == 0, again.output
+        rerun = site.page_requests()[fetched:]
+        assert rerun and all(r.conditional for r in rerun)
+    both = CliRunner().invoke(main, [*args, "--url", "http://127.0.0.1:9/", "--docs-dir", str(EXAMPLE_DOCS)])
+    assert both.exit_code == 1 and "give exactly one of --docs-dir" in both.output

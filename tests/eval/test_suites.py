@@ -11,6 +11,7 @@ import importlib.util
 import sys
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,8 +27,8 @@ SHIPPED = sorted(p.stem for p in SUITE_DIR.glob("*.json"))
 REQUIRED = ("lexical", "paraphrased", "intent", "error-handling", "api-discovery", "config")
 
 
-def tune_suites() -> dict[str, tuple[Path, Path]]:
-    """The suite -> corpus map of benchmarks/tune.py, the one list of shipped suites."""
+def tune_module() -> Any:
+    """benchmarks/tune.py, whose SUITES is the one list of shipped suites and their corpora."""
     spec = importlib.util.spec_from_file_location("docs_mcp_tune", REPO / "benchmarks" / "tune.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -36,7 +37,11 @@ def tune_suites() -> dict[str, tuple[Path, Path]]:
         spec.loader.exec_module(module)
     finally:
         sys.modules.pop(spec.name, None)
-    return module.SUITES
+    return module
+
+
+def tune_suites() -> dict[str, tuple[Path, Path]]:
+    return tune_module().SUITES
 
 
 def missing_ids(suite: Suite, chunk_ids: set[str]) -> list[str]:
@@ -52,10 +57,13 @@ def test_every_shipped_suite_is_listed_with_its_corpus() -> None:
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_suite_ids_exist_in_its_built_corpus(name: str, tmp_path: Path) -> None:
-    suite_file, docs = tune_suites()[name]
+    tune = tune_module()
+    suite_file, docs = tune.SUITES[name]
     suite = load_suite(suite_file)
     assert {case.category for case in suite.cases} <= set(REQUIRED) | {"distractor"}, name
-    # Built as `docs-mcp eval benchmark --docs-dir` builds it: the fixture as shipped, no manifest added.
+    if (docs / "sitemap.xml").is_file():  # a website: its pages fetched over HTTP and staged, as tune.py does
+        docs = tune.stage_site(docs, tmp_path / "staged")
+    # Built as `docs-mcp eval benchmark` builds it: the fixture as shipped (or staged), no manifest added.
     build(docs, tmp_path / "index", make_provider(ProviderSettings("none")))
     chunk_ids = {c["chunk_id"] for c in json.loads((tmp_path / "index" / "chunks.json").read_text())}
     assert missing_ids(suite, chunk_ids) == []
@@ -71,3 +79,4 @@ def test_uv_docs_suite_covers_the_six_categories() -> None:
     suite = load_suite(SUITE_DIR / "uv-docs.json")
     counts = {cat: sum(1 for c in suite.cases if c.category == cat) for cat in REQUIRED}
     assert len(suite.cases) >= 48 and min(counts.values()) >= 8, counts
+
