@@ -4,8 +4,9 @@ Each suite's corpus is built once with a provider (default: local) into --work-d
 kept: a rerun reuses its chunks and embedding cache, so only changed code costs time. For each
 setting of the full-text field boosts and of the full-text length prior (heading, breadcrumb,
 sub-words, text_short: these change the full-text lists, so each is queried once per case), it
-gets every case's ranked lists, then scores a grid of fusion parameters (phrase and vector
-weight, k, depth, language boost, short-chunk threshold, navigation prior) with the engine's own
+gets every case's ranked lists, then scores a grid of fusion parameters (hybrid fusion by scores
+or ranks, phrase and vector weight, k, depth, language boost, short-chunk threshold, navigation
+prior) with the engine's own
 `fuse`: MRR@5 per suite and per category, for text-only (no vector list) and hybrid.
 The best settings are those with the highest mean MRR@5 over suites and both modes among
 those that keep every suite's lexical MRR@5 at the baseline's level or better.
@@ -38,12 +39,13 @@ HELD_OUT = ("httpx-site",)
 # Full-text field boosts (heading, breadcrumb, subwords): each one re-queries every case.
 FIELDS = [("max", 3.0, 0.0, 0.0), ("max", 1.0, 1.0, 0.5), ("max", 1.0, 1.0, 0.0), ("max", 1.0, 1.0, 1.0),
           ("max", 1.5, 1.0, 0.5), ("sum", 1.0, 0.5, 0.5)]
-GRID = {"phrase": [1.25, 2.0], "vector": [1.0, 1.25, 1.5, 2.0, 3.0], "k": [10, 20, 60], "depth": [100],
+GRID = {"hybrid": ["rrf", "scores"], "phrase": [1.25, 2.0], "vector": [1.0, 1.25, 1.5, 2.0, 3.0], "k": [10, 20, 60],
+        "depth": [100],
         "language": [0.0, 1.0, 3.0], "short": [0, 50, 100, 200], "navigation": [0.0, 0.5, 0.75, 1.0]}
 # The full-text length prior (Weights.text_short) scales full-text scores before the lists are cut: re-queried too.
 TEXT_SHORT = [0, 100, 150, 200, 300]
-BASELINE = {"fields": "max", "heading": 3.0, "breadcrumb": 0.0, "subwords": 0.0, "text_short": 0, "phrase": 1.25,
-            "vector": 2.0, "k": 60, "depth": 100, "language": 0.0, "short": 0, "navigation": 0.0}
+BASELINE = {"fields": "max", "heading": 3.0, "breadcrumb": 0.0, "subwords": 0.0, "text_short": 0, "hybrid": "rrf",
+            "phrase": 1.25, "vector": 2.0, "k": 60, "depth": 100, "language": 0.0, "short": 0, "navigation": 0.0}
 MODES = ("text", "hybrid")
 
 

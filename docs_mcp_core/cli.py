@@ -361,6 +361,10 @@ def weight_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Weight of the exact-phrase ranking."),
         click.option("--rrf-vector-weight", type=float, default=default.vector, show_default=True,
                      help="Weight of the vector-similarity ranking (indexes with vectors)."),
+        click.option("--hybrid-fusion", type=click.Choice(["scores", "rrf"]), default=default.hybrid,
+                     show_default=True,
+                     help="How the vector ranking joins the full-text ones: each list's scores scaled to 0..1 and "
+                          "summed by weight (scores), or reciprocal rank fusion (rrf, as full text alone)."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -371,7 +375,7 @@ def make_weights(kwargs: dict[str, Any]) -> Any:
     from .search.engine import Weights
 
     return Weights(text=kwargs.pop("rrf_text_weight"), phrase=kwargs.pop("rrf_phrase_weight"),
-                   vector=kwargs.pop("rrf_vector_weight"))
+                   vector=kwargs.pop("rrf_vector_weight"), hybrid=kwargs.pop("hybrid_fusion"))
 
 
 @main.command()

@@ -169,12 +169,31 @@ def where_clause(filters: dict[str, str], taxonomy: dict[str, TaxonomyKey]) -> s
     return " AND ".join(clauses) or None
 
 
+Ranked = list[tuple[str, float]]  # (chunk_id, score), best first; a higher score is a better match
+
+
 def rrf(lists: list[tuple[float, list[str]]], k: int) -> list[tuple[str, float]]:
     """Weighted reciprocal rank fusion; ties break by chunk_id."""
     scores: dict[str, float] = {}
     for weight, ranked in lists:
         for rank, chunk_id in enumerate(ranked, start=1):
             scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def score_fusion(lists: list[tuple[float, Ranked]]) -> list[tuple[str, float]]:
+    """Weighted sum of each list's scores scaled to 0..1 over its candidates (min-max); a chunk missing
+    from a list gets 0 there. Unlike ranks, scaled scores keep how far apart candidates are: a chunk
+    BM25 puts far ahead is not overtaken by one the vector list prefers by a hair. Ties break by chunk_id."""
+    scores: dict[str, float] = {}
+    for weight, ranked in lists:
+        if not ranked:
+            continue
+        high, low = max(s for _, s in ranked), min(s for _, s in ranked)
+        spread = high - low
+        for chunk_id, score in ranked:
+            scaled = (score - low) / spread if spread > 0 else 1.0
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight * scaled
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
@@ -218,16 +237,26 @@ def in_language(info: ChunkInfo, language: str) -> bool:
     return (value is not None and normalize_language(value) == language) or language in info.code_languages
 
 
-def fuse(index: "PublishedIndex", lists: dict[str, list[str]], weights: Weights,
+def fuses_scores(weights: Weights, lists: Any) -> bool:
+    """Whether these lists fuse by their scores (a vector list ran and `weights.hybrid` is "scores") or by rank."""
+    return weights.hybrid == "scores" and "vector" in lists
+
+
+def fuse(index: "PublishedIndex", lists: dict[str, Ranked], weights: Weights,
          filters: dict[str, str]) -> list[tuple[str, float]]:
-    """The ranked lists → one ranking. Weighted RRF; a chunk with less text than `weights.short`
-    characters (a bare title, a one-line stub) scales by its share of it; a chunk whose text is
-    mostly a list of links (navigation over 0.5: an index, a table of contents, "see also") scales
-    down linearly to 1 - `weights.navigation` when it is all links; with a `language` filter,
-    chunks in that language scale by 1 + `weights.language`; then one chunk per duplicated text
+    """The ranked lists → one ranking. With a vector list, the weighted sum of min-max scaled scores
+    (score_fusion; `weights.hybrid` "rrf" ranks instead); full text alone, weighted RRF. Then a chunk with
+    less text than `weights.short` characters (a bare title, a one-line stub) scales by its share of it; a
+    chunk whose text is mostly a list of links (navigation over 0.5: an index, a table of contents, "see
+    also") scales down linearly to 1 - `weights.navigation` when it is all links; with a `language`
+    filter, chunks in that language scale by 1 + `weights.language`; then one chunk per duplicated text
     (content_digest) and per page collapsed across a `vector_collapse` key. Ties break by chunk_id."""
     weight = {"text": weights.text, "phrase": weights.phrase, "vector": weights.vector}
-    fused = rrf([(weight[name], ids[: weights.depth]) for name, ids in lists.items()], weights.k)
+    if fuses_scores(weights, lists):
+        fused = score_fusion([(weight[name], ranked[: weights.depth]) for name, ranked in lists.items()])
+    else:
+        fused = rrf([(weight[name], [cid for cid, _ in ranked[: weights.depth]]) for name, ranked in lists.items()],
+                    weights.k)
     language = normalize_language(filters["language"]) if "language" in filters else None
     if weights.short > 0 or weights.navigation > 0 or (language and weights.language):
         def prior(info: ChunkInfo) -> float:
@@ -532,8 +561,9 @@ class SearchEngine:
                 self._vectors.popitem(last=False)
         return vector
 
-    async def _ranked(self, index: PublishedIndex, query: str, where: str | None) -> dict[str, list[str]]:
-        """The ranked candidate lists by signal: "text", and "phrase" and "vector" when they apply.
+    async def _ranked(self, index: PublishedIndex, query: str, where: str | None) -> dict[str, Ranked]:
+        """The ranked candidate lists by signal, with their scores: "text" and "phrase" (BM25, scaled by
+        text_scale) and "vector" (cosine similarity of the closest passage), when they apply.
 
         The query is embedded while the full-text queries run, not before them.
         """
@@ -544,7 +574,7 @@ class SearchEngine:
 
         scaled = self.weights.text_short > 0 and index.has_fields
 
-        async def run(make: Any, score: str, ascending: bool, limit: int, short: bool = False) -> list[str]:
+        async def run(make: Any, score: str, ascending: bool, limit: int, short: bool = False) -> Ranked:
             """The best `depth` rows by (score, chunk_id), whatever order the table holds its rows in: when
             rows tie with the last one kept, more are fetched (from `limit` rows, doubling) until the whole
             tie is in, then cut by ID. Rows come back by `_rowid` (PublishedIndex.chunk_ids), so no
@@ -566,14 +596,14 @@ class SearchEngine:
                     if len(kept) >= depth or not full:
                         pairs = sorted(((s * text_scale(index.info[cid], self.weights), cid) for s, cid in kept),
                                        key=lambda p: (sign * p[0], p[1]))
-                        return [cid for _, cid in pairs[:depth]]
+                        return [(cid, s) for s, cid in pairs[:depth]]
                 else:
                     pairs = sorted(raw, key=lambda p: (sign * p[0], p[1]))
                     if not full or len(pairs) <= depth or pairs[-1][0] != pairs[depth - 1][0]:
-                        return [cid for _, cid in pairs[:depth]]
+                        return [(cid, s) for s, cid in pairs[:depth]]
                 limit *= 2
 
-        async def nearest() -> list[str] | None:
+        async def nearest() -> Ranked | None:
             vector = await self._query_vector(index, query)
             if vector is None:
                 return None
@@ -583,7 +613,8 @@ class SearchEngine:
                 builder = table.vector_search(vector.astype(np.float32)).distance_type("cosine")
                 return ann_query(builder, index.rows) if index.vector_indexed else builder
 
-            return await run(vector_builder, "_distance", True, depth + TIE_SLACK)
+            return [(cid, 1.0 - distance) for cid, distance in await run(vector_builder, "_distance", True,
+                                                                         depth + TIE_SLACK)]
 
         async def text_builder() -> Any:
             return await table.search(text_query(query, index, self.weights), query_type="fts")
@@ -596,10 +627,10 @@ class SearchEngine:
             jobs["phrase"] = run(phrase_builder, "_score", False, FULL_TEXT_FETCH * depth + TIE_SLACK, scaled)
         jobs["vector"] = nearest()
         ranked = await asyncio.gather(*jobs.values())
-        return {name: ids for name, ids in zip(jobs, ranked) if ids is not None}
+        return {name: found for name, found in zip(jobs, ranked) if found is not None}
 
     async def _nearest_in_memory(self, index: PublishedIndex, vector: np.ndarray, where: str | None,
-                                 depth: int = CANDIDATES) -> list[str]:
+                                 depth: int = CANDIDATES) -> Ranked:
         """Cosine ranking over the in-memory matrix; same prefilter, same tie-break as the table path."""
         assert index.vectors is not None
         query = vector.astype(np.float32)
@@ -620,7 +651,7 @@ class SearchEngine:
         elif rows is None:
             rows = np.arange(len(scores))
         ranked = sorted(rows.tolist(), key=lambda r: (-float(similarity[r]), index.ids[r]))[:depth]
-        return [index.ids[r] for r in ranked]
+        return [(index.ids[r], float(similarity[r])) for r in ranked]
 
     def mode(self, index: PublishedIndex) -> str:
         """How a search would be answered now: "hybrid" once a query vector can take part, else "text"."""

@@ -4,10 +4,11 @@ index, hot reload, query model and caches); this fuses their rankings and names 
 One corpus is the n=1 case of the same code: no `corpus:` prefix, no `corpus` field, scores
 and cursors exactly as a lone SearchEngine gives them (SearchEngine.search comes here).
 
-Fusion across corpora: a corpus's fused score is itself rank-based (weighted reciprocal
-rank fusion of its text, phrase and vector rankings, engine.fuse), so scores of different
-corpora are on one scale once divided by the best score that query could get there (every
-signal that ran ranking the chunk first). Merging by that normalised score means the number
+Fusion across corpora: a corpus's fused score is relative to its own candidates (weighted
+reciprocal rank fusion of its full-text rankings, or with vectors the weighted sum of each list's
+scores scaled to 0..1 over its candidates, engine.fuse), so scores of different corpora are on
+one scale once divided by the best score that query could get there (every signal that ran
+ranking the chunk first). Merging by that normalised score means the number
 of hits a corpus has never matters, only how well each hit ranks inside its own corpus: a
 corpus with many weak hits cannot outweigh a chunk another corpus ranks first by every signal,
 and a chunk every signal agrees on comes before one only BM25 likes.
@@ -335,8 +336,10 @@ async def _closest(scope: list[tuple[Corpus, PublishedIndex]], query: str, modes
 
 
 def _best_score(engine: SearchEngine, query: str, mode: str) -> float:
-    """The fused score of a chunk ranked first by every signal that ran for this query (engine._ranked)."""
+    """The fused score of a chunk ranked first by every signal that ran for this query (engine._ranked):
+    1 per list, times its weight, when scores are fused; 1 / (k + 1) per list when ranks are."""
     weights = engine.weights
     total = weights.text + (weights.phrase if phrase_applies(query) else 0.0) + \
         (weights.vector if mode == "hybrid" else 0.0)
-    return (total / (weights.k + 1)) or 1.0
+    by_score = mode == "hybrid" and weights.hybrid == "scores"
+    return (total if by_score else total / (weights.k + 1)) or 1.0

@@ -15,13 +15,16 @@ class Weights:
     3 is the smallest that puts the filtered language's own section above a guide on the same
     topic in the example corpus (tests/core/test_ranking.py). text_short 150 and navigation 0.75 won
     on every suite with no category lower (200 gained more on dub-ts but cost example's text-only
-    api-discovery; navigation 0.75 and 1.0 measured the same).
+    api-discovery; navigation 0.75 and 1.0 measured the same). Hybrid fusion by scaled scores with
+    vector 1.5 beat rank fusion on all three suites with no category lower, and on the held-out
+    httpx-site suite too (README, "How ranking works").
     """
 
     text: float = 1.0
     phrase: float = 2.0
-    vector: float = 1.25
-    k: int = 10
+    vector: float = 1.5
+    k: int = 10  # RRF's constant: full-text lists alone, or hybrid "rrf"
+    hybrid: str = "scores"  # with a vector list: "scores" (min-max scaled scores, summed) or "rrf" (ranks)
     heading: float = 1.0  # field boosts inside the full-text query (content_text is 1)
     breadcrumb: float = 1.0
     subwords: float = 0.5

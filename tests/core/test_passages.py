@@ -101,7 +101,7 @@ async def _vector_lists(out: Path, query: str) -> tuple[list[str], object]:
     engine = SearchEngine(out, Weights(), embedder_factory=loaded_embedder)
     try:
         index = await engine.index()
-        return (await engine._ranked(index, query, None))["vector"], index
+        return [cid for cid, _ in (await engine._ranked(index, query, None))["vector"]], index
     finally:
         engine.close()
 

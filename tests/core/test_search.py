@@ -18,6 +18,7 @@ from docs_mcp_core.search.engine import (
     loaded_embedder,
     rrf,
     run_search,
+    score_fusion,
     where_clause,
 )
 from docs_mcp_core.server.mustache import TemplateError, render
@@ -33,6 +34,22 @@ def test_weighted_rrf_with_deterministic_ties() -> None:
     assert scores["c"] == pytest.approx(1 / 63 + 1.25 / 61)
     assert [cid for cid, _ in fused] == ["a", "c", "z", "b", "y"]
     assert [cid for cid, _ in rrf([(1.0, ["y"]), (1.0, ["x"])], k=60)] == ["x", "y"]  # equal scores: by chunk_id
+
+
+def test_score_fusion_scales_each_list_to_its_candidates() -> None:
+    text = [("a", 10.0), ("b", 2.0), ("c", 1.9)]
+    vector = [("b", 0.71), ("a", 0.70), ("c", 0.20)]
+    fused = dict(score_fusion([(1.0, text), (1.5, vector)]))
+    assert fused["a"] == pytest.approx(1.0 + 1.5 * 0.50 / 0.51)
+    assert fused["b"] == pytest.approx(0.1 / 8.1 + 1.5)
+    assert fused["c"] == pytest.approx(0.0)
+    # BM25 puts a far ahead and the vector list prefers b by a hair: a stays first, where rank fusion
+    # (the same weights, k 10) would put b first.
+    assert [cid for cid, _ in score_fusion([(1.0, text), (1.5, vector)])][0] == "a"
+    assert [cid for cid, _ in rrf([(1.0, ["a", "b", "c"]), (1.5, ["b", "a", "c"])], k=10)][0] == "b"
+    # A list whose candidates all score the same counts fully for each; ties break by chunk_id.
+    assert score_fusion([(1.0, [("y", 3.0), ("x", 3.0)])]) == [("x", 1.0), ("y", 1.0)]
+    assert score_fusion([(1.0, [])]) == []
 
 
 def test_where_clause_auto_includes_global_guides_only_without_scope() -> None:
@@ -106,6 +123,33 @@ def test_text_only_search_of_a_vector_index(example_docs: Path, tmp_path: Path) 
     build(example_docs, out, make_provider(ProviderSettings("hash", dimensions=64)))
     assert run_search(out, "retry backoff").mode == "hybrid"
     assert run_search(out, "retry backoff", hybrid=False).mode == "text"
+
+
+def test_hybrid_fusion_option_of_the_search_command(example_docs: Path, tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    build(example_docs, out, make_provider(ProviderSettings("hash", dimensions=64)))
+
+    def scores(*options: str) -> list[float]:
+        done = subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", "search", "--index", str(out), "--json",
+                               "--limit", "10", *options, "retry with backoff"], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        answer = json.loads(done.stdout)
+        assert answer["mode"] == "hybrid"
+        return [hit["score"] for hit in answer["hits"]]
+
+    by_rank = scores("--hybrid-fusion", "rrf")
+    default = Weights()
+    # Rank fusion: at most every list's weight / (k + 1); scaled scores: the vector list's best alone is 1.5.
+    assert max(by_rank) <= (default.text + default.phrase + default.vector) / (default.k + 1)
+    assert max(scores()) >= default.vector > max(by_rank)
+    bad = subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", "search", "--index", str(out), "--hybrid-fusion",
+                          "max", "x"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "'scores', 'rrf'" in bad.stderr
 
 
 def test_mustache_subset() -> None:

@@ -40,7 +40,7 @@ async def _vector_rankings(out: Path, *, indexed: bool) -> list[list[str]]:
         index = await engine.index()
         assert index.vector_indexed == indexed
         assert (index.vectors is None) == indexed  # an indexed table's vectors are not held in memory
-        return [(await engine._ranked(index, query, None))["vector"] for query in QUERIES]
+        return [[cid for cid, _ in (await engine._ranked(index, query, None))["vector"]] for query in QUERIES]
     finally:
         engine.close()
 
