@@ -237,11 +237,6 @@ def in_language(info: ChunkInfo, language: str) -> bool:
     return (value is not None and normalize_language(value) == language) or language in info.code_languages
 
 
-def fuses_scores(weights: Weights, lists: Any) -> bool:
-    """Whether these lists fuse by their scores (a vector list ran and `weights.hybrid` is "scores") or by rank."""
-    return weights.hybrid == "scores" and "vector" in lists
-
-
 def fuse(index: "PublishedIndex", lists: dict[str, Ranked], weights: Weights,
          filters: dict[str, str]) -> list[tuple[str, float]]:
     """The ranked lists → one ranking. With a vector list, the weighted sum of min-max scaled scores
@@ -252,7 +247,7 @@ def fuse(index: "PublishedIndex", lists: dict[str, Ranked], weights: Weights,
     filter, chunks in that language scale by 1 + `weights.language`; then one chunk per duplicated text
     (content_digest) and per page collapsed across a `vector_collapse` key. Ties break by chunk_id."""
     weight = {"text": weights.text, "phrase": weights.phrase, "vector": weights.vector}
-    if fuses_scores(weights, lists):
+    if "vector" in lists and weights.hybrid == "scores":
         fused = score_fusion([(weight[name], ranked[: weights.depth]) for name, ranked in lists.items()])
     else:
         fused = rrf([(weight[name], [cid for cid, _ in ranked[: weights.depth]]) for name, ranked in lists.items()],
