@@ -179,14 +179,13 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         corpus = context.partition_key
         corpora = docs_mcp.corpora()
         out = corpora.out_dir(corpus)
+        remote = corpora.remote(corpus)
         with failure_on_error(), docs_mcp.build_lock(context):
             published = publish_metadata(
                 out, chunks, lancedb_index, docs_mcp.provider(corpus),
                 description=corpora.get(corpus).description, source_commit=staged_docs.source_commit,
-                embedded=cached_vectors, reporter=DagsterReporter(context), corpus=corpus,
-                publish_to=corpora.remote(corpus),
+                embedded=cached_vectors, reporter=DagsterReporter(context), corpus=corpus, publish_to=remote,
             )
-        remote = corpora.remote(corpus)
         return dg.Output(
             published,
             metadata={

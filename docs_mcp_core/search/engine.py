@@ -247,7 +247,7 @@ def fuse(index: "PublishedIndex", lists: dict[str, Ranked], weights: Weights,
     filter, chunks in that language scale by 1 + `weights.language`; then one chunk per duplicated text
     (content_digest) and per page collapsed across a `vector_collapse` key. Ties break by chunk_id."""
     weight = {"text": weights.text, "phrase": weights.phrase, "vector": weights.vector}
-    if "vector" in lists and weights.hybrid == "scores":
+    if weights.by_scores("vector" in lists):
         fused = score_fusion([(weight[name], ranked[: weights.depth]) for name, ranked in lists.items()])
     else:
         fused = rrf([(weight[name], [cid for cid, _ in ranked[: weights.depth]]) for name, ranked in lists.items()],

@@ -341,5 +341,4 @@ def _best_score(engine: SearchEngine, query: str, mode: str) -> float:
     weights = engine.weights
     total = weights.text + (weights.phrase if phrase_applies(query) else 0.0) + \
         (weights.vector if mode == "hybrid" else 0.0)
-    by_score = mode == "hybrid" and weights.hybrid == "scores"
-    return (total if by_score else total / (weights.k + 1)) or 1.0
+    return (total if weights.by_scores(mode == "hybrid") else total / (weights.k + 1)) or 1.0

@@ -34,3 +34,7 @@ class Weights:
     text_short: int = 150  # full-text and phrase scores of chunks with less text than this scale by their share of it
     navigation: float = 0.75  # a chunk that is mostly a list of links scales down to 1 - this at 100% (from 50%)
     depth: int = 100  # candidates per list
+
+    def by_scores(self, hybrid: bool) -> bool:
+        """Whether a search fuses its lists' scaled scores (hybrid, `hybrid` "scores") or their ranks (RRF)."""
+        return hybrid and self.hybrid == "scores"

@@ -1,6 +1,9 @@
 """The search engine's parts: fusion, filters, collapse, cursors, the two vector paths, mustache."""
 
 import asyncio
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -126,10 +129,6 @@ def test_text_only_search_of_a_vector_index(example_docs: Path, tmp_path: Path) 
 
 
 def test_hybrid_fusion_option_of_the_search_command(example_docs: Path, tmp_path: Path) -> None:
-    import json
-    import subprocess
-    import sys
-
     out = tmp_path / "out"
     build(example_docs, out, make_provider(ProviderSettings("hash", dimensions=64)))
 
