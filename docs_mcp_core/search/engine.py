@@ -181,15 +181,20 @@ def rrf(lists: list[tuple[float, list[str]]], k: int) -> list[tuple[str, float]]
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
-def score_fusion(lists: list[tuple[float, Ranked]]) -> list[tuple[str, float]]:
+def score_fusion(lists: list[tuple[float, Ranked, bool]]) -> list[tuple[str, float]]:
     """Weighted sum of each list's scores scaled to 0..1 over its candidates (min-max); a chunk missing
     from a list gets 0 there. Unlike ranks, scaled scores keep how far apart candidates are: a chunk
-    BM25 puts far ahead is not overtaken by one the vector list prefers by a hair. Ties break by chunk_id."""
+    BM25 puts far ahead is not overtaken by one the vector list prefers by a hair. A list marked
+    whole (a full-text list that returned every chunk it matches) scales from 0, BM25's score for a
+    chunk it does not match: its last match still counts for something (an exact phrase found in three
+    chunks gave the third 0, as if it had not matched). Ties break by chunk_id."""
     scores: dict[str, float] = {}
-    for weight, ranked in lists:
+    for weight, ranked, whole in lists:
         if not ranked:
             continue
         high, low = max(s for _, s in ranked), min(s for _, s in ranked)
+        if whole:
+            low = min(low, 0.0)
         spread = high - low
         for chunk_id, score in ranked:
             scaled = (score - low) / spread if spread > 0 else 1.0
@@ -248,7 +253,9 @@ def fuse(index: "PublishedIndex", lists: dict[str, Ranked], weights: Weights,
     (content_digest) and per page collapsed across a `vector_collapse` key. Ties break by chunk_id."""
     weight = {"text": weights.text, "phrase": weights.phrase, "vector": weights.vector}
     if weights.by_scores("vector" in lists):
-        fused = score_fusion([(weight[name], ranked[: weights.depth]) for name, ranked in lists.items()])
+        # a full-text list shorter than its depth holds every chunk the query matches (see _ranked's run)
+        fused = score_fusion([(weight[name], ranked[: weights.depth], name != "vector" and len(ranked) < weights.depth)
+                              for name, ranked in lists.items()])
     else:
         fused = rrf([(weight[name], [cid for cid, _ in ranked[: weights.depth]]) for name, ranked in lists.items()],
                     weights.k)

@@ -42,17 +42,31 @@ def test_weighted_rrf_with_deterministic_ties() -> None:
 def test_score_fusion_scales_each_list_to_its_candidates() -> None:
     text = [("a", 10.0), ("b", 2.0), ("c", 1.9)]
     vector = [("b", 0.71), ("a", 0.70), ("c", 0.20)]
-    fused = dict(score_fusion([(1.0, text), (1.5, vector)]))
+    fused = dict(score_fusion([(1.0, text, False), (1.5, vector, False)]))
     assert fused["a"] == pytest.approx(1.0 + 1.5 * 0.50 / 0.51)
     assert fused["b"] == pytest.approx(0.1 / 8.1 + 1.5)
     assert fused["c"] == pytest.approx(0.0)
     # BM25 puts a far ahead and the vector list prefers b by a hair: a stays first, where rank fusion
     # (the same weights, k 10) would put b first.
-    assert [cid for cid, _ in score_fusion([(1.0, text), (1.5, vector)])][0] == "a"
+    assert [cid for cid, _ in score_fusion([(1.0, text, False), (1.5, vector, False)])][0] == "a"
     assert [cid for cid, _ in rrf([(1.0, ["a", "b", "c"]), (1.5, ["b", "a", "c"])], k=10)][0] == "b"
     # A list whose candidates all score the same counts fully for each; ties break by chunk_id.
-    assert score_fusion([(1.0, [("y", 3.0), ("x", 3.0)])]) == [("x", 1.0), ("y", 1.0)]
-    assert score_fusion([(1.0, [])]) == []
+    assert score_fusion([(1.0, [("y", 3.0), ("x", 3.0)], False)]) == [("x", 1.0), ("y", 1.0)]
+    assert score_fusion([(1.0, [], True)]) == []
+
+
+def test_score_fusion_counts_the_last_match_of_a_whole_list() -> None:
+    """Regression: `dub.links.create()` on dub-ts, hybrid. The exact phrase matched three chunks, the
+    operation's section last; min-max gave it 0 there, as if it had not matched, and the two README
+    examples it shared the phrase with took the top places by the phrase's weight alone."""
+    phrase = [("usage", 6.2), ("readme", 5.9), ("operation", 4.7)]
+    text = [("operation", 11.0), ("usage", 3.0), ("readme", 2.0), ("other", 1.0)]
+    whole = dict(score_fusion([(2.0, phrase, True)]))
+    assert whole["operation"] == pytest.approx(2.0 * 4.7 / 6.2)  # scaled from 0, BM25's score for no match
+    assert dict(score_fusion([(2.0, phrase, False)]))["operation"] == 0.0  # a cut list: from its last score
+    fused = [cid for cid, _ in score_fusion([(1.0, text, False), (2.0, phrase, True)])]
+    assert fused[0] == "operation"
+    assert [cid for cid, _ in score_fusion([(1.0, text, False), (2.0, phrase, False)])][0] == "usage"
 
 
 def test_where_clause_auto_includes_global_guides_only_without_scope() -> None:
