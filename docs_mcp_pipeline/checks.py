@@ -9,6 +9,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from docs_mcp_core.corpus.walk import MARKDOWN_SUFFIXES
 from docs_mcp_core.fsutil import read_json
 from docs_mcp_core.indexing import checks
 from docs_mcp_core.layout import OutputLayout, staged_listing
@@ -50,7 +51,7 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
         """Nothing in the index comes from a file that left the corpus (no stale vectors)."""
         corpus = context.partition_key
         listing = read_json(staged_listing(staged_path(docs_mcp, corpus))) or {}
-        staged = {path for path in listing if path.endswith(".md")}
+        staged = {path for path in listing if path.endswith(MARKDOWN_SUFFIXES)}
         return _result(checks.no_chunks_from_removed_files(*_written(docs_mcp, corpus), staged))
 
     @dg.asset_check(asset="lancedb_index", blocking=True, partitions_def=partitions)

@@ -56,6 +56,41 @@ def split_frontmatter(text: str) -> SplitDocument:
     return SplitDocument(yaml_text, rest, consumed.count("\n"))
 
 
+_MDX_ESM = re.compile(r"(?:import|export)(?:\s|\{|\*|$)")
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def blank_mdx_syntax(body: str) -> str:
+    """An MDX file's body with its ESM blocks (`import`/`export` at the start of a line, up to the next
+    blank line, as MDX reads them) and its `{/* comment */}` lines blanked, outside code fences.
+
+    Lines are blanked, not removed, so line numbers in diagnostics stay the file's. JSX tags need no
+    work: markdown-it reads a tag alone on its line as an HTML block, whose tags plain text drops.
+    """
+    lines = body.split("\n")
+    fence: str | None = None
+    esm = comment = False
+    for i, line in enumerate(lines):
+        if fence is not None:
+            if line.lstrip().startswith(fence) and not line.strip().strip(fence[0]):
+                fence = None
+            continue
+        if esm or comment:
+            ending = comment and "*/}" in line
+            esm = esm and bool(line.strip())
+            lines[i] = ""
+            comment = comment and not ending
+            continue
+        opened = _FENCE_OPEN.match(line)
+        if opened:
+            fence = opened.group(1)
+        elif _MDX_ESM.match(line):
+            esm, lines[i] = True, ""
+        elif line.lstrip().startswith("{/*"):
+            comment, lines[i] = "*/}" not in line, ""
+    return "\n".join(lines)
+
+
 def inline_text(token: Token | None, *, breaks: str = " ") -> str:
     """Plain text of an inline token: text, code spans and image alt text; no HTML, no URLs."""
     if token is None or not token.children:

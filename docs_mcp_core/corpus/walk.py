@@ -7,7 +7,7 @@ import hashlib
 import os
 import stat
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,12 +24,13 @@ from .manifest import (
     parse_manifest,
     resolve_manifest_rules,
 )
-from .markdown import normalize_newlines, parser, split_frontmatter
+from .markdown import blank_mdx_syntax, normalize_newlines, parser, split_frontmatter
 
 if TYPE_CHECKING:  # markdown_it is imported when a file is parsed, not to walk a tree
     from markdown_it.token import Token
 
 TEMPLATE_SUFFIXES = (".template.md", ".template.yaml", ".template.yml")
+MARKDOWN_SUFFIXES = (".md", ".mdx")  # MDX: its ESM and comment lines are blanked (blank_mdx_syntax)
 
 
 @dataclass
@@ -68,7 +69,7 @@ def _kind(name: str) -> str | None:
         return "manifest"
     if name.endswith(TEMPLATE_SUFFIXES):
         return "template"
-    if name.endswith(".md"):
+    if name.endswith(MARKDOWN_SUFFIXES):
         return "markdown"
     return None
 
@@ -134,7 +135,7 @@ class Tree:
 
 
 def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Tree:
-    """Every `**/*.md` file, manifest and template, sorted; the walk never leaves `root`.
+    """Every Markdown file (`**/*.md`, `**/*.mdx`), manifest and template, sorted; the walk never leaves `root`.
 
     Dot-folders and node_modules are skipped, and so is what `exclude` (globs relative to
     `root`, from docs-mcp.yaml), a manifest's `exclude` or a `.gitignore` leaves out
@@ -315,6 +316,8 @@ def resolve_file(relpath: str, text: str, sha256: str, manifests: dict[str, Load
     loaded = nearest_manifest(relpath, manifests)
     rules = rules or resolve_manifest_rules(relpath, loaded)
     doc = split_frontmatter(text)
+    if relpath.endswith(".mdx"):
+        doc = replace(doc, body=blank_mdx_syntax(doc.body))
     hints = FileHints()
     if doc.frontmatter is not None:
         read_frontmatter(doc.frontmatter, relpath, hints)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..corpus.exclude import GITIGNORE
 from ..corpus.manifest import MANIFEST_NAME
-from ..corpus.walk import TEMPLATE_SUFFIXES, show_path
+from ..corpus.walk import MARKDOWN_SUFFIXES, TEMPLATE_SUFFIXES, show_path
 from ..diagnostics import warning
 from ..errors import DocsMcpError
 from .local import StagedDocs, stage_local
@@ -78,7 +78,7 @@ def sync_mirror(source: str, mirror: Path) -> Path:
 
 def _wanted(name: str) -> bool:
     base = name.rsplit("/", 1)[-1]
-    return base in (MANIFEST_NAME, GITIGNORE) or base.endswith(".md") or base.endswith(TEMPLATE_SUFFIXES)
+    return base in (MANIFEST_NAME, GITIGNORE) or base.endswith(MARKDOWN_SUFFIXES) or base.endswith(TEMPLATE_SUFFIXES)
 
 
 def stage_git(source: str, ref: str, subdir: str | None, dest: Path, *, commit: str | None = None,
