@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # markdown_it is imported when a file is parsed, not to walk 
     from markdown_it.token import Token
 
 TEMPLATE_SUFFIXES = (".template.md", ".template.yaml", ".template.yml")
-MARKDOWN_SUFFIXES = (".md", ".mdx")  # MDX: its ESM and comment lines are blanked (blank_mdx_syntax)
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # MDX: its ESM and comment lines are blanked (blank_mdx_syntax)
 
 
 @dataclass
@@ -135,7 +135,7 @@ class Tree:
 
 
 def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Tree:
-    """Every Markdown file (`**/*.md`, `**/*.mdx`), manifest and template, sorted; the walk never leaves `root`.
+    """Every Markdown file (`*.md`, `*.markdown`, `*.mdx`), manifest and template, sorted; the walk never leaves `root`.
 
     Dot-folders and node_modules are skipped, and so is what `exclude` (globs relative to
     `root`, from docs-mcp.yaml), a manifest's `exclude` or a `.gitignore` leaves out

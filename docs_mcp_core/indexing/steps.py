@@ -281,7 +281,7 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from
         raise ValidationFailed(chunkset.diagnostics)
     if not chunkset.chunk_count and not allow_empty:
         found = (f"its {len(chunkset.files)} Markdown file(s) have no content" if chunkset.files
-                 else "it has no Markdown files (**/*.md, **/*.mdx, outside dot-folders and node_modules)")
+                 else "it has no Markdown files (*.md, *.markdown, *.mdx, outside dot-folders and node_modules)")
         raise DocsMcpError(f"nothing to index in {docs_dir}: {found}; check the docs folder, or pass --allow-empty "
                            "(allow_empty: true in docs-mcp.yaml) to publish an empty index")
     for d in chunkset.warnings:

@@ -1,5 +1,5 @@
 """MDX files (Docusaurus, Mintlify, Nextra, Starlight docs) are indexed like Markdown, without their
-ESM lines and comments."""
+ESM lines and comments; so are `.markdown` files."""
 
 import json
 from pathlib import Path
@@ -71,11 +71,12 @@ def test_mdx_files_are_indexed_and_searchable(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     write(docs, "guides/webhooks.mdx", PAGE)
     write(docs, "plain.md", "# Plain\n\nA page about retries.\n")
+    write(docs, "notes.markdown", "# Notes\n\nThe .markdown extension of older sites.\n")
     out = tmp_path / "out"
     build(docs, out, make_provider(ProviderSettings("none")))
     chunks = {c["chunk_id"]: c for c in json.loads((out / "chunks.json").read_text())}
     assert sorted(chunks) == ["guides/webhooks.mdx#_preamble", "guides/webhooks.mdx#webhooks/verify-the-signature",
-                              "plain.md#_preamble"]
+                              "notes.markdown#_preamble", "plain.md#_preamble"]
     preamble = chunks["guides/webhooks.mdx#_preamble"]
     assert "import" not in preamble["content"] and "internal:" not in preamble["content"]
     assert "Always verify the signature" in preamble["content_text"] and "Callout" not in preamble["content_text"]
