@@ -8,7 +8,6 @@ import re
 import sys
 import threading
 import traceback
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, NoReturn, Sequence
@@ -19,6 +18,7 @@ from mcp import types
 from mcp.server import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..embedding.query import QueryEmbedder
@@ -38,6 +38,15 @@ def log(message: str) -> None:
 
 def _text(text: str, *, error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
+
+
+def _has_own_channel(connection: Any) -> bool:
+    """A handshake-era connection that lasts across requests and can be sent notifications. Not a
+    2026-07-28 one (each request brings its own; they hear of changes on subscriptions/listen), nor a
+    stateless HTTP request's (no channel to push on)."""
+    return (connection is not None and getattr(connection, "has_standalone_channel", False)
+            and getattr(connection, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS
+            and hasattr(connection, "exit_stack"))
 
 
 def tool_names(tool_prefix: str | None) -> tuple[str, str]:
@@ -76,8 +85,9 @@ class DocsServer:
         self.search_name, self.get_doc_name = tool_names(tool_prefix)
         self._schemas_for: Served | None = None
         self._schema_cache: dict[str, Draft202012Validator] = {}
-        # tools/list_changed: the tool signature each connection last saw, and a session to reach it by
-        self._clients: weakref.WeakKeyDictionary[Any, tuple[Any, str]] = weakref.WeakKeyDictionary()
+        # tools/list_changed: the tool signature each handshake-era connection with a channel last saw, and a
+        # session to reach it by; an entry leaves when its connection closes (see _follow)
+        self._clients: dict[Any, tuple[Any, str]] = {}
         self._announced: str | None = None
         self.bus = InMemorySubscriptionBus()  # 2026-07-28 clients hear of changes on subscriptions/listen
         instructions = [c.engine.current.metadata.instructions for c in library.corpora]
@@ -118,8 +128,13 @@ class DocsServer:
         signature = self.tool_signature(index)
         session = getattr(ctx, "session", None)
         connection = getattr(session, "_connection", None)  # one per client; the session object is per request
-        if connection is not None:
+        if _has_own_channel(connection):
             seen = self._clients.get(connection)
+            if seen is None:
+                # Forgotten when the connection closes. A weak key never was: the session kept as the value
+                # refers to its connection, so every departed client (and, when each request had a
+                # connection of its own, every request) stayed, and each call walked them all.
+                connection.exit_stack.callback(self._clients.pop, connection, None)
             self._clients[connection] = (session, seen[1] if seen else signature)
         await self._announce(signature)
 
