@@ -6,9 +6,11 @@ or when the index has no vectors, search is text-only, and says so once on stder
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -18,6 +20,7 @@ from ..failpoints import pause
 from . import EmbeddingProvider, make_provider, settings_from_metadata
 
 RETRY_AFTER_FAILURE = 30.0  # seconds to stay text-only after a failed query embedding
+RECENT_QUERIES = 256  # query vectors kept: an agent repeats and pages through its queries
 
 
 def _stderr(message: str) -> None:
@@ -35,6 +38,9 @@ class QueryEmbedder:
         self._warned = False
         self._retry_at = 0.0
         self._ready = threading.Event()
+        # query -> its vector, or the task computing it: corpora served with the same model share this
+        # embedder, and a search of all of them at once embeds the query once
+        self._recent: OrderedDict[str, np.ndarray | asyncio.Future[np.ndarray | None]] = OrderedDict()
         self.status = "none" if not embedding else "loading"
         if embedding:
             threading.Thread(target=self._load, name="query-embedder", daemon=True).start()
@@ -97,6 +103,31 @@ class QueryEmbedder:
         if self.status == "degraded":
             self.status = "ready"
             self.log("query embedding works again: hybrid search resumed")
+        return vector
+
+    async def vector_for(self, query: str) -> np.ndarray | None:
+        """embed(query), remembered for RECENT_QUERIES queries; asked again while it is being computed
+        (by another corpus's search), the same computation answers. None (model loading, provider
+        failing) is not remembered."""
+        entry = self._recent.get(query)
+        if isinstance(entry, asyncio.Future) and entry.get_loop() is not asyncio.get_running_loop():
+            entry = None  # computed for another event loop (a caller that runs one per search): ask again
+        if entry is None:
+            if self.inline:  # microseconds of work: a thread hop would cost more
+                entry = self.embed(query)
+            else:
+                entry = asyncio.ensure_future(asyncio.to_thread(self.embed, query))
+            self._recent[query] = entry
+            while len(self._recent) > RECENT_QUERIES:
+                self._recent.popitem(last=False)
+        else:
+            self._recent.move_to_end(query)
+        vector = await asyncio.shield(entry) if isinstance(entry, asyncio.Future) else entry
+        if vector is None:
+            if self._recent.get(query) is entry:
+                del self._recent[query]
+        elif query in self._recent:
+            self._recent[query] = vector
         return vector
 
     def close(self) -> None:

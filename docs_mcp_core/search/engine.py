@@ -506,7 +506,6 @@ class SearchEngine:
         self.secret = cursors.load_secret(self.out, log=self._log)
         self.embedder = self._embedder_for(self.current)
         self._cache: OrderedDict[tuple[Any, ...], list[tuple[str, float]]] = OrderedDict()
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._reload_lock = asyncio.Lock()
         self._refused: tuple[Any, ...] | None = None
 
@@ -536,7 +535,6 @@ class SearchEngine:
                         old = self.current
                         if fresh.embedding != old.embedding:
                             self.embedder = self._embedder_for(fresh)
-                            self._vectors.clear()
                         self.current = fresh
                         self._cache.clear()
                         self._log(f"switched to the newly published index (table version {fresh.version})")
@@ -550,18 +548,7 @@ class SearchEngine:
     async def _query_vector(self, index: PublishedIndex, query: str) -> np.ndarray | None:
         if not index.has_vectors or self.embedder is None:
             return None
-        cached = self._vectors.get(query)
-        if cached is not None:
-            return cached
-        if self.embedder.inline:  # microseconds of work: a thread hop would cost more
-            vector = self.embedder.embed(query)
-        else:
-            vector = await asyncio.to_thread(self.embedder.embed, query)
-        if vector is not None:
-            self._vectors[query] = vector
-            if len(self._vectors) > 256:
-                self._vectors.popitem(last=False)
-        return vector
+        return await self.embedder.vector_for(query)
 
     async def _ranked(self, index: PublishedIndex, query: str, where: str | None) -> dict[str, Ranked]:
         """The ranked candidate lists by signal, with their scores: "text" and "phrase" (BM25, scaled by

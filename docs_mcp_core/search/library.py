@@ -26,6 +26,7 @@ Ties break by corpus order (as served), then chunk ID, so results stay determini
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -216,9 +217,14 @@ class Library:
         order = {c.name: n for n, (c, _) in enumerate(served.pairs)}
         ranked: list[tuple[Corpus, PublishedIndex, str, float]] = []
         modes: dict[str, str] = {}
-        for c, index in scope:
+
+        async def fused_in(c: Corpus, index: PublishedIndex) -> tuple[list[tuple[str, float]], str]:
             with _reading(c.engine):
-                fused, modes[c.name] = await c.engine._fused(index, query, clean)
+                return await c.engine._fused(index, query, clean)
+
+        # Every corpus at once: their full-text queries share the cores, and corpora built with one model
+        # share its query vector (QueryEmbedder.vector_for). One by one, each corpus added a whole search.
+        for (c, index), (fused, modes[c.name]) in zip(scope, await asyncio.gather(*(fused_in(*p) for p in scope))):
             best = _best_score(c.engine, query, modes[c.name]) if served.several else 1.0
             ranked += [(c, index, chunk_id, score / best) for chunk_id, score in fused]
         if served.several:
@@ -230,11 +236,14 @@ class Library:
         if served.several:
             ranked.sort(key=lambda r: (-r[3], order[r[0].name], r[2]))
         rows = ranked[offset : offset + limit]
-        texts: dict[tuple[str, str], str] = {}
-        for c, index in scope:
+        async def texts_in(c: Corpus, index: PublishedIndex) -> dict[tuple[str, str], str]:
             ids = [chunk_id for rc, _, chunk_id, _ in rows if rc is c]
             with _reading(c.engine):
-                texts.update({(c.name, i): t for i, t in (await c.engine._texts(index, ids)).items()})
+                return {(c.name, i): t for i, t in (await c.engine._texts(index, ids)).items()}
+
+        texts: dict[tuple[str, str], str] = {}
+        for found in await asyncio.gather(*(texts_in(*p) for p in scope)):
+            texts.update(found)
         hits: list[SearchHit] = []
         for c, index, chunk_id, score in rows:
             info = index.info[chunk_id]

@@ -22,6 +22,7 @@ from docs_mcp_core.server import ServedCorpus, create_server
 from docs_mcp_core.sources.config import load_config
 
 from ..conftest import EXAMPLE_CHUNKS, EXAMPLE_DOCS, FIXTURES, write
+from ..fakes.openai_server import FakeEmbeddingServer
 from .conftest import build_index, http_server
 from .test_notifications import is_list_changed
 
@@ -260,6 +261,26 @@ def test_corpora_built_with_one_model_share_its_query_embedder(indexes: tuple[Pa
     served = create_server([ServedCorpus(indexes[1], "a"), ServedCorpus(indexes[1], "b"), ServedCorpus(indexes[0])])
     first, second, text_only = (c.engine.embedder for c in served.library.corpora)
     assert first is not None and first is second and text_only is None
+
+
+async def test_a_search_of_corpora_sharing_a_model_embeds_the_query_once(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Corpora are searched at once, and those built with one model share its query vector: one
+    embedding request per query, not one per corpus (and a repeated query, none)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    with FakeEmbeddingServer(dims=32) as embeddings:
+        settings = {"model": "fake-embed", "dimensions": 32, "base_url": embeddings.url}
+        parcelly = build_index(EXAMPLE_DOCS, tmp_path / "parcelly", "openai", **settings)
+        uv = build_index(uv_docs(tmp_path), tmp_path / "uv", "openai", **settings)
+        served = create_server([ServedCorpus(parcelly), ServedCorpus(uv)])
+        for corpus in served.library.corpora:
+            assert corpus.engine.embedder is not None and corpus.engine.embedder.wait(30)
+        embeddings.reset_counts()
+        async with Client(served.server) as client:
+            for query in ("install a package", "verify a webhook signature", "install a package"):
+                page = json.loads((await client.call_tool("search_docs", {"query": query})).content[0].text)
+                assert page["mode"] == "hybrid" and page["hits"]
+        assert embeddings.inputs == ["install a package", "verify a webhook signature"]
 
 
 def test_corpus_names_must_differ(indexes: tuple[Path, Path, Path], runner) -> None:
