@@ -192,7 +192,8 @@ def no_index_message(out: Path) -> str:
         return f"no index at {out} (the folder does not exist); build one with `docs-mcp build --docs-dir DOCS --out {where}`"
     if not out.is_dir():
         return f"{out} is a file, not an index folder; build an index with `docs-mcp build --docs-dir DOCS --out INDEX`"
-    if any(next(out.glob(f"*{suffix}"), None) for suffix in (".md", ".markdown", ".mdx")) or (out / ".docs-mcp.json").is_file():
+    docs_files = any(next(out.glob(f"*{suffix}"), None) for suffix in (".md", ".markdown", ".mdx"))
+    if docs_files or (out / ".docs-mcp.json").is_file():
         return (f"{out} looks like a docs folder, not an index ({METADATA} is missing); build one with "
                 f"`docs-mcp build --docs-dir {where} --out INDEX` and pass INDEX instead")
     return f"no index at {out} ({METADATA} is missing); build one with `docs-mcp build --docs-dir DOCS --out {where}`"

@@ -236,6 +236,7 @@ class Library:
         if served.several:
             ranked.sort(key=lambda r: (-r[3], order[r[0].name], r[2]))
         rows = ranked[offset : offset + limit]
+
         async def texts_in(c: Corpus, index: PublishedIndex) -> dict[tuple[str, str], str]:
             ids = [chunk_id for rc, _, chunk_id, _ in rows if rc is c]
             with _reading(c.engine):
