@@ -3,7 +3,8 @@
 A real `docs-mcp serve --transport http --stateless` process on 127.0.0.1, client threads
 doing search_docs then get_doc on one of the hits (plain JSON-RPC, one keep-alive connection
 each), and R real `docs-mcp build` processes, evenly spread, each publishing a new generation of
-one page of a private copy of the corpus. Prints requests, failures, p50/p95/max latency.
+one page of a private copy of the corpus. Prints requests, failures, p50/p95/max latency, and
+the server's RSS after start and at the end.
 
     .venv/bin/python benchmarks/soak.py [--clients 32] [--seconds 60] [--republishes 10]
                                         [--corpus tests/fixtures/dub-ts] [--provider hash]
@@ -32,6 +33,21 @@ DEFAULT_CORPUS = REPO / "tests" / "fixtures" / "dub-ts"
 H2_MANIFEST = {"version": "1", "strategy": {"chunk_by": "h2"}}  # how the test suite chunks dub-ts
 
 
+def server_memory(base: str) -> tuple[float, float] | None:
+    """(RSS, peak RSS) in MB of the `docs-mcp serve` process listening at `base`, from /proc (Linux)."""
+    port = base.rsplit(":", 1)[1]
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+            if b"serve" not in args or b"--port" not in args or args[args.index(b"--port") + 1] != port.encode():
+                continue
+            status = dict(line.split(":", 1) for line in (cmdline.parent / "status").read_text().splitlines() if ":" in line)
+            return int(status["VmRSS"].split()[0]) / 1024, int(status["VmHWM"].split()[0]) / 1024
+        except (OSError, ValueError, IndexError, KeyError):
+            continue
+    return None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=32, help="concurrent HTTP clients (threads)")
@@ -56,10 +72,14 @@ def main() -> int:
           f"{args.clients} clients for {args.seconds:.0f}s, {args.republishes} republishes, provider {args.provider}",
           flush=True)
     with http_server(index, work / "server.log") as base:
+        before = server_memory(base)
         result = run_load(base, docs, index, args.provider, clients=args.clients, seconds=args.seconds,
                           republishes=args.republishes, queries=queries_from(index), build_log=work / "build.log",
                           progress=True)
+        after = server_memory(base)
     print(result.summary())
+    if before and after:  # a server that grows with the requests it has served shows here
+        print(f"server RSS: {before[0]:.0f} MB after start, {after[0]:.0f} MB at the end (peak {after[1]:.0f} MB)")
     print(f"index versions seen by /healthz: {sorted(result.versions_seen)}")
     if result.failures:
         kinds = Counter(f[:120] for f in result.failures)
