@@ -1,5 +1,6 @@
 """Several corpora behind one search_docs and get_doc: each corpus keeps its own engine (its own
-index, hot reload, query model and caches); this fuses their rankings and names their chunks.
+index, hot reload and result cache; corpora built with one model share its query embedder and its
+recent query vectors); this searches them all at once, fuses their rankings and names their chunks.
 
 One corpus is the n=1 case of the same code: no `corpus:` prefix, no `corpus` field, scores
 and cursors exactly as a lone SearchEngine gives them (SearchEngine.search comes here).
