@@ -5,7 +5,9 @@ server test sees text-only answers before the query model is ready).
 DOCS_MCP_TEST_PAUSE_AT=write,publish:2 prints `docs-mcp-test: paused at <phase>` on stderr and
 sleeps 2 s (default 5) at each listed phase. With DOCS_MCP_TEST_RELEASE=<file> it waits
 instead until that file exists (at most 120 s), so a test decides when the phase goes on,
-however slow the machine. Unset (always, outside tests), it does nothing.
+however slow the machine. With DOCS_MCP_TEST_PAUSED_DIR=<folder>, a file `<phase>-<pid>` stays in
+that folder while the process is paused, so a test can see several processes paused at once.
+Unset (always, outside tests), it does nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import time
 
 ENV = "DOCS_MCP_TEST_PAUSE_AT"
 RELEASE_ENV = "DOCS_MCP_TEST_RELEASE"
+PAUSED_DIR_ENV = "DOCS_MCP_TEST_PAUSED_DIR"
 RELEASE_WAIT = 120.0
 
 
@@ -26,10 +29,18 @@ def pause(phase: str) -> None:
     phases, _, seconds = spec.partition(":")
     if phase in phases.split(","):
         print(f"docs-mcp-test: paused at {phase}", file=sys.stderr, flush=True)
-        release = os.environ.get(RELEASE_ENV)
-        if not release:
-            time.sleep(float(seconds or 5))
-            return
-        deadline = time.monotonic() + RELEASE_WAIT
-        while not os.path.exists(release) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        folder = os.environ.get(PAUSED_DIR_ENV)
+        mark = os.path.join(folder, f"{phase}-{os.getpid()}") if folder else None
+        if mark:
+            open(mark, "w").close()
+        try:
+            release = os.environ.get(RELEASE_ENV)
+            if not release:
+                time.sleep(float(seconds or 5))
+                return
+            deadline = time.monotonic() + RELEASE_WAIT
+            while not os.path.exists(release) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            if mark:
+                os.remove(mark)

@@ -108,7 +108,13 @@ def repo(tmp_path: Path, example_docs: Path) -> Path:
 
 def test_backfill_builds_every_corpus_side_by_side(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = repo / ".dagster"
-    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    # Runs wait where they write their table until the test releases them (docs_mcp_core/failpoints.py),
+    # each leaving a file in `paused` while it waits: two files at once show two runs side by side,
+    # however the machine's load spreads them out.
+    paused, release = repo.parent / "paused", repo.parent / "release"
+    paused.mkdir()
+    env = {**os.environ, "DAGSTER_HOME": str(home), "DOCS_MCP_TEST_PAUSE_AT": "write",
+           "DOCS_MCP_TEST_RELEASE": str(release), "DOCS_MCP_TEST_PAUSED_DIR": str(paused)}
     env.pop("DOCS_MCP_CONFIG", None)  # the code location finds docs-mcp.yaml in the workspace's directory
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     port = free_port()
@@ -133,11 +139,18 @@ def test_backfill_builds_every_corpus_side_by_side(repo: Path, monkeypatch: pyte
             [str(BIN / "dagster"), "job", "backfill", "-j", "docs_index_job", "--all", "--noprompt",
              "-w", "workspace.yaml"], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
         assert backfill.returncode == 0, backfill.stdout[-2000:] + backfill.stderr[-2000:]
+        deadline = time.time() + 110  # under the failpoint's own 120 s limit: nobody has gone on alone
+        while len(list(paused.iterdir())) < len(CORPORA) and time.time() < deadline:
+            assert server.poll() is None, "dg dev exited"
+            time.sleep(0.1)
+        together = sorted(p.name.split("-")[0] for p in paused.iterdir())
+        release.touch()
+        assert together == ["write"] * len(CORPORA), f"runs never wrote their tables at the same time: {together}"
         with dg.DagsterInstance.get() as instance:
             records = wait_for_runs(instance, 2, server)
             assert sorted(r.dagster_run.tags["dagster/partition"] for r in records) == sorted(CORPORA)
             assert {r.dagster_run.status for r in records} == {dg.DagsterRunStatus.SUCCESS}
-            assert overlap(*((r.start_time, r.end_time) for r in records))  # side by side
+            assert overlap(*((r.start_time, r.end_time) for r in records))  # side by side (shown above)
             first, second = (r.dagster_run.run_id for r in records)
             # The embedding_api pool (limit 1): the steps that call the provider never ran at once.
             assert not overlap(window(instance, first, "cached_vectors"), window(instance, second, "cached_vectors"))
