@@ -13,6 +13,7 @@ from . import __version__
 from .errors import DocsMcpError
 from .fsutil import read_json, write_json_atomic
 from .layout import METADATA, OutputLayout
+from .paths import MARKDOWN_SUFFIXES
 
 METADATA_VERSION = "1.0.0"
 SUPPORTED_MAJOR = 1
@@ -192,7 +193,7 @@ def no_index_message(out: Path) -> str:
         return f"no index at {out} (the folder does not exist); build one with `docs-mcp build --docs-dir DOCS --out {where}`"
     if not out.is_dir():
         return f"{out} is a file, not an index folder; build an index with `docs-mcp build --docs-dir DOCS --out INDEX`"
-    docs_files = any(next(out.glob(f"*{suffix}"), None) for suffix in (".md", ".markdown", ".mdx"))
+    docs_files = any(next(out.glob(f"*{suffix}"), None) for suffix in MARKDOWN_SUFFIXES)
     if docs_files or (out / ".docs-mcp.json").is_file():
         return (f"{out} looks like a docs folder, not an index ({METADATA} is missing); build one with "
                 f"`docs-mcp build --docs-dir {where} --out INDEX` and pass INDEX instead")

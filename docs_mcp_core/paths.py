@@ -10,6 +10,8 @@ from pathlib import Path
 
 from .errors import DocsMcpError
 
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # what a docs folder's walk indexes (MDX: corpus.markdown.blank_mdx_syntax)
+
 
 def check_docs_dir(path: Path, option: str = "docs directory") -> Path:
     """The docs folder must exist and be a folder (a file or a missing path is a usage error)."""

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import dagster as dg
 
-from docs_mcp_core.corpus.walk import MARKDOWN_SUFFIXES
 from docs_mcp_core.fsutil import read_json
 from docs_mcp_core.indexing import checks
 from docs_mcp_core.layout import OutputLayout, staged_listing
+from docs_mcp_core.paths import MARKDOWN_SUFFIXES
 
 from .assets import staged_path
 from .resources import DocsMcpConfig

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, error, warning
-from ..paths import check_docs_dir, file_type, read_bytes
+from ..paths import MARKDOWN_SUFFIXES, check_docs_dir, file_type, read_bytes
 from .directives import FileHints, read_directives, read_frontmatter
 from .exclude import GITIGNORE, Rules
 from .manifest import (
@@ -30,7 +30,6 @@ if TYPE_CHECKING:  # markdown_it is imported when a file is parsed, not to walk 
     from markdown_it.token import Token
 
 TEMPLATE_SUFFIXES = (".template.md", ".template.yaml", ".template.yml")
-MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # MDX: its ESM and comment lines are blanked (blank_mdx_syntax)
 
 
 @dataclass

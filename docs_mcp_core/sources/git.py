@@ -18,9 +18,10 @@ from pathlib import Path
 
 from ..corpus.exclude import GITIGNORE
 from ..corpus.manifest import MANIFEST_NAME
-from ..corpus.walk import MARKDOWN_SUFFIXES, TEMPLATE_SUFFIXES, show_path
+from ..corpus.walk import TEMPLATE_SUFFIXES, show_path
 from ..diagnostics import warning
 from ..errors import DocsMcpError
+from ..paths import MARKDOWN_SUFFIXES
 from .local import StagedDocs, stage_local
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
