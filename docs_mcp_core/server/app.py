@@ -366,11 +366,22 @@ def ready_line(docs: DocsServer, transport: str) -> str:
 
 
 async def serve_stdio(docs: DocsServer) -> None:
+    """Serve one client on stdin and stdout until it closes them; a client that leaves while answers
+    are on their way ends the server quietly, not with a traceback."""
+    from contextlib import AsyncExitStack
+
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read, write):
-        log(ready_line(docs, "stdio"))
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(docs.watch)
-            await docs.server.run(read, write, docs.server.create_initialization_options())
-            tasks.cancel_scope.cancel()
+    from .stdio_pipes import can_use_pipes, pipe_stdio
+
+    try:
+        async with AsyncExitStack() as stack:
+            streams = await stack.enter_async_context(pipe_stdio()) if can_use_pipes() else (None, None)
+            read, write = await stack.enter_async_context(stdio_server(*streams))
+            log(ready_line(docs, "stdio"))
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(docs.watch)
+                await docs.server.run(read, write, docs.server.create_initialization_options())
+                tasks.cancel_scope.cancel()
+    except* (BrokenPipeError, ConnectionResetError):
+        log("the client closed its end of stdout before every answer was sent; exiting")
