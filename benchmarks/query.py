@@ -11,7 +11,13 @@ one after the other, alternating which goes first: drift on a noisy machine then
 alike, and the table reports each one's p50/p95, their ratio, and each one's time to hybrid
 and peak RSS.
 
+`--index DIR` measures an index built elsewhere instead of building dub-ts ones (queries come
+from its chunks.json); with `--baseline`, side by side as above; with `--against-index OTHER`,
+this checkout serves both indexes side by side in the same way (e.g. dub-ts ×30 against ×1:
+how search time grows with the corpus, without the drift between two runs).
+
     .venv/bin/python benchmarks/query.py [--providers none,hash] [--searches 200] [--gets 50] [--baseline DIR]
+    .venv/bin/python benchmarks/query.py --index X30 --against-index X1 [--searches 400]
 """
 
 from __future__ import annotations
@@ -72,8 +78,9 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def server_pid(code: Path | None = None) -> int | None:
-    """This process's `docs-mcp serve` child; with `code`, the one running that checkout (its PYTHONPATH)."""
+def server_pid(code: Path | None = None, index: Path | None = None) -> int | None:
+    """This process's `docs-mcp serve` child; with `code`, the one running that checkout (its PYTHONPATH);
+    with `index`, the one serving that index."""
     me = str(os.getpid())
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -83,7 +90,8 @@ def server_pid(code: Path | None = None) -> int | None:
         except OSError:
             continue
         path = next((e[len(b"PYTHONPATH="):].decode() for e in environ if e.startswith(b"PYTHONPATH=")), None)
-        if fields[1] == me and b"serve" in cmdline and (code is None or path == str(code)):
+        if fields[1] == me and b"serve" in cmdline and (code is None or path == str(code)) \
+                and (index is None or str(index).encode() + b"\0" in cmdline):
             return int(stat.parent.name)
     return None
 
@@ -145,13 +153,14 @@ async def _mode(client: Client, query: str) -> str:
     return json.loads((await client.call_tool("search_docs", {"query": query})).content[0].text)["mode"]
 
 
-async def measure_pair(index: Path, baseline: Path, warmups: list[str], searches: list[str],
+async def measure_pair(servers: dict[str, tuple[Path, Path]], warmups: list[str], searches: list[str],
                        hybrid: bool) -> dict[str, dict[str, float]]:
-    """Both servers at once; each search goes to both, in alternating order."""
+    """Two servers (name -> index, checkout) at once; each search goes to both, in alternating order."""
     started = time.perf_counter()
     ready: dict[str, float] = {}
-    async with Client(_params(index, REPO), mode="legacy") as ours, Client(_params(index, baseline), mode="legacy") as base:
-        clients = {"ours": ours, "baseline": base}
+    (first, (index_a, code_a)), (second, (index_b, code_b)) = servers.items()
+    async with Client(_params(index_a, code_a), mode="legacy") as a, Client(_params(index_b, code_b), mode="legacy") as b:
+        clients = {first: a, second: b}
         while len(ready) < 2:
             for name, client in clients.items():
                 if name not in ready and (not hybrid or await _mode(client, "warm up") == "hybrid"):
@@ -161,16 +170,34 @@ async def measure_pair(index: Path, baseline: Path, warmups: list[str], searches
         for query in warmups:
             for client in clients.values():
                 await client.call_tool("search_docs", {"query": query})
-        times: dict[str, list[float]] = {"ours": [], "baseline": []}
+        times: dict[str, list[float]] = {first: [], second: []}
         for i, query in enumerate(searches):
-            for name in ("ours", "baseline") if i % 2 == 0 else ("baseline", "ours"):
+            for name in (first, second) if i % 2 == 0 else (second, first):
                 t = time.perf_counter()
                 result = await clients[name].call_tool("search_docs", {"query": query, "limit": 10})
                 times[name].append((time.perf_counter() - t) * 1000)
                 assert not result.is_error, result.content[0].text
-        rss = {"ours": peak_rss_mb(server_pid(REPO)), "baseline": peak_rss_mb(server_pid(baseline))}
+        rss = {name: peak_rss_mb(server_pid(code, index)) for name, (index, code) in servers.items()}
     return {name: {"p50": percentile(ms, 50), "p95": percentile(ms, 95), "ready": ready[name], "rss": rss[name]}
             for name, ms in times.items()}
+
+
+def side_by_side(index: Path, args: argparse.Namespace) -> None:
+    """--index with --baseline or --against-index: one table row from two servers measured at once."""
+    from docs_mcp_core.metadata import require_metadata
+
+    other = args.against_index.resolve() if args.against_index else index
+    servers = {"ours": (index, REPO), "baseline": (other, args.baseline.resolve() if args.baseline else REPO)}
+    hybrid = require_metadata(index).embedding is not None
+    asked = queries(json.loads((index / "chunks.json").read_text()), args.searches + WARMUP)
+    pair = anyio.run(measure_pair, servers, asked[:WARMUP], asked[WARMUP:], hybrid)
+    a, b = pair["ours"], pair["baseline"]
+    what = f"{index} vs {other}" if args.against_index else f"{index}, this checkout vs {args.baseline}"
+    print(f"{what}: {'hybrid' if hybrid else 'text'}, stdio, {args.searches} distinct searches after {WARMUP} "
+          "warm-up ones, each sent to both servers in alternating order\n")
+    print("| search p50 / p95 ms | other p50 / p95 ms | p50 ÷ other | peak RSS MB | other RSS MB |\n|---|---|---|---|---|")
+    print(f"| {a['p50']:.2f} / {a['p95']:.2f} | {b['p50']:.2f} / {b['p95']:.2f} | {a['p50'] / b['p50']:.2f} | "
+          f"{a['rss']:.0f} | {b['rss']:.0f} |")
 
 
 def main() -> None:
@@ -179,7 +206,15 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--gets", type=int, default=50)
     parser.add_argument("--baseline", type=Path, help="another checkout: run its server beside this one's")
+    parser.add_argument("--index", type=Path, help="an index built elsewhere, instead of building dub-ts ones")
+    parser.add_argument("--against-index", type=Path,
+                        help="with --index: serve this index too, with this checkout, and compare the two")
     args = parser.parse_args()
+    if args.index:
+        if not (args.baseline or args.against_index):
+            parser.error("--index needs --baseline or --against-index")
+        side_by_side(args.index.resolve(), args)
+        return
     from docs_mcp_core.embedding import make_provider
     from docs_mcp_core.indexing.steps import build
     from docs_mcp_core.layout import OutputLayout
@@ -207,8 +242,8 @@ def main() -> None:
             asked = queries(chunks, args.searches + WARMUP)
             gets = [rng.choice(chunks)["chunk_id"] for _ in range(args.gets)]
             if args.baseline:
-                pair = anyio.run(measure_pair, out, args.baseline.resolve(), asked[:WARMUP], asked[WARMUP:],
-                                 provider not in ("none",))
+                pair = anyio.run(measure_pair, {"ours": (out, REPO), "baseline": (out, args.baseline.resolve())},
+                                 asked[:WARMUP], asked[WARMUP:], provider not in ("none",))
                 a, b = pair["ours"], pair["baseline"]
                 print(f"| {provider} | {a['p50']:.2f} / {a['p95']:.2f} | {b['p50']:.2f} / {b['p95']:.2f} | "
                       f"{a['p50'] / b['p50']:.2f} | {a['ready']:.2f} | {b['ready']:.2f} | {a['rss']:.0f} | {b['rss']:.0f} |")

@@ -31,6 +31,7 @@ from ..models import CHUNK_ID, meta_column, sql_literal
 from . import answers
 from . import cursor as cursors
 from .hits import SearchHit, TrimNote, ZeroResultHint
+from .vector_scan import QuantizedScan, nearest_rows
 from .weights import Weights
 
 if TYPE_CHECKING:
@@ -95,26 +96,9 @@ class ChunkInfo:
     navigation: float = 0.0  # share of its text in link-led list items (0 in indexes written before the column)
 
 
-SIMILARITY_BLOCK = 2**18  # matrix elements per BLAS call in `similarities`
 # Above this, the scan runs in a worker thread (numpy releases the GIL), overlapping the full-text
 # queries instead of holding the event loop before they are sent; below, the hop costs more.
 THREADED_SCAN_BYTES = 8 * 2**20
-
-
-def similarities(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """`vectors @ query`, a block of rows at a time, on the calling thread.
-
-    One BLAS call over a big matrix fans out to every core and then waits for the slowest: on a
-    busy machine that took 10-15 ms instead of 1 for dub-ts ×10's vectors. Blocks of a multiple
-    of 256 rows stay on one thread and give exactly what a single-threaded call gives, so the
-    scores no longer depend on the number of cores either.
-    """
-    query = np.asarray(query, dtype=vectors.dtype)
-    rows = max(256, SIMILARITY_BLOCK // max(1, vectors.shape[1]) // 256 * 256)
-    out = np.empty(len(vectors), dtype=vectors.dtype)
-    for start in range(0, len(vectors), rows):
-        np.matmul(vectors[start : start + rows], query, out=out[start : start + rows])
-    return out
 
 
 def phrase_applies(query: str) -> bool:
@@ -371,6 +355,7 @@ class PublishedIndex:
         self.vectors: np.ndarray | None = None  # unit rows, when small enough: one per passage
         # where each chunk's passages start in `vectors` (rows of `ids`), when some chunk has more than one
         self.passage_starts: np.ndarray | None = None
+        self.scan: QuantizedScan | None = None  # the first pass over a big `vectors` (vector_scan.py)
         self._masks: dict[str, np.ndarray] = {}
         self._lock = asyncio.Lock()
 
@@ -430,6 +415,7 @@ class PublishedIndex:
                 norms = np.linalg.norm(matrix, axis=1, keepdims=True)
                 self.vectors = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
                 self.ids = columns["chunk_id"]
+                self.scan = await asyncio.to_thread(QuantizedScan.of, self.vectors)
             for i, chunk_id in enumerate(columns["chunk_id"]):
                 languages = tuple(columns["code_languages"][i].split()) if self.has_fields else ()
                 digest = columns["content_digest"][i] if self.has_fields else None
@@ -624,23 +610,18 @@ class SearchEngine:
         assert index.vectors is not None
         query = vector.astype(np.float32)
         query = query / (np.linalg.norm(query) or 1.0)
-        if index.vectors.nbytes >= THREADED_SCAN_BYTES:  # the full-text queries run meanwhile
-            similarity = await asyncio.to_thread(similarities, index.vectors, query)
-        else:
-            similarity = similarities(index.vectors, query)
-        if index.passage_starts is not None:  # a chunk is as close as its closest passage
-            similarity = np.maximum.reduceat(similarity, index.passage_starts)
         allowed = await index.mask(where)
-        rows = np.flatnonzero(allowed) if allowed is not None else None
-        scores = similarity if rows is None else similarity[rows]
+        if index.vectors.nbytes >= THREADED_SCAN_BYTES:  # the full-text queries run meanwhile
+            rows, scores = await asyncio.to_thread(nearest_rows, index.vectors, query, index.passage_starts,
+                                                   allowed, depth, index.scan)
+        else:
+            rows, scores = nearest_rows(index.vectors, query, index.passage_starts, allowed, depth, index.scan)
         if len(scores) > depth:  # every row tied with the depth-th best stays, then the cut is by ID
             kth = np.partition(-scores, depth - 1)[depth - 1]
             kept = np.flatnonzero(-scores <= kth)
-            rows = kept if rows is None else rows[kept]
-        elif rows is None:
-            rows = np.arange(len(scores))
-        ranked = sorted(rows.tolist(), key=lambda r: (-float(similarity[r]), index.ids[r]))[:depth]
-        return [(index.ids[r], float(similarity[r])) for r in ranked]
+            rows, scores = rows[kept], scores[kept]
+        ranked = sorted(range(len(rows)), key=lambda i: (-float(scores[i]), index.ids[rows[i]]))[:depth]
+        return [(index.ids[rows[i]], float(scores[i])) for i in ranked]
 
     def mode(self, index: PublishedIndex) -> str:
         """How a search would be answered now: "hybrid" once a query vector can take part, else "text"."""

@@ -47,12 +47,12 @@ from .engine import (
     hint_for,
     match_case,
     phrase_applies,
-    similarities,
     snippet,
     unreadable_index,
     validate_filters,
 )
 from .hits import SearchHit, TrimNote, ZeroResultHint
+from .vector_scan import nearest_rows
 
 
 CORPUS_SIMILARITY_POWER = 3  # see the module docstring; 1-2 recover most of the loss, 3 and up all of it
@@ -342,7 +342,9 @@ async def _closest(scope: list[tuple[Corpus, PublishedIndex]], query: str, modes
         if vector is None:
             return {}
         unit = vector.astype(np.float32)
-        closest[c.name] = float(similarities(index.vectors, unit / (np.linalg.norm(unit) or 1.0)).max())
+        _, scores = nearest_rows(index.vectors, unit / (np.linalg.norm(unit) or 1.0), index.passage_starts, None, 1,
+                                 index.scan)
+        closest[c.name] = float(scores.max())
     return closest
 
 
