@@ -4,8 +4,11 @@ For each size: cold build, no-op rebuild and 1%-edit rebuild (text-only, `--embe
 none`), the build's peak RSS (largest of the build process and its parse workers, from wait4),
 the index size on disk, and search p50/p95 through `docs-mcp serve` over stdio: text on the
 text-only index, hybrid on a second index built with the `hash` provider (fast, no model; the
-latency measured is the engine's, not a model's). The recall@10 column is the ANN index's
-against exact search (benchmarks/vector_index.py) when the hybrid table got one, else "-".
+latency measured is the engine's, not a model's). Each bigger size's searches run side by side
+with ×1's (both servers up, every search sent to both in alternating order, the questions drawn
+from ×1's chunks), so its p50 ÷ ×1 compares searches made at the same moments, not minutes
+apart. The recall@10 column is the ANN index's against exact search
+(benchmarks/vector_index.py) when the hybrid table got one, else "-".
 
 `--builds-with PROVIDER` makes the cold, no-op and 1%-edit builds use that provider instead
 (`local`: the default model; the copies share their texts, so a cold build embeds one copy's
@@ -36,7 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.build import CORPUS, MANIFEST, edit_one_percent, run_build  # noqa: E402
-from benchmarks.query import WARMUP, measure, queries  # noqa: E402
+from benchmarks.query import WARMUP, measure, measure_pair, queries  # noqa: E402
 from docs_mcp_core.fsutil import dir_size  # noqa: E402
 
 TEXT = ["--embedding-provider", "none"]
@@ -82,15 +85,25 @@ def vector_recall(index: Path, sample: list[str]) -> float | None:
     return recall_at_10(index, sample)
 
 
-def search_latency(index: Path, hybrid: bool, searches: int) -> dict[str, float]:
+def search_latency(index: Path, hybrid: bool, searches: int, reference: Path | None = None) -> dict[str, float]:
+    """p50/p95 of `index`; with `reference` (×1's index of the same kind), measured side by side with it
+    and with the ratio of the two p50s."""
+    if reference is not None:
+        asked = queries(json.loads((reference / "chunks.json").read_text()), searches + WARMUP)
+        pair = anyio.run(measure_pair, {"ours": (index, REPO), "reference": (reference, REPO)},
+                         asked[:WARMUP], asked[WARMUP:], hybrid)
+        ours = pair["ours"]
+        return {"search_p50": ours["p50"], "search_p95": ours["p95"], "reference_p50": pair["reference"]["p50"],
+                "ratio": ours["p50"] / pair["reference"]["p50"]}
     chunks = json.loads((index / "chunks.json").read_text())
     rng = random.Random(11)
     gets = [rng.choice(chunks)["chunk_id"] for _ in range(10)]
     asked = queries(chunks, searches + WARMUP)
-    return anyio.run(measure, index, asked[:WARMUP], asked[WARMUP:], gets, hybrid)
+    return {**anyio.run(measure, index, asked[:WARMUP], asked[WARMUP:], gets, hybrid), "ratio": 1.0}
 
 
-def measure_size(copies: int, root: Path, args: argparse.Namespace) -> dict[str, Any]:
+def measure_size(copies: int, root: Path, args: argparse.Namespace, reference: dict[str, Any] | None) -> dict[str, Any]:
+    """One size's builds and searches; `reference` is ×1's result, whose indexes stay until the run ends."""
     docs = make_corpus(root, copies)
     out = root / f"out-x{copies}"
     result: dict[str, Any] = {"copies": copies, "files": sum(1 for _ in docs.rglob("*.md"))}
@@ -104,21 +117,30 @@ def measure_size(copies: int, root: Path, args: argparse.Namespace) -> dict[str,
     run_build(docs, out, TEXT)  # the index the text searches use: the corpus as generated
     result["chunks"] = json.loads((out / "metadata.json").read_text())["stats"]["total_chunks"]
     result["index_mb"] = (dir_size(out / ".lancedb") + (out / "chunks.json").stat().st_size) / 1e6
-    result["text"] = search_latency(out, False, args.searches)
     hybrid_out = root / f"hybrid-x{copies}"
     run_build(docs, hybrid_out, HYBRID)
-    result["hybrid"] = search_latency(hybrid_out, True, args.searches)
+    result["indexes"] = {"text": out, "hybrid": hybrid_out}
+    result["text"] = search_latency(out, False, args.searches, reference and reference["indexes"]["text"])
+    result["hybrid"] = search_latency(hybrid_out, True, args.searches, reference and reference["indexes"]["hybrid"])
     sample = queries(json.loads((out / "chunks.json").read_text()), 50)
     result["recall"] = vector_recall(hybrid_out, sample)
-    for folder in (out, hybrid_out):
-        shutil.rmtree(folder, ignore_errors=True)
+    if reference is not None:
+        for folder in (out, hybrid_out):
+            shutil.rmtree(folder, ignore_errors=True)
     return result
+
+
+def ratio(search: dict[str, float]) -> str:
+    """p50 ÷ ×1's, with the two p50s measured side by side (×1's own row was measured alone)."""
+    if "reference_p50" not in search:
+        return f"{search['ratio']:.2f}"
+    return f"{search['ratio']:.2f} ({search['search_p50']:.1f} ÷ {search['reference_p50']:.1f})"
 
 
 def table(results: list[dict[str, Any]], baseline: bool) -> str:
     one = results[0]
     lines = ["| copies | files | chunks | cold s | no-op s | no-op/cold | 1% edit s | edit/cold | peak RSS MB | "
-             "RSS / ×1 | index MB | text p50/p95 ms | hybrid p50/p95 ms | p50 / ×1 (text, hybrid) | recall@10 |",
+             "RSS / ×1 | index MB | text p50/p95 ms | hybrid p50/p95 ms | p50 ÷ ×1's beside it (text, hybrid) | recall@10 |",
              "|" + "---|" * 15]
     for r in results:
         a = r["after"]
@@ -130,8 +152,7 @@ def table(results: list[dict[str, Any]], baseline: bool) -> str:
             f"{a['cold']['rss_mb'] / one['after']['cold']['rss_mb']:.2f} | {r['index_mb']:.1f} | "
             f"{r['text']['search_p50']:.1f} / {r['text']['search_p95']:.1f} | "
             f"{r['hybrid']['search_p50']:.1f} / {r['hybrid']['search_p95']:.1f} | "
-            f"{r['text']['search_p50'] / one['text']['search_p50']:.2f}, "
-            f"{r['hybrid']['search_p50'] / one['hybrid']['search_p50']:.2f} | {recall} |")
+            f"{ratio(r['text'])}, {ratio(r['hybrid'])} | {recall} |")
     if baseline:
         lines += ["", "Before (baseline checkout) and after, same corpora, same run (wall seconds, peak RSS MB):", "",
                   "| copies | cold before → after | no-op before → after | no-op/cold before → after | "
@@ -171,10 +192,12 @@ def main() -> None:
           f"--embedding-provider {args.builds_with}; hybrid search on a hash-provider index; {os.cpu_count()} cores",
           flush=True)
     try:
-        results = []
+        results: list[dict[str, Any]] = []
         for n in copies:
-            results.append(measure_size(n, root, args))
+            results.append(measure_size(n, root, args, results[0] if results else None))
             print(f"×{n} done", file=sys.stderr, flush=True)
+        for folder in results[0]["indexes"].values() if results else ():
+            shutil.rmtree(folder, ignore_errors=True)
         print(table(results, bool(args.baseline)))
     finally:
         if not args.keep:
