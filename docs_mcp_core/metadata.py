@@ -39,6 +39,7 @@ class IndexRef(_Published):
     chunks_sha256: StrictStr | None = None
     previous_version: StrictInt | None = None
     passages_key: StrictStr | None = None  # its vectors' fingerprints were made under it: a small edit may update them
+    vectors: StrictInt | None = None  # vectors in the table, passages included (older files: unknown)
 
 
 class Stats(_Published):

@@ -79,6 +79,7 @@ class IndexInfo:
     files: dict[str, int] = field(default_factory=dict, compare=False)  # data/index files -> size (tablefiles.py)
     chunks_sha256: str = ""  # the chunks.json this version was built with
     passages_key: str = ""  # what its vectors' fingerprints were made under (fingerprint.passages_key; "": none)
+    vectors: int = 0  # vectors the table holds, passages included (0: none)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"table": self.table, "version": self.version, "rows": self.rows,
@@ -87,4 +88,6 @@ class IndexInfo:
             data["chunks_sha256"] = self.chunks_sha256
         if self.passages_key:
             data["passages_key"] = self.passages_key
+        if self.vectors:
+            data["vectors"] = self.vectors
         return data

@@ -475,8 +475,8 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
     reporter = reporter or NullReporter()
     out = Path(out)
     keys = chunkset.taxonomy_keys
-    ann = (vector_index or VectorIndexPolicy()).wanted(len(embedded.fingerprints) or chunkset.chunk_count,
-                                                         embedded.dimensions)  # vectors, passages included
+    vector_rows = len(embedded.fingerprints) if embedded.cache_dir is not None else 0  # passages included
+    ann = (vector_index or VectorIndexPolicy()).wanted(vector_rows or chunkset.chunk_count, embedded.dimensions)
     marker = OutputLayout(out).writing_marker
     with build_lock(out):
         if publish_to is not None and _objectstore().pull(publish_to, out):
@@ -503,12 +503,13 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             reporter.info(f"{problem[0]}; writing a new version so they can be removed")
         if reuse and published and not problem:  # the same fingerprints: the same passages key
             info = IndexInfo(published.table, published.version, published.rows, digest, chunks_sha256=chunks_sha,
-                             passages_key=embedded.passages_key)
+                             passages_key=embedded.passages_key, vectors=vector_rows)
             reporter.info("index unchanged: reusing the published table version")
         elif not (ann or force or embedded.forced) and published and (
                 updated := _update_published(out, published, chunkset, embedded, keys, digest, reporter,
                                              bool(source_urls and source_urls.found))):
-            info = dataclasses.replace(updated, chunks_sha256=chunks_sha, passages_key=embedded.passages_key)
+            info = dataclasses.replace(updated, chunks_sha256=chunks_sha, passages_key=embedded.passages_key,
+                                       vectors=vector_rows)
             record_files(out, info.table, info.version, info.files)
         else:
             from .table import write_table  # LanceDB is imported only when a table is written
@@ -520,7 +521,8 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
                 reporter.info(f"adding a vector index ({chunkset.chunk_count} rows, --vector-index to change)")
             written = write_table(out, chunks_file, vectors, keys, digest, discard_damaged=not intact,
                                   vector_index=ann, passages=embedded.passages)
-            info = dataclasses.replace(written, chunks_sha256=chunks_sha, passages_key=embedded.passages_key)
+            info = dataclasses.replace(written, chunks_sha256=chunks_sha, passages_key=embedded.passages_key,
+                                       vectors=vector_rows)
             record_files(out, info.table, info.version, info.files)
             marker.unlink()
         key = embedded.passages_key if embedded.chunk_ids else None

@@ -389,10 +389,12 @@ class PublishedIndex:
             wanted += ["source_url"] if "source_url" in schema.names else []
             wanted += ["navigation"] if "navigation" in schema.names else []
             dims, multivector = vector_column(schema)
-            # a list of passages per row holds up to PASSAGES vectors: budget for them all
             from ..embedding.input import PASSAGES
 
-            vectors = count * (PASSAGES if multivector else 1)
+            # the vectors the build recorded, as it counted them for its ANN decision; an older metadata.json
+            # does not say, and a list of passages per row holds up to PASSAGES of them: budget for them all
+            vectors = (self.metadata.index.vectors if self.metadata.index and self.metadata.index.vectors
+                       else count * (PASSAGES if multivector else 1))
             if self.has_vectors and not self.vector_indexed and vectors * dims * 4 <= MEMORY_VECTOR_BYTES:
                 wanted.append("vector")
             rows = await table.query().with_row_id().select(wanted).limit(count).to_arrow()

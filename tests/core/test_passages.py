@@ -259,3 +259,36 @@ def test_recorded_passages_that_match_no_chunk_stop_the_build_with_what_to_do(tm
     assert build(docs, out, provider).embedded.stats.embedded == 0
     assert forced.embedded.fingerprints == [fp for f in _state(out)["files"].values() for row in f["passages"]
                                             for fp in row[1:]]
+
+
+def _opened(out: Path):
+    async def run():
+        engine = SearchEngine(out, Weights())
+        try:
+            return await engine.index()
+        finally:
+            engine.close()
+
+    return asyncio.run(run())
+
+
+def test_the_server_holds_vectors_by_the_count_the_build_recorded(indexes, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table of passages holds up to two vectors a row. Budgeting two for every row kept dub-ts ×30's
+    49,380 vectors (the default model) out of memory, and its table had no ANN index either (the build
+    counts the vectors it writes): LanceDB's flat scan answered, 84 ms a search instead of 11."""
+    from docs_mcp_core.search import engine as engine_module
+
+    _, exact, _ = indexes
+    recorded = json.loads(OutputLayout(exact).metadata.read_text())["index"]["vectors"]
+    index = _opened(exact)
+    assert index.vectors is not None and recorded == len(index.vectors) < 2 * index.rows
+    monkeypatch.setattr(engine_module, "MEMORY_VECTOR_BYTES", recorded * index.vectors.shape[1] * 4)
+    assert _opened(exact).vectors is not None  # fits by the recorded count, not by two a row
+
+    older = tmp_path / "older"  # a metadata.json from before the count: two a row are budgeted
+    shutil.copytree(exact, older)
+    meta = json.loads(OutputLayout(older).metadata.read_text())
+    del meta["index"]["vectors"]
+    OutputLayout(older).metadata.write_text(json.dumps(meta))
+    assert _opened(older).vectors is None
