@@ -12,7 +12,9 @@ apart. The recall@10 column is the ANN index's against exact search
 
 `--builds-with PROVIDER` makes the cold, no-op and 1%-edit builds use that provider instead
 (`local`: the default model; the copies share their texts, so a cold build embeds one copy's
-passages). `--baseline DIR` also runs the three builds with another checkout's docs_mcp_core (e.g. the
+passages). `--hybrid-with local` builds the hybrid index with the default model instead of `hash`
+(its searches then include embedding the query, and long chunks have two vectors: the tables of
+passages that `hash` never makes). `--baseline DIR` also runs the three builds with another checkout's docs_mcp_core (e.g. the
 main branch) on the same corpora in the same run, so before/after are compared as ratios on
 equally noisy ground. Prints Markdown tables.
 
@@ -43,7 +45,6 @@ from benchmarks.query import WARMUP, measure, measure_pair, queries  # noqa: E40
 from docs_mcp_core.fsutil import dir_size  # noqa: E402
 
 TEXT = ["--embedding-provider", "none"]
-HYBRID = ["--embedding-provider", "hash"]
 
 
 def make_corpus(root: Path, copies: int) -> Path:
@@ -118,7 +119,7 @@ def measure_size(copies: int, root: Path, args: argparse.Namespace, reference: d
     result["chunks"] = json.loads((out / "metadata.json").read_text())["stats"]["total_chunks"]
     result["index_mb"] = (dir_size(out / ".lancedb") + (out / "chunks.json").stat().st_size) / 1e6
     hybrid_out = root / f"hybrid-x{copies}"
-    run_build(docs, hybrid_out, HYBRID)
+    run_build(docs, hybrid_out, ["--embedding-provider", args.hybrid_with])
     result["indexes"] = {"text": out, "hybrid": hybrid_out}
     result["text"] = search_latency(out, False, args.searches, reference and reference["indexes"]["text"])
     result["hybrid"] = search_latency(hybrid_out, True, args.searches, reference and reference["indexes"]["hybrid"])
@@ -180,6 +181,8 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--baseline", default=None, help="another checkout to compare builds against, e.g. /work/main")
     parser.add_argument("--keep", default=None, help="generate corpora here and keep them (default: a temp folder)")
+    parser.add_argument("--hybrid-with", default="hash", metavar="PROVIDER",
+                        help="embedding provider of the index hybrid search is measured on (default hash: no model)")
     parser.add_argument("--builds-with", default="none", metavar="PROVIDER",
                         help="embedding provider of the cold, no-op and edit builds (default none: text-only)")
     args = parser.parse_args()
@@ -189,7 +192,8 @@ def main() -> None:
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="docs-mcp-scale-"))
     root.mkdir(parents=True, exist_ok=True)
     print(f"dub-ts × {copies}, fresh process per build, median of {args.runs} run(s); builds with "
-          f"--embedding-provider {args.builds_with}; hybrid search on a hash-provider index; {os.cpu_count()} cores",
+          f"--embedding-provider {args.builds_with}; hybrid search on a {args.hybrid_with}-provider index; "
+          f"{os.cpu_count()} cores",
           flush=True)
     try:
         results: list[dict[str, Any]] = []
