@@ -154,8 +154,10 @@ async def _mode(client: Client, query: str) -> str:
 
 
 async def measure_pair(servers: dict[str, tuple[Path, Path]], warmups: list[str], searches: list[str],
-                       hybrid: bool) -> dict[str, dict[str, float]]:
-    """Two servers (name -> index, checkout) at once; each search goes to both, in alternating order."""
+                       hybrid: bool | set[str]) -> dict[str, dict[str, float]]:
+    """Two servers (name -> index, checkout) at once; each search goes to both, in alternating order.
+    `hybrid`: whether (or which of them, by name) to wait for before measuring until they answer hybrid."""
+    wait_for = set(servers) if hybrid is True else set(hybrid or ())
     started = time.perf_counter()
     ready: dict[str, float] = {}
     (first, (index_a, code_a)), (second, (index_b, code_b)) = servers.items()
@@ -163,7 +165,7 @@ async def measure_pair(servers: dict[str, tuple[Path, Path]], warmups: list[str]
         clients = {first: a, second: b}
         while len(ready) < 2:
             for name, client in clients.items():
-                if name not in ready and (not hybrid or await _mode(client, "warm up") == "hybrid"):
+                if name not in ready and (name not in wait_for or await _mode(client, "warm up") == "hybrid"):
                     ready[name] = time.perf_counter() - started
             assert time.perf_counter() - started < 120, "a server never went hybrid"
             await anyio.sleep(0.05)
@@ -188,12 +190,13 @@ def side_by_side(index: Path, args: argparse.Namespace) -> None:
 
     other = args.against_index.resolve() if args.against_index else index
     servers = {"ours": (index, REPO), "baseline": (other, args.baseline.resolve() if args.baseline else REPO)}
-    hybrid = require_metadata(index).embedding is not None
+    hybrid = {name for name, (served, _) in servers.items() if require_metadata(served).embedding is not None}
     asked = queries(json.loads((index / "chunks.json").read_text()), args.searches + WARMUP)
     pair = anyio.run(measure_pair, servers, asked[:WARMUP], asked[WARMUP:], hybrid)
     a, b = pair["ours"], pair["baseline"]
     what = f"{index} vs {other}" if args.against_index else f"{index}, this checkout vs {args.baseline}"
-    print(f"{what}: {'hybrid' if hybrid else 'text'}, stdio, {args.searches} distinct searches after {WARMUP} "
+    modes = " and ".join("hybrid" if name in hybrid else "text" for name in servers)
+    print(f"{what}: {modes}, stdio, {args.searches} distinct searches after {WARMUP} "
           "warm-up ones, each sent to both servers in alternating order\n")
     print("| search p50 / p95 ms | other p50 / p95 ms | p50 ÷ other | peak RSS MB | other RSS MB |\n|---|---|---|---|---|")
     print(f"| {a['p50']:.2f} / {a['p95']:.2f} | {b['p50']:.2f} / {b['p95']:.2f} | {a['p50'] / b['p50']:.2f} | "
