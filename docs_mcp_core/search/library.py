@@ -283,10 +283,12 @@ class Library:
 
     async def _hint(self, scope: list[tuple[Corpus, PublishedIndex]], query: str, filters: dict[str, str]) -> ZeroResultHint:
         """The zero-result hint over the corpora searched: the other values that would match, in any of them."""
-        merged: dict[str, set[str]] = {}
-        for c, index in scope:
+        async def hint_of(c: Corpus, index: PublishedIndex) -> ZeroResultHint:
             with _reading(c.engine):
-                hint = await c.engine._hint(index, query, filters)
+                return await c.engine._hint(index, query, filters)
+
+        merged: dict[str, set[str]] = {}
+        for hint in await asyncio.gather(*(hint_of(c, index) for c, index in scope)):  # the corpora at once
             for key, values in hint["suggested_filters"].items():
                 merged.setdefault(key, set()).update(values)
         return hint_for(query, filters, {key: sorted(values) for key, values in sorted(merged.items())})
