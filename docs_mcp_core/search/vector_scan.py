@@ -77,7 +77,7 @@ def _available() -> bool:
 
 @dataclass
 class QuantizedScan:
-    """The first pass over one matrix: its int8 copy inside an ONNX Runtime session, and ‖δw‖ per row."""
+    """The first pass over one matrix: its int8 copy inside an ONNX Runtime session, and the largest ‖δw‖."""
 
     session: Any
     error: float  # the largest norm of what a row's codes lose

@@ -83,7 +83,14 @@ async def pipe_stdio() -> AsyncIterator[tuple[Any, Any]]:
         private_in = _claim(0, devnull)
     finally:
         os.close(devnull)
-    private_out = _claim(1, 2)
+    try:
+        diversion = os.dup(2)
+    except OSError:  # no stderr: stray output goes nowhere
+        diversion = os.open(os.devnull, os.O_WRONLY)
+    try:
+        private_out = _claim(1, diversion)
+    finally:
+        os.close(diversion)
     transports: list[asyncio.BaseTransport] = []
     try:
         reader = asyncio.StreamReader(limit=READ_LIMIT)
