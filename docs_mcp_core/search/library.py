@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Awaitable, Callable, Iterator, TypeVar
 
 import numpy as np
 
@@ -55,6 +55,7 @@ from .hits import SearchHit, TrimNote, ZeroResultHint
 from .vector_scan import nearest_rows
 
 
+_T = TypeVar("_T")
 CORPUS_SIMILARITY_POWER = 3  # see the module docstring; 1-2 recover most of the loss, 3 and up all of it
 
 
@@ -78,6 +79,17 @@ def _reading(engine: SearchEngine) -> Iterator[None]:
         yield
     except (RuntimeError, OSError) as exc:
         raise unreadable_index(engine.out, exc) from None
+
+
+async def _each(scope: list[tuple[Corpus, PublishedIndex]],
+                work: Callable[[Corpus, PublishedIndex], Awaitable[_T]]) -> list[_T]:
+    """work(corpus, index) for every corpus searched, all at once (their LanceDB queries share the cores),
+    each under _reading; results in scope order."""
+    async def one(c: Corpus, index: PublishedIndex) -> _T:
+        with _reading(c.engine):
+            return await work(c, index)
+
+    return list(await asyncio.gather(*(one(c, index) for c, index in scope)))
 
 
 @dataclass(frozen=True)
@@ -219,13 +231,10 @@ class Library:
         ranked: list[tuple[Corpus, PublishedIndex, str, float]] = []
         modes: dict[str, str] = {}
 
-        async def fused_in(c: Corpus, index: PublishedIndex) -> tuple[list[tuple[str, float]], str]:
-            with _reading(c.engine):
-                return await c.engine._fused(index, query, clean)
-
-        # Every corpus at once: their full-text queries share the cores, and corpora built with one model
-        # share its query vector (QueryEmbedder.vector_for). One by one, each corpus added a whole search.
-        for (c, index), (fused, modes[c.name]) in zip(scope, await asyncio.gather(*(fused_in(*p) for p in scope))):
+        # Every corpus at once: corpora built with one model also share its query vector
+        # (QueryEmbedder.vector_for). One by one, each corpus added a whole search.
+        fused_lists = await _each(scope, lambda c, index: c.engine._fused(index, query, clean))
+        for (c, index), (fused, modes[c.name]) in zip(scope, fused_lists):
             best = _best_score(c.engine, query, modes[c.name]) if served.several else 1.0
             ranked += [(c, index, chunk_id, score / best) for chunk_id, score in fused]
         if served.several:
@@ -238,14 +247,8 @@ class Library:
             ranked.sort(key=lambda r: (-r[3], order[r[0].name], r[2]))
         rows = ranked[offset : offset + limit]
 
-        async def texts_in(c: Corpus, index: PublishedIndex) -> dict[tuple[str, str], str]:
-            ids = [chunk_id for rc, _, chunk_id, _ in rows if rc is c]
-            with _reading(c.engine):
-                return {(c.name, i): t for i, t in (await c.engine._texts(index, ids)).items()}
-
-        texts: dict[tuple[str, str], str] = {}
-        for found in await asyncio.gather(*(texts_in(*p) for p in scope)):
-            texts.update(found)
+        found = await _each(scope, lambda c, index: c.engine._texts(index, [cid for rc, _, cid, _ in rows if rc is c]))
+        texts = {(c.name, chunk_id): text for (c, _), by_id in zip(scope, found) for chunk_id, text in by_id.items()}
         hits: list[SearchHit] = []
         for c, index, chunk_id, score in rows:
             info = index.info[chunk_id]
@@ -283,12 +286,8 @@ class Library:
 
     async def _hint(self, scope: list[tuple[Corpus, PublishedIndex]], query: str, filters: dict[str, str]) -> ZeroResultHint:
         """The zero-result hint over the corpora searched: the other values that would match, in any of them."""
-        async def hint_of(c: Corpus, index: PublishedIndex) -> ZeroResultHint:
-            with _reading(c.engine):
-                return await c.engine._hint(index, query, filters)
-
         merged: dict[str, set[str]] = {}
-        for hint in await asyncio.gather(*(hint_of(c, index) for c, index in scope)):  # the corpora at once
+        for hint in await _each(scope, lambda c, index: c.engine._hint(index, query, filters)):
             for key, values in hint["suggested_filters"].items():
                 merged.setdefault(key, set()).update(values)
         return hint_for(query, filters, {key: sorted(values) for key, values in sorted(merged.items())})
