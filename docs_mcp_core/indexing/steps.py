@@ -318,6 +318,11 @@ def load_model_early(provider: EmbeddingProvider, cache_dir: Path, *, rebuild: b
     if not (rebuild or changed) and may_hold_vectors(cache_dir, provider):
         return None
 
+    # numpy first, on this thread: the model's runtime imports it in the thread while this one imports it
+    # for the embedding cache, and two threads importing numpy at once left one of them a partial module
+    # ("cannot import name '__cpu_features__'"; a third of rebuilds after the cache was removed failed)
+    import numpy  # noqa: F401
+
     def load() -> None:
         try:
             provider.load()

@@ -169,6 +169,24 @@ def _fresh(graph_cache: Path | None) -> OnnxProvider:
     return fresh
 
 
+REBUILD = """
+import sys
+from docs_mcp_core.cli import main
+main(["build", "--docs-dir", sys.argv[1], "--out", sys.argv[2], "--embedding-provider", "local"])
+"""
+
+
+def test_rebuilds_after_the_cache_was_removed_load_the_model_without_tripping_over_numpy(tmp_path: Path) -> None:
+    """Regression: the model loads in a thread while the build imports numpy for the cache; both importing
+    numpy at once failed a third of these rebuilds ("cannot import name '__cpu_features__'")."""
+    docs = write(tmp_path, "docs/guide.md", "# Retries\n\nThe client retries 429 responses.\n").parent
+    out = tmp_path / "out"
+    for attempt in range(8):
+        shutil.rmtree(OutputLayout(out).embedding_cache, ignore_errors=True)  # files unchanged, vectors gone
+        done = subprocess.run([sys.executable, "-c", REBUILD, str(docs), str(out)], capture_output=True, text=True)
+        assert done.returncode == 0 and "embedded 1 passages" in done.stderr, (attempt, done.stderr[-2000:])
+
+
 def test_the_optimized_graph_is_saved_once_checked_and_gives_the_same_vectors(tmp_path: Path) -> None:
     texts = ["verify webhook signature", "webhook signature " * 200, "Pagination with cursors."]
     reference = _fresh(None)  # the int8 model file itself, optimized in memory
