@@ -16,10 +16,13 @@ A build's runs go to a pool of threads, one per core, each running the shared se
 thread (ORT's run() is thread-safe and releases the GIL): whole runs in parallel instead of one
 run split op by op across cores, whose hand-offs left the cores half idle (see embed).
 
-The first load saves ONNX Runtime's optimized graph under ~/.cache/docs-mcp/onnx (see
-onnx_graphs.py); later sessions open that instead of re-optimizing the model. Query embedding
-(tune_for_queries) runs an int8 copy of the graph, made the same way: a query then takes ~1.5 ms
-instead of ~3.3 ms, for vectors within cosine 0.9997 of the build's graph.
+The first load saves the graph it runs under ~/.cache/docs-mcp/onnx (see onnx_graphs.py); later
+sessions open that instead of re-optimizing the model. A model with int8 weights (the bundled one)
+runs its *int8 graph*, int8 activations per token times those weights, for index and query vectors
+alike: a cold dub-ts build embeds 1.8x faster than on the fp32 graph, at the same MRR@5 on every
+suite but uv-docs (-0.008). Without the onnx package that writes it, or for a model with fp32
+weights, vectors come from the fp32 graph; the graph is part of the vectors' fingerprint. An fp32
+model's queries (tune_for_queries) run its q8 query graph: ~1.5 ms instead of ~3.3 ms.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -40,7 +44,20 @@ from ..fsutil import file_sha256
 from .base import EmbeddingProvider
 from .fingerprint import config_fingerprint
 from .local import BUNDLED_NAMES, DEFAULT_MODEL, _read_json, model_dimensions, model_window, resolve_model_dir
-from .onnx_graphs import QUERY_GRAPH_EXTRA, can_make_query_graph, graph_cache_root, graph_folder, optimized_graph
+from .onnx_graphs import (
+    DISABLED_OPTIMIZERS,
+    FP32_SCHEME,
+    INT8_SCHEME,
+    QUERY_GRAPH_EXTRA,
+    can_rewrite_graphs,
+    graph_cache_root,
+    graph_folder,
+    has_int8_weights,
+    int8_kind,
+    optimized_graph,
+    optimizing_options,
+    session_source,
+)
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "minilm"
 PADDING_SCHEME = "exact-length-v1"  # part of the fingerprint: changing it could change vectors
@@ -152,6 +169,7 @@ class OnnxProvider(EmbeddingProvider):
             raise DocsMcpError(f"model {self.model} makes {self.dimensions}-dimension vectors, not {dimensions}")
         self.max_tokens = int(_read_json(self.folder / "sentence_bert_config.json").get("max_seq_length", 256))
         self.digest = self._identity(pooling_file)
+        self.scheme = self._scheme()
         self.batch_size = batch_size or 256  # texts per embed call; runs inside are grouped by length
         self.concurrency = 1  # one embed call at a time; its runs use every core (see embed)
         self.threads = threads or _threads()  # runs in flight at once, one core each
@@ -166,7 +184,7 @@ class OnnxProvider(EmbeddingProvider):
         self._lock = threading.Lock()
         self.graph_cache: Path | None = graph_cache_root()  # None: open the model file itself every time
         self.graph: Path | None = None  # the optimized graph the session runs, once loaded from one
-        self.for_queries = False  # tune_for_queries: open the int8 query graph
+        self.for_queries = False  # tune_for_queries: for an fp32 model, open its q8 query graph
 
     def passage_window(self) -> tuple[Path, int] | None:
         return model_window(self.folder, self.max_tokens)
@@ -180,12 +198,25 @@ class OnnxProvider(EmbeddingProvider):
             self.for_queries, self._session = True, None  # the next load opens the int8 query graph
 
     def prepare_queries(self) -> None:
-        # the int8 query graph: left to a server, its first start would pay ~0.5 s and ~100 MB of peak RSS
-        if self.graph_cache and can_make_query_graph():
+        # an fp32 model's q8 query graph: left to a server, its first start would pay ~0.5 s and ~100 MB of
+        # peak RSS (an int8 model's queries run the graph the build just made)
+        if self.graph_cache and self.scheme == FP32_SCHEME and can_rewrite_graphs():
             import onnxruntime as ort
 
-            if not (graph_folder(self.graph_cache, self.onnx_sha256, ort.__version__, True) / "graph.json").is_file():
-                optimized_graph(ort, self.onnx_path, self.onnx_sha256, self.graph_cache, for_queries=True)
+            if not (graph_folder(self.graph_cache, self.onnx_sha256, ort.__version__, "q8") / "graph.json").is_file():
+                optimized_graph(ort, self.onnx_path, self.onnx_sha256, self.graph_cache, kind="q8")
+
+    def _scheme(self) -> str:
+        """What computes the vectors (part of their fingerprint): the int8 graph for a model with int8
+        weights when the onnx package can write it, else fp32. Decided without loading the model."""
+        if not can_rewrite_graphs():
+            return FP32_SCHEME
+        if _is_bundled(self.model):
+            return INT8_SCHEME  # its weights are int8 per column (checked by tests/core/test_int8_graph.py)
+        try:
+            return INT8_SCHEME if has_int8_weights(self.onnx_path) else FP32_SCHEME
+        except Exception:  # noqa: BLE001 - a graph onnx cannot read: ONNX Runtime may still run it as it is
+            return FP32_SCHEME
 
     def _identity(self, pooling_file: Path | None) -> str:
         """sha256 over the ONNX file, the tokenizer and the configs that shape vectors."""
@@ -200,11 +231,11 @@ class OnnxProvider(EmbeddingProvider):
     def config_fingerprint(self) -> str:
         return config_fingerprint(provider=self.name, backend=self.backend, model_sha256=self.digest,
                                   dimensions=self.dimensions, normalize=self.normalize, max_tokens=self.max_tokens,
-                                  pooling=self.pooling, padding=PADDING_SCHEME)
+                                  pooling=self.pooling, padding=PADDING_SCHEME, graph=self.scheme)
 
     def describe(self) -> dict[str, object] | None:
         return {"provider": self.name, "model": self.model, "dimensions": self.dimensions, "backend": self.backend,
-                "model_sha256": self.digest, "model_file_sha256": self.onnx_sha256}
+                "model_sha256": self.digest, "model_file_sha256": self.onnx_sha256, "graph": self.scheme}
 
     def load(self) -> Any:
         """Import onnxruntime and open the model (a fraction of a second); safe from a background thread."""
@@ -242,14 +273,21 @@ class OnnxProvider(EmbeddingProvider):
             return self._session
 
     def _open(self, ort: Any, options: Any) -> Any:
-        """A session on a saved graph (onnx_graphs.py), for queries the int8 one first; else on the model
-        file. `query_note` says which graph answers queries, and why not the int8 one."""
+        """A session on a saved graph (onnx_graphs.py): the int8 one for an int8 model, for an fp32 model's
+        queries the q8 one first; else on the model (or its int8 rewrite) optimized in memory. `query_note`
+        says what answers queries, and why not the q8 graph."""
         self.graph, self.query_note = None, None
-        kinds = [True, False] if self.for_queries else [False]
-        if self.for_queries and not can_make_query_graph():
-            kinds, self.query_note = [False], f"fp32 graph: {QUERY_GRAPH_EXTRA}"
-        for int8 in kinds if self.graph_cache else []:
-            graph = optimized_graph(ort, self.onnx_path, self.onnx_sha256, self.graph_cache, for_queries=int8)
+        if self.scheme == INT8_SCHEME:
+            kinds = [int8_kind()]
+            self.query_note = "int8 graph" if self.for_queries else None
+        elif self.for_queries and can_rewrite_graphs():
+            kinds = ["q8", "fp32"]
+        else:
+            kinds = ["fp32"]
+            if self.for_queries:
+                self.query_note = f"fp32 graph: {QUERY_GRAPH_EXTRA}"
+        for kind in kinds if self.graph_cache else []:
+            graph = optimized_graph(ort, self.onnx_path, self.onnx_sha256, self.graph_cache, kind=kind)
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # done when it was saved
             try:
                 session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"]) if graph else None
@@ -257,14 +295,17 @@ class OnnxProvider(EmbeddingProvider):
                 session = None
             if session is not None:
                 self.graph = graph
-                self.query_note = "int8 query graph" if int8 else self.query_note
+                self.query_note = "int8 query graph" if kind == "q8" else self.query_note
                 return session
-            if int8:
+            if kind == "q8":
                 self.query_note = "fp32 graph: the int8 query graph could not be made or opened here"
         if self.for_queries and self.query_note is None:
             self.query_note = "fp32 model file: no graph cache"
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        return ort.InferenceSession(str(self.onnx_path), options, providers=["CPUExecutionProvider"])
+        kind = kinds[0] if self.scheme == INT8_SCHEME else "fp32"  # vectors must match the fingerprint's scheme
+        with tempfile.TemporaryDirectory(prefix="docs-mcp-graph-") as tmp:
+            model = session_source(kind, self.onnx_path, Path(tmp))  # ORT reads the file before returning
+            return ort.InferenceSession(str(model), optimizing_options(ort, options), providers=["CPUExecutionProvider"],
+                                        disabled_optimizers=list(DISABLED_OPTIMIZERS))
 
     def _run(self, tokens_of: list[tuple[np.ndarray, np.ndarray | None]]) -> np.ndarray:
         """Pooled, normalized vectors for token ids that all have the same length (no padding)."""

@@ -1,4 +1,5 @@
-"""The int8 query graph: made once beside the optimized graph, exact weights, vectors close to the build's."""
+"""The q8 query graph of a model with fp32 weights: made once beside its optimized graph, vectors close
+to the build's. (A model with int8 weights runs its int8 graph for both: test_int8_graph.py.)"""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ import pytest
 
 from docs_mcp_core.embedding.local_onnx import OnnxProvider
 from docs_mcp_core.embedding.onnx_graphs import (
+    FP32_SCHEME,
     QUERY_BLOCK,
     QUERY_SCHEME,
     int8_query_model,
 )
+
+from .onnx_models import fp32_model_folder
 
 pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
@@ -26,8 +30,13 @@ QUERIES = ["verify webhook signature", "how do I retry a failed request", "creat
 MIN_COSINE = 0.9995  # measured: min 0.99973, mean 0.99981 over these; 0.9990 over 600 corpus queries
 
 
-def _provider(cache: Path, queries: bool) -> OnnxProvider:
-    provider = OnnxProvider()
+@pytest.fixture(scope="module")
+def fp32_model(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(fp32_model_folder(tmp_path_factory.mktemp("models") / "fp32"))
+
+
+def _provider(cache: Path, queries: bool, model: str | None = None) -> OnnxProvider:
+    provider = OnnxProvider(model)
     provider.graph_cache = cache
     if queries:
         provider.tune_for_queries()
@@ -43,10 +52,12 @@ def _ops(path: Path) -> dict[str, int]:
     return counts
 
 
-def test_queries_run_a_saved_int8_graph_whose_vectors_are_close_to_the_builds_and_reproducible(tmp_path: Path) -> None:
+def test_queries_run_a_saved_int8_graph_whose_vectors_are_close_to_the_builds_and_reproducible(
+        tmp_path: Path, fp32_model: str) -> None:
     cache = tmp_path / "graphs"
-    build = _provider(cache, queries=False)
-    query = _provider(cache, queries=True)
+    build = _provider(cache, queries=False, model=fp32_model)
+    query = _provider(cache, queries=True, model=fp32_model)
+    assert build.scheme == FP32_SCHEME and build.describe()["graph"] == FP32_SCHEME  # type: ignore[index]
     assert build.query_note is None and query.query_note == "int8 query graph"
     assert query.graph is not None and query.graph.parent.name.split("-ort")[0].endswith("-q8")
     assert build.graph is not None and build.graph.parent != query.graph.parent
@@ -63,40 +74,9 @@ def test_queries_run_a_saved_int8_graph_whose_vectors_are_close_to_the_builds_an
     assert not np.array_equal(found, expected)  # it is another graph, not the build's under another name
 
     saved = {p.name: p.stat().st_mtime_ns for p in query.graph.parent.iterdir()}
-    again = _provider(cache, queries=True)
+    again = _provider(cache, queries=True, model=fp32_model)
     assert again.graph == query.graph and {p.name: p.stat().st_mtime_ns for p in query.graph.parent.iterdir()} == saved
     assert np.array_equal(np.stack([again.embed([q])[0] for q in QUERIES]), found)
-
-
-def test_the_int8_rewrite_keeps_the_bundled_models_weights_exactly(tmp_path: Path) -> None:
-    source = OnnxProvider().onnx_path
-    rewritten = int8_query_model(source, tmp_path / "int8.onnx")
-    assert rewritten == 36
-    original = onnx.load(str(source))
-    constants = {t.name: onnx.numpy_helper.to_array(t) for t in original.graph.initializer}
-    producers = {o: n for n in original.graph.node for o in n.output}
-    weights = {}  # MatMul output -> its fp32 weight as the source model computes it (int8 codes × column scale)
-    for node in original.graph.node:
-        if node.op_type == "MatMul" and node.input[1] in producers and producers[node.input[1]].op_type == "Mul":
-            mul = producers[node.input[1]]
-            cast = producers.get(mul.input[0])
-            if cast is not None and cast.op_type == "Cast" and cast.input[0] in constants:
-                weights[node.output[0]] = constants[cast.input[0]].astype(np.float32) * constants[mul.input[1]]
-    model = onnx.load(str(tmp_path / "int8.onnx"))
-    new = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
-    checked = 0
-    for node in model.graph.node:
-        if node.op_type != "MatMulNBits":
-            continue
-        packed, scales = new[node.input[1]], new[node.input[2]]
-        n, blocks, block = packed.shape
-        assert block == QUERY_BLOCK
-        values = (packed.astype(np.float32) - 128) * scales.reshape(n, blocks, 1)
-        assert np.array_equal(values.reshape(n, -1).T, weights[node.output[0]])
-        checked += 1
-    assert checked == 36
-    assert not any(n.op_type == "Cast" and n.input[0] in {c for c in constants if c.startswith("val_")}
-                   for n in model.graph.node)  # the rewritten weights' Cast/Mul are gone
 
 
 def test_an_fp32_weight_gets_a_scale_per_block_and_still_multiplies(tmp_path: Path) -> None:
@@ -133,7 +113,7 @@ build.graph_cache = query.graph_cache = Path(sys.argv[1])
 query.tune_for_queries()
 query.load()
 same = bool((build.embed(["verify webhook signature"]) == query.embed(["verify webhook signature"])).all())
-print(json.dumps({"note": query.query_note, "same": same, "graph": str(query.graph)}))
+print(json.dumps({"note": query.query_note, "same": same, "graph": str(query.graph), "scheme": build.scheme}))
 """
 
 
@@ -141,6 +121,6 @@ def test_without_the_onnx_package_queries_use_the_fp32_graph_and_say_why(tmp_pat
     done = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path / "graphs")], capture_output=True, text=True,
                           check=True)
     found = json.loads(done.stdout.strip().splitlines()[-1])
-    assert found["note"] == "fp32 graph: the int8 query graph needs the onnx package (pip install 'docs-mcp[semantic]')"
-    assert found["same"] and "-q8-" not in found["graph"]
-    assert [p.name for p in (tmp_path / "graphs").iterdir() if "-q8-" in p.name] == []
+    assert found["note"] == "fp32 graph: the int8 graphs need the onnx package (pip install 'docs-mcp[semantic]')"
+    assert found["same"] and found["scheme"] == FP32_SCHEME and "-q8-" not in found["graph"]
+    assert [p.name for p in (tmp_path / "graphs").iterdir() if "-q8-" in p.name or "-i8" in p.name] == []
