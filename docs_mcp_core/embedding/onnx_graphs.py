@@ -187,20 +187,25 @@ def int8_query_model(source: Path, dest: Path) -> int:
                                       name=f"{node.name}_q8", domain="com.microsoft", K=k, N=n, bits=8,
                                       block_size=QUERY_BLOCK, accuracy_level=4))  # 4: int8 compute
         rewritten += 1
+    _save(model, nodes, dest)
+    return rewritten
+
+
+def _save(model: Any, nodes: list[Any], dest: Path) -> None:
+    """Write `model` with `nodes` as its graph, minus the nodes and constants nothing reads any more."""
+    import onnx
+    from onnx import helper
+
+    graph = model.graph
     del graph.node[:]
     graph.node.extend(_live(nodes, {output.name for output in graph.output}))
     used = {name for node in graph.node for name in node.input}
     live_constants = [tensor for tensor in graph.initializer if tensor.name in used]
     del graph.initializer[:]
     graph.initializer.extend(live_constants)
-    _use_microsoft_ops(model, helper)
-    onnx.save(model, str(dest))
-    return rewritten
-
-
-def _use_microsoft_ops(model: Any, helper: Any) -> None:
     if not any(op.domain == "com.microsoft" for op in model.opset_import):
         model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    onnx.save(model, str(dest))
 
 
 def _block_weights(name: str, constants: dict[str, Any], numpy_helper: Any) -> tuple[np.ndarray, np.ndarray] | None:
@@ -309,15 +314,7 @@ def int8_activation_model(source: Path, dest: Path, *, unsigned: bool = False) -
         nodes.append(helper.make_node("Reshape", [columns, shape], [out], name=f"{out}_i8"))
         rewritten += 1
     graph.initializer.extend(shared)
-    del graph.node[:]
-    nodes = _fused_gelu(_without_nan_guards(nodes), constants, numpy_helper)
-    graph.node.extend(_live(nodes, {output.name for output in graph.output}))
-    used = {name for node in graph.node for name in node.input}
-    live_constants = [tensor for tensor in graph.initializer if tensor.name in used]
-    del graph.initializer[:]
-    graph.initializer.extend(live_constants)
-    _use_microsoft_ops(model, helper)
-    onnx.save(model, str(dest))
+    _save(model, _fused_gelu(_without_nan_guards(nodes), constants, numpy_helper), dest)
     return rewritten
 
 
