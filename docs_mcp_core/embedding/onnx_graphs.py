@@ -134,7 +134,7 @@ def optimized_graph(ort: Any, source: Path, source_sha256: str, root: Path, *, k
                     raise
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        _remove_other_versions(folder)
+        _remove_superseded(folder, source_sha256[:32], kind)
         return folder / GRAPH_FILES[0]
     except Exception:  # noqa: BLE001 - a read-only or full disk only costs memory, never a failure
         return None
@@ -148,16 +148,19 @@ def optimizing_options(ort: Any, options: Any = None) -> Any:
     return options
 
 
-def _remove_other_versions(folder: Path) -> None:
-    """Drop this model's graphs of the same kind saved by other onnxruntime versions (~90 MB each),
-    which an upgrade leaves behind.
+def _remove_superseded(folder: Path, model: str, kind: str) -> None:
+    """Drop this model's graphs that a new one replaces: the same kind saved by other onnxruntime
+    versions (~60-90 MB each, left behind by an upgrade), and, beside a new int8 graph, the model's
+    fp32 and q8 graphs (~150 MB, which earlier versions ran it on; an install without the onnx
+    package makes its fp32 graph again if it needs one).
 
-    Only when a new graph was just made: a process still on the old version keeps its mapped files
+    Only when a new graph was just made: a process still running an old one keeps its mapped files
     (removing an open file on POSIX leaves the mapping valid) and remakes its folder if it loads again.
     """
-    prefix = folder.name.split("-ort", 1)[0] + "-ort"
-    for other in folder.parent.glob(f"{prefix}*"):
-        if other != folder and other.is_dir():
+    kinds = {kind, "fp32", "q8"} if kind.startswith("int8") else {kind}
+    by_suffix = {suffix: name for name, suffix in KINDS.items()}
+    for other in folder.parent.glob(f"{model}*-ort*"):
+        if other != folder and other.is_dir() and by_suffix.get(other.name[len(model):].split("-ort", 1)[0]) in kinds:
             shutil.rmtree(other, ignore_errors=True)
 
 

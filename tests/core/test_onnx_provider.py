@@ -217,14 +217,22 @@ def test_the_optimized_graph_is_saved_once_checked_and_gives_the_same_vectors(tm
     assert fallback.graph is None and np.array_equal(fallback.embed(texts), expected)
 
 
-def test_a_new_graph_removes_the_same_models_graphs_from_other_onnxruntime_versions(tmp_path: Path) -> None:
+def test_a_new_graph_removes_the_same_models_graphs_it_replaces(tmp_path: Path) -> None:
+    import onnxruntime as ort
+
     cache = tmp_path / "graphs"
     sha = OnnxProvider().onnx_sha256[:32]
-    old_version = write(cache, f"{sha}{KINDS[int8_kind()]}-ort0.0.1/model.data", "left by an older onnxruntime")
+    kind = int8_kind()
+    other_variant = "int8-unsigned" if kind == "int8" else "int8"
+    old_version = write(cache, f"{sha}{KINDS[kind]}-ort0.0.1/model.data", "left by an older onnxruntime")
+    fp32 = write(cache, f"{sha}-ort{ort.__version__}/model.data", "the fp32 graph earlier versions ran")
+    q8 = write(cache, f"{sha}-q8-ort0.0.1/model.data", "the query graph earlier versions ran")
+    variant = write(cache, f"{sha}{KINDS[other_variant]}-ort{ort.__version__}/model.data", "another CPU's int8 graph")
     other_model = write(cache, f"{'0' * 32}-ort0.0.1/model.data", "another model's graph")
     made = _fresh(cache)
     assert made.graph is not None and made.graph.parent.is_dir()
-    assert not old_version.parent.exists() and other_model.is_file()
+    assert not old_version.parent.exists() and not fp32.parent.exists() and not q8.parent.exists()
+    assert other_model.is_file() and variant.is_file()  # the same bits, made for a CPU sharing this cache
     kept = {p.name for p in cache.iterdir()}
     _fresh(cache)  # loading a saved graph removes nothing
     assert {p.name for p in cache.iterdir()} == kept
