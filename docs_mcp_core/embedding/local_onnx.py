@@ -195,7 +195,7 @@ class OnnxProvider(EmbeddingProvider):
         self.threads = 1
         self.shutdown_pool()
         with self._lock:
-            self.for_queries, self._session = True, None  # the next load opens the int8 query graph
+            self.for_queries, self._session = True, None  # the next load opens the graph queries run on
 
     def prepare_queries(self) -> None:
         # an fp32 model's q8 query graph: left to a server, its first start would pay ~0.5 s and ~100 MB of
@@ -213,10 +213,7 @@ class OnnxProvider(EmbeddingProvider):
             return FP32_SCHEME
         if _is_bundled(self.model):
             return INT8_SCHEME  # its weights are int8 per column (checked by tests/core/test_int8_graph.py)
-        try:
-            return INT8_SCHEME if has_int8_weights(self.onnx_path) else FP32_SCHEME
-        except Exception:  # noqa: BLE001 - a graph onnx cannot read: ONNX Runtime may still run it as it is
-            return FP32_SCHEME
+        return INT8_SCHEME if has_int8_weights(self.onnx_path, self.onnx_sha256, graph_cache_root()) else FP32_SCHEME
 
     def _identity(self, pooling_file: Path | None) -> str:
         """sha256 over the ONNX file, the tokenizer and the configs that shape vectors."""

@@ -245,17 +245,36 @@ def _column_codes(name: str, constants: dict[str, Any], producers: dict[str, Any
     return codes, column_scales.reshape(-1)
 
 
-def has_int8_weights(source: Path) -> bool:
+def has_int8_weights(source: Path, source_sha256: str, root: Path | None) -> bool:
     """Whether the model's products by a weight use int8 codes with a scale per column (the int8 graph's
-    precondition). Reads the graph, not external weights; needs the onnx package."""
-    import onnx
-    from onnx import numpy_helper
+    precondition). Read from the graph once per model file (remembered under `root`, so a no-op build
+    of a custom model does not parse it again); False for a graph the onnx package cannot read."""
+    memo = root / f"{source_sha256[:32]}-weights.json" if root else None
+    try:
+        if memo is not None and memo.is_file():
+            return bool(json.loads(memo.read_text())["int8"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # unreadable: read the graph again
+    try:
+        import onnx
+        from onnx import numpy_helper
 
-    graph = onnx.load(str(source), load_external_data=False).graph
-    constants = {tensor.name: tensor for tensor in graph.initializer}
-    producers = {output: node for node in graph.node for output in node.output}
-    return any(node.op_type == "MatMul" and _column_codes(node.input[1], constants, producers, numpy_helper) is not None
-               for node in graph.node)
+        graph = onnx.load(str(source), load_external_data=False).graph
+        constants = {tensor.name: tensor for tensor in graph.initializer}
+        producers = {output: node for node in graph.node for output in node.output}
+        found = any(node.op_type == "MatMul" and _column_codes(node.input[1], constants, producers, numpy_helper)
+                    is not None for node in graph.node)
+    except Exception:  # noqa: BLE001 - a graph onnx cannot read: ONNX Runtime may still run it as it is
+        return False
+    if memo is not None:
+        try:
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            tmp = memo.with_name(f".{memo.name}.{os.getpid()}")
+            tmp.write_text(json.dumps({"int8": found, "source_sha256": source_sha256}))
+            tmp.replace(memo)
+        except OSError:
+            pass  # a read-only cache: read the graph each time
+    return found
 
 
 def int8_activation_model(source: Path, dest: Path, *, unsigned: bool = False) -> int:

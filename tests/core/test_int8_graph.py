@@ -4,6 +4,7 @@ query vectors alike; the same bits whichever kernel runs it, close to the fp32 g
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -150,9 +151,10 @@ print(json.dumps([provider.scheme, provider.config_fingerprint, "onnx" in sys.mo
 """
 
 
-def _scheme(model: str, onnx_package: bool = True) -> tuple[str, str, bool]:
+def _scheme(model: str, onnx_package: bool = True, cache: Path | None = None) -> tuple[str, str, bool]:
+    env = {**os.environ, **({"XDG_CACHE_HOME": str(cache)} if cache else {})}
     done = subprocess.run([sys.executable, "-c", SCHEME, model, "onnx" if onnx_package else "no-onnx"],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, env=env)
     scheme, fingerprint, imported = json.loads(done.stdout.strip().splitlines()[-1])
     return scheme, fingerprint, imported
 
@@ -160,7 +162,10 @@ def _scheme(model: str, onnx_package: bool = True) -> tuple[str, str, bool]:
 def test_the_graph_that_makes_the_vectors_is_part_of_their_fingerprint(tmp_path: Path) -> None:
     bundled = _scheme("bundled")
     assert bundled[0] == INT8_SCHEME and not bundled[2]  # decided without importing onnx
-    assert _scheme(str(int8_model_folder(tmp_path / "int8")))[0] == INT8_SCHEME  # found in its weights
+    custom = str(int8_model_folder(tmp_path / "int8"))
+    first, again = _scheme(custom, cache=tmp_path / "cache"), _scheme(custom, cache=tmp_path / "cache")
+    assert first[0] == again[0] == INT8_SCHEME and first[1] == again[1]  # found in its weights
+    assert first[2] and not again[2]  # read once: later processes remember it without importing onnx
     assert _scheme(str(fp32_model_folder(tmp_path / "fp32")))[0] == FP32_SCHEME
     without = _scheme("bundled", onnx_package=False)
     assert without[0] == FP32_SCHEME and without[1] != bundled[1]
