@@ -69,6 +69,12 @@ def test_the_int8_graph_multiplies_the_models_own_codes(tmp_path: Path, unsigned
     assert ops["MatMulInteger"] == 36 and ops["QuantizeLinear"] == 24  # Q, K and V share their input's codes
     assert ops.get("BiasGelu") == 6 and "Erf" not in ops  # fused; and no NaN guard after the softmaxes
     assert "IsNaN" not in ops and ops["Softmax"] == 6
+    before = {n.op_type: 0 for n in original.graph.node}
+    for n in original.graph.node:
+        before[n.op_type] += 1
+    # the token count and zero points are computed once per run, not once per product (shape inference
+    # finds every quantized input shaped [batch, sequence, K]); the tiny graph below takes the other path
+    assert ops["Expand"] == before["Expand"] + 1 and ops["ReduceProd"] == 1
     assert not any(name in code_names for n in model.graph.node for name in n.input)  # no float copy of a weight
 
 
@@ -88,6 +94,7 @@ def test_activations_are_quantized_per_token_as_a_numpy_reference_does(tmp_path:
         [numpy_helper.from_array(codes, "codes"), numpy_helper.from_array(columns, "columns")])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "tiny.onnx"))
     assert int8_activation_model(tmp_path / "tiny.onnx", tmp_path / "tiny-int8.onnx") == 1
+    assert "ReduceProd" not in _ops(tmp_path / "tiny-int8.onnx")  # x is a graph input: shapes from x itself
     x = rng.normal(size=(2, 3, 64)).astype(np.float32)
     x[0, 1] *= 50  # one loud token: its scale must not flatten the others
     x[1, 2] = 0  # an all-zero token: zeros out, no NaN
