@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,9 @@ class PassageSplitter:
         self._tokenizer: Any = None
         # A build asks twice (fingerprints, then the texts to embed): the second time costs a hash, not a tokenization.
         self._spans: dict[bytes, tuple[tuple[int, int], ...]] = {}
+        # The first window's word pieces (no special tokens) of the inputs tokenized here, for a provider
+        # that would tokenize them again to embed them (OnnxProvider.embedding_order takes them out).
+        self.first_windows: dict[str, array[int]] = {}  # ~0.5 KB each; emptied by each embedding_order
 
     def _load(self) -> Any:
         """The tokenizer, loaded for the first input that may not fit one window: a build of short
@@ -156,6 +160,8 @@ class PassageSplitter:
         """Character spans of `text` that the passages after the first hold."""
         tokenizer = self._load()
         encoding = tokenizer.encode(text, add_special_tokens=False)
+        if len(self.first_windows) < MEMO_ENTRIES:
+            self.first_windows[text] = array("i", encoding.ids[: self.room])
         offsets, words = encoding.offsets, encoding.word_ids
         if len(offsets) <= self.room:
             return ()

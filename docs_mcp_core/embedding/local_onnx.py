@@ -333,14 +333,40 @@ class OnnxProvider(EmbeddingProvider):
         ids = np.asarray(encoding.ids, dtype=np.int64)
         return ids, np.asarray(encoding.type_ids, dtype=np.int64) if "token_type_ids" in self._inputs else None
 
+    def _framing(self) -> tuple[list[int], list[int]] | None:
+        """The special tokens around a text's word pieces ([CLS] and [SEP]), when the passage splitter's
+        first windows plus these are exactly what tokenizing the text gives (no type ids, checked on a
+        probe); None otherwise. Then a build tokenizes each input once, not twice (~0.2 s of dub-ts's
+        cold build, spent before the first run could start)."""
+        probe = "docs mcp probe"
+        encoding = self._tokenizer.encode(probe)
+        framed, plain = encoding.ids, self._tokenizer.encode(probe, add_special_tokens=False).ids
+        if any(encoding.type_ids):  # _run feeds type ids of zeros for these
+            return None
+        at = next((i for i in range(len(framed) - len(plain) + 1) if framed[i : i + len(plain)] == plain), None)
+        if at is None or len(framed) - len(plain) + (self._splitter.room if self._splitter else 0) != self.max_tokens:
+            return None
+        return framed[:at], framed[at + len(plain):]
+
     def embedding_order(self, texts: Sequence[str]) -> list[int]:
         """By token length: a batch then holds few lengths, so each run has many rows (bigger matrix
         products). Vectors do not depend on it. The token ids are kept for `embed` (a few KB a text,
         dropped as they are used)."""
         if len(texts) < 2:
             return list(range(len(texts)))  # nothing to order: no reason to load the model
+        import numpy as np
+
         self.load()
-        self._token_ids = {t: self._tokenize(t) for t in dict.fromkeys(texts)}
+        windows = self._splitter.first_windows if getattr(self, "_splitter", None) is not None else {}
+        framed = self._framing() if windows else None
+        self._token_ids = {}
+        for text in dict.fromkeys(texts):
+            window = windows.pop(text, None)
+            if window is not None and framed is not None:
+                self._token_ids[text] = (np.asarray([*framed[0], *window, *framed[1]], dtype=np.int64), None)
+            else:
+                self._token_ids[text] = self._tokenize(text)
+        windows.clear()  # the rest were not asked for (their vectors were cached)
         lengths = [len(self._token_ids[t][0]) for t in texts]
         return sorted(range(len(texts)), key=lengths.__getitem__)
 

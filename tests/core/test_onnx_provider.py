@@ -18,6 +18,7 @@ from mcp import Client
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider, to_embedding_input
 from docs_mcp_core.embedding.hashing import HashProvider
+from docs_mcp_core.embedding.input import passage_input
 from docs_mcp_core.embedding.local_onnx import BUNDLED_DIR, OnnxProvider
 from docs_mcp_core.embedding.onnx_graphs import GRAPH_FILES, KINDS, int8_kind
 from docs_mcp_core.errors import DocsMcpError
@@ -27,7 +28,7 @@ from docs_mcp_core.search.engine import run_search
 from docs_mcp_core.sources.config import load_config
 from docs_mcp_eval.benchmark import parse_spec
 
-from ..conftest import EXAMPLE_DOCS, write
+from ..conftest import DUB_TS, EXAMPLE_DOCS, write
 from ..server.conftest import anyio_backend, build_index, http_server  # noqa: F401 - anyio_backend is a fixture
 
 pytest.importorskip("onnxruntime")
@@ -130,6 +131,25 @@ def test_embed_reuses_the_tokens_embedding_order_computed(provider) -> None:
     assert counting.encoded == 5 and reused._token_ids == {}  # only the repeated "x" was encoded again
     assert np.array_equal(vectors, provider.embed(ordered))
     reused.close()
+
+
+def test_an_input_the_passage_splitter_tokenized_is_not_tokenized_again_and_gets_the_same_ids() -> None:
+    provider = OnnxProvider()
+    texts = []
+    for chunk in analyze_corpus(DUB_TS).chunks:
+        full, head, end = passage_input(chunk)
+        texts += provider.passages(full, head, end)
+    texts = list(dict.fromkeys(texts))
+    from_splitter = set(provider._splitter.first_windows)
+    assert len(from_splitter) > len(texts) // 3  # the long prose inputs (short and table ones are not split)
+    provider.load()
+    tokenized = []
+    direct = provider._tokenize
+    provider._tokenize = lambda text: tokenized.append(text) or direct(text)  # type: ignore[method-assign]
+    provider.embedding_order(texts)
+    assert set(tokenized) == set(texts) - from_splitter and not provider._splitter.first_windows
+    for text in texts:  # [CLS] + the splitter's first window + [SEP] is exactly what tokenizing gives
+        assert np.array_equal(provider._token_ids[text][0], direct(text)[0]), text[:80]
 
 
 def test_a_cold_build_loads_the_model_while_parsing_and_a_build_with_a_cache_does_not(tmp_path: Path) -> None:
