@@ -2,7 +2,7 @@
 
 *fp32*: ONNX Runtime's optimized graph of the model. *int8* (models whose products by a weight
 use int8 codes with one scale per column, as the bundled all-MiniLM-L6-v2 does): every such
-product runs as MatMulInteger on those exact codes and the activations quantized to 8 bits with
+product runs as MatMulIntegerToFloat on those exact codes and the activations quantized to 8 bits with
 one scale per token, then scaled back. Its sums are integers, so a vector depends neither on the
 batch nor on the kernel: the signed-weight graph (for x86 CPUs with VNNI, where it is fast) and
 the unsigned-weight graph (elsewhere: without VNNI, ONNX Runtime's signed kernel saturates 16-bit
@@ -278,12 +278,12 @@ def has_int8_weights(source: Path, source_sha256: str, root: Path | None) -> boo
 
 
 def int8_activation_model(source: Path, dest: Path, *, unsigned: bool = False) -> int:
-    """Write `source` with every product by int8 column-scaled weights run as MatMulInteger on those
-    codes and the activations quantized per token; returns how many were rewritten.
+    """Write `source` with every product by int8 column-scaled weights run as an integer product of
+    those codes and the activations quantized per token; returns how many were rewritten.
 
     A token's activations x get the scale s = max|x| / 127 and the codes round(x / s) + 128 (uint8,
-    zero point 128; QuantizeLinear per row); the integer product is scaled back by s and the
-    column's scale. With `unsigned`, weight codes are stored +128 with zero point 128: the same
+    zero point 128; QuantizeLinear per row); the integer product (MatMulIntegerToFloat) is scaled
+    back by the column's scale and then by s. With `unsigned`, weight codes are stored +128 with zero point 128: the same
     integers, for CPUs whose signed kernel saturates (int8_kind). Needs the onnx package."""
     import numpy as np
     import onnx
@@ -297,7 +297,9 @@ def int8_activation_model(source: Path, dest: Path, *, unsigned: bool = False) -
               numpy_helper.from_array(np.array(1e-30, np.float32), "i8_tiny"),  # an all-zero token: scale > 0
               numpy_helper.from_array(np.array(128, np.uint8), "i8_zero"),
               numpy_helper.from_array(np.array([0], np.int64), "i8_0"),
-              numpy_helper.from_array(np.array([-1], np.int64), "i8_last")]
+              numpy_helper.from_array(np.array([-1], np.int64), "i8_last"),
+              numpy_helper.from_array(np.array([1], np.int64), "i8_axis1"),
+              numpy_helper.from_array(np.array(1.0, np.float32), "i8_one")]
     nodes: list[Any] = []
     shapes: set[str] = set()  # output shapes made so far: [batch, tokens, width] per lead and width
     rewritten = 0
@@ -330,13 +332,15 @@ def int8_activation_model(source: Path, dest: Path, *, unsigned: bool = False) -
                 zeros = node("Expand", ["i8_zero", node("Shape", [scale], f"{x}_i8_n")], f"{x}_i8_zeros")
                 lead = node("Slice", [node("Shape", [x], f"{x}_i8_shape"), "i8_0", "i8_last"], f"{x}_i8_lead")
             node("QuantizeLinear", [rows, scale, zeros], f"{x}_i8_codes", axis=0)
+            node("Unsqueeze", [scale, "i8_axis1"], f"{x}_i8_token_scale")  # a column: one scale per row
         stored = (codes.astype(np.int16) + 128).astype(np.uint8) if unsigned else codes
         graph.initializer.extend([numpy_helper.from_array(stored, f"{out}_i8_w"),
                                   numpy_helper.from_array(column_scales, f"{out}_i8_cols")])
-        product = node("MatMulInteger", [f"{x}_i8_codes", f"{out}_i8_w", "i8_zero", *(["i8_zero"] if unsigned else [])],
-                       f"{out}_i8_int")
-        scaled = node("DequantizeLinear", [product, f"{x}_i8_scale"], f"{out}_i8_rows", axis=0)
-        columns = node("Mul", [scaled, f"{out}_i8_cols"], f"{out}_i8_2d")
+        # the integer product times the column scales (in the kernel's epilogue), then times the token's
+        # scale: one pass fewer than MatMulInteger, DequantizeLinear and Mul (6% of the graph's time)
+        product = node("MatMulIntegerToFloat", [f"{x}_i8_codes", f"{out}_i8_w", "i8_one", f"{out}_i8_cols", "i8_zero",
+                                                *(["i8_zero"] if unsigned else [])], f"{out}_i8_float", domain="com.microsoft")
+        columns = node("Mul", [product, f"{x}_i8_token_scale"], f"{out}_i8_2d")
         lead_of_x = lead if tokens is not None else f"{x}_i8_lead"
         if f"{lead_of_x}_{n}" not in shapes:
             graph.initializer.append(numpy_helper.from_array(np.array([n], np.int64), f"i8_width_{n}"))

@@ -66,7 +66,7 @@ def test_the_int8_graph_multiplies_the_models_own_codes(tmp_path: Path, unsigned
         assert np.array_equal(stored.astype(np.int16) - (128 if unsigned else 0), codes.astype(np.int16))
         assert np.array_equal(new[f"{out}_i8_cols"], scales.reshape(-1))
     ops = _ops(tmp_path / "int8.onnx")
-    assert ops["MatMulInteger"] == 36 and ops["QuantizeLinear"] == 24  # Q, K and V share their input's codes
+    assert ops["MatMulIntegerToFloat"] == 36 and ops["QuantizeLinear"] == 24  # Q, K and V share their input's codes
     assert ops.get("BiasGelu") == 6 and "Erf" not in ops  # fused; and no NaN guard after the softmaxes
     assert "IsNaN" not in ops and ops["Softmax"] == 6
     before = {n.op_type: 0 for n in original.graph.node}
@@ -124,7 +124,7 @@ def test_signed_and_unsigned_weights_give_the_same_bits(tmp_path: Path, texts: l
             vectors[kind][rows] = provider.embed([texts[i] for i in rows])
         assert provider.graph is not None
         folders[kind] = provider.graph.parent.name
-        assert "MatMulInteger" in _ops(provider.graph)
+        assert "MatMulIntegerToFloat" in _ops(provider.graph)
     assert folders["int8"].split("-ort")[0].endswith(KINDS["int8"])
     assert folders["int8-unsigned"].split("-ort")[0].endswith(KINDS["int8-unsigned"])
     assert np.array_equal(vectors["int8"], vectors["int8-unsigned"])
