@@ -283,8 +283,9 @@ def int8_activation_model(source: Path, dest: Path, *, unsigned: bool = False) -
 
     A token's activations x get the scale s = max|x| / 127 and the codes round(x / s) + 128 (uint8,
     zero point 128; QuantizeLinear per row); the integer product (MatMulIntegerToFloat) is scaled
-    back by the column's scale and then by s. With `unsigned`, weight codes are stored +128 with zero point 128: the same
-    integers, for CPUs whose signed kernel saturates (int8_kind). Needs the onnx package."""
+    back by the column's scale and then by s. With `unsigned`, weight codes are stored +128 with
+    zero point 128: the same integers, for CPUs whose signed kernel saturates (int8_kind). Needs the
+    onnx package."""
     import numpy as np
     import onnx
     from onnx import helper, numpy_helper
@@ -308,9 +309,9 @@ def int8_activation_model(source: Path, dest: Path, *, unsigned: bool = False) -
         nodes.append(helper.make_node(op, inputs, [output], name=output, **attrs))
         return output
 
-    weights = {node.output[0]: found for node in graph.node if node.op_type == "MatMul"
-               for found in [_column_codes(node.input[1], constants, producers, numpy_helper)] if found is not None}
-    tokens = _token_input(model, {node.input[0] for node in graph.node if node.output[0] in weights})
+    weights = {n.output[0]: found for n in graph.node if n.op_type == "MatMul"
+               for found in [_column_codes(n.input[1], constants, producers, numpy_helper)] if found is not None}
+    tokens = _token_input(model, {n.input[0] for n in graph.node if n.output[0] in weights})
     if tokens is not None:  # every quantized input is [batch, tokens, K]: their shapes are computed once
         lead = node("Shape", [tokens], "i8_lead")
         zeros = node("Expand", ["i8_zero", node("ReduceProd", [lead], "i8_rows", keepdims=1)], "i8_zeros")
@@ -348,7 +349,8 @@ def int8_activation_model(source: Path, dest: Path, *, unsigned: bool = False) -
         nodes.append(helper.make_node("Reshape", [columns, f"{lead_of_x}_{n}"], [out], name=f"{out}_i8"))
         rewritten += 1
     graph.initializer.extend(shared)
-    _save(model, _fused_gelu(_without_nan_guards(nodes), constants, numpy_helper), dest)
+    outputs = {output.name for output in graph.output}
+    _save(model, _fused_gelu(_without_nan_guards(nodes, outputs), constants, numpy_helper), dest)
     return rewritten
 
 
@@ -431,7 +433,7 @@ def _fused_gelu(nodes: list[Any], constants: dict[str, Any], numpy_helper: Any) 
     return [fused.get(id(node), node) for node in nodes if id(node) not in gone or id(node) in fused]
 
 
-def _without_nan_guards(nodes: list[Any]) -> list[Any]:
+def _without_nan_guards(nodes: list[Any], outputs: set[str]) -> list[Any]:
     """Drop Where(IsNaN(p), c, p) after a Softmax p: an exported attention's guard for rows whose every
     position is masked. Texts run unpadded (an attention mask of ones), so p never holds NaN and the
     guard returned p itself, at 7% of the int8 graph's time (profiled on dub-ts); the bits are the same."""
@@ -441,7 +443,8 @@ def _without_nan_guards(nodes: list[Any]) -> list[Any]:
     for node in nodes:
         check = producers.get(node.input[0]) if node.op_type == "Where" and len(node.input) == 3 else None
         if check is not None and check.op_type == "IsNaN" and check.input[0] == node.input[2] \
-                and producers.get(node.input[2]) is not None and producers[node.input[2]].op_type == "Softmax":
+                and node.output[0] not in outputs and producers.get(node.input[2]) is not None \
+                and producers[node.input[2]].op_type == "Softmax":
             renamed[node.output[0]] = node.input[2]
             continue
         kept.append(node)
