@@ -167,7 +167,6 @@ def _remove_superseded(folder: Path, model: str, kind: str) -> None:
 def int8_query_model(source: Path, dest: Path) -> int:
     """Write `source` with every product by a constant 2-D weight run as MatMulNBits (8-bit weights,
     int8 compute, blocks of QUERY_BLOCK); returns how many were rewritten. Needs the onnx package."""
-    import numpy as np
     import onnx
     from onnx import helper, numpy_helper
 
@@ -181,11 +180,10 @@ def int8_query_model(source: Path, dest: Path) -> int:
             nodes.append(node)
             continue
         codes, scales = weight
-        k, n = codes.shape
-        packed = (codes.T.astype(np.int16) + 128).astype(np.uint8).reshape(n, k // QUERY_BLOCK, QUERY_BLOCK)
+        n, k = codes.shape
         names = (f"{node.name or node.output[0]}_q8", f"{node.name or node.output[0]}_q8_scales")
-        graph.initializer.extend([numpy_helper.from_array(packed, names[0]),
-                                  numpy_helper.from_array(np.ascontiguousarray(scales.T).reshape(-1), names[1])])
+        graph.initializer.extend([numpy_helper.from_array(nbits_layout(codes, QUERY_BLOCK), names[0]),
+                                  numpy_helper.from_array(scales.reshape(-1), names[1])])
         nodes.append(helper.make_node("MatMulNBits", [node.input[0], *names], list(node.output),
                                       name=f"{node.name}_q8", domain="com.microsoft", K=k, N=n, bits=8,
                                       block_size=QUERY_BLOCK, accuracy_level=4))  # 4: int8 compute
@@ -211,9 +209,31 @@ def _save(model: Any, nodes: list[Any], dest: Path) -> None:
     onnx.save(model, str(dest))
 
 
+def block_codes(rows: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
+    """(int8 codes, float32 scale max|x|/127 per block of `block` values) of each row, symmetric, rounded
+    to nearest (an all-zero block gets scale 1): what MatMulNBits reads, for the q8 query graph's
+    weights and the server's first-pass vector scan (search/vector_scan.py) alike."""
+    import numpy as np
+
+    count, dims = rows.shape
+    blocks = rows.reshape(count, dims // block, block)
+    scales = (np.abs(blocks).max(axis=2) / np.float32(127)).astype(np.float32)
+    scales[scales == 0] = 1
+    codes = np.clip(np.rint(blocks / scales[:, :, None]), -127, 127).astype(np.int8)
+    return codes.reshape(count, dims), scales
+
+
+def nbits_layout(codes: np.ndarray, block: int) -> np.ndarray:
+    """Rows of int8 codes as MatMulNBits stores 8-bit values: code + 128, rows × blocks × block."""
+    import numpy as np
+
+    return (codes.astype(np.int16) + 128).astype(np.uint8).reshape(len(codes), -1, block)
+
+
 def _block_weights(name: str, constants: dict[str, Any], numpy_helper: Any) -> tuple[np.ndarray, np.ndarray] | None:
-    """(int8 codes K×N, scales max|w|/127 per block, K/QUERY_BLOCK×N) of a constant fp32 weight, or None
-    if it is not one. (A model with int8 weights runs its int8 graph for queries instead.)"""
+    """(int8 codes N×K, scales per block N×K/QUERY_BLOCK: block_codes of each output column) of a
+    constant fp32 weight K×N, or None if it is not one. (A model with int8 weights runs its int8 graph
+    for queries instead.)"""
     import numpy as np
 
     if name not in constants:
@@ -221,11 +241,7 @@ def _block_weights(name: str, constants: dict[str, Any], numpy_helper: Any) -> t
     weight = numpy_helper.to_array(constants[name])
     if weight.dtype != np.float32 or weight.ndim != 2 or weight.shape[0] % QUERY_BLOCK:
         return None
-    blocks = weight.reshape(weight.shape[0] // QUERY_BLOCK, QUERY_BLOCK, weight.shape[1])
-    scales = np.abs(blocks).max(axis=1) / np.float32(127)
-    scales[scales == 0] = 1
-    codes = np.clip(np.rint(blocks / scales[:, None, :]), -127, 127).astype(np.int8)
-    return codes.reshape(weight.shape), scales.astype(np.float32)
+    return block_codes(weight.T, QUERY_BLOCK)
 
 
 def _column_codes(name: str, constants: dict[str, Any], producers: dict[str, Any],

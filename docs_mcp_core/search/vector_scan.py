@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from ..embedding.onnx_graphs import block_codes, nbits_layout
+
 BLOCK = 32  # values per quantization block along a vector
 # float32 vectors from which the first pass is built: below, one exact scan takes about as long (0.6 vs
 # 0.45 ms at 16 MB, 0.9 vs 0.6 at 24, 1.8 vs 0.9 at 48, with caches cold), and its memory (the
@@ -51,16 +53,6 @@ def similarities(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
     for start in range(0, len(vectors), rows):
         np.matmul(vectors[start : start + rows], query, out=out[start : start + rows])
     return out
-
-
-def _quantize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(int8 codes, float32 scale per block of BLOCK) of rows of `values`, symmetric, round to nearest."""
-    rows, dims = values.shape
-    blocks = values.reshape(rows, dims // BLOCK, BLOCK)
-    scales = (np.abs(blocks).max(axis=2) / np.float32(127)).astype(np.float32)
-    scales[scales == 0] = 1
-    codes = np.clip(np.rint(blocks / scales[:, :, None]), -127, 127).astype(np.int8)
-    return codes.reshape(rows, dims), scales
 
 
 def _dequantize(codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
@@ -98,8 +90,8 @@ class QuantizedScan:
             error = 0.0
             for start in range(0, rows, STEP_ROWS):  # a few MB of temporaries at a time, not the matrix's size
                 part = vectors[start : start + STEP_ROWS]
-                codes, part_scales = _quantize(part)
-                packed[start : start + len(part)] = (codes.astype(np.int16) + 128).reshape(len(part), -1, BLOCK)
+                codes, part_scales = block_codes(part, BLOCK)
+                packed[start : start + len(part)] = nbits_layout(codes, BLOCK)
                 scales[start : start + len(part)] = part_scales
                 lost = part.astype(np.float64) - _dequantize(codes, part_scales)
                 error = max(error, float(np.sqrt(np.einsum("ij,ij->i", lost, lost)).max()))
@@ -136,7 +128,7 @@ class QuantizedScan:
 
 def query_codes(query: np.ndarray) -> tuple[np.ndarray, float]:
     """The query as the kernel quantizes it (codes times scales, float32), and ‖δa‖ (what that loses)."""
-    codes, scales = _quantize(query.reshape(1, -1).astype(np.float32))
+    codes, scales = block_codes(query.reshape(1, -1).astype(np.float32), BLOCK)
     quantized = _dequantize(codes, scales)[0]
     return quantized, float(np.linalg.norm(query.astype(np.float64) - quantized))
 
