@@ -613,11 +613,9 @@ class SearchEngine:
         query = vector.astype(np.float32)
         query = query / (np.linalg.norm(query) or 1.0)
         allowed = await index.mask(where)
-        if index.vectors.nbytes >= THREADED_SCAN_BYTES:  # the full-text queries run meanwhile
-            rows, scores = await asyncio.to_thread(nearest_rows, index.vectors, query, index.passage_starts,
-                                                   allowed, depth, index.scan)
-        else:
-            rows, scores = nearest_rows(index.vectors, query, index.passage_starts, allowed, depth, index.scan)
+        scan = functools.partial(nearest_rows, index.vectors, query, index.passage_starts, allowed, depth, index.scan)
+        # a big matrix in a worker thread, so the full-text queries run meanwhile
+        rows, scores = await asyncio.to_thread(scan) if index.vectors.nbytes >= THREADED_SCAN_BYTES else scan()
         if len(scores) > depth:  # every row tied with the depth-th best stays, then the cut is by ID
             kth = np.partition(-scores, depth - 1)[depth - 1]
             kept = np.flatnonzero(-scores <= kth)

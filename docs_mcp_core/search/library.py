@@ -32,8 +32,6 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterator, TypeVar
 
-import numpy as np
-
 from ..errors import SearchError
 from ..metadata import PublishedMetadata, TaxonomyKey
 from . import answers
@@ -52,7 +50,6 @@ from .engine import (
     validate_filters,
 )
 from .hits import SearchHit, TrimNote, ZeroResultHint
-from .vector_scan import nearest_rows
 
 
 _T = TypeVar("_T")
@@ -342,10 +339,7 @@ async def _closest(scope: list[tuple[Corpus, PublishedIndex]], query: str, modes
             vector = await c.engine._query_vector(index, query)
         if vector is None:
             return {}
-        unit = vector.astype(np.float32)
-        _, scores = nearest_rows(index.vectors, unit / (np.linalg.norm(unit) or 1.0), index.passage_starts, None, 1,
-                                 index.scan)
-        closest[c.name] = float(scores.max())
+        closest[c.name] = (await c.engine._nearest_in_memory(index, vector, None, depth=1))[0][1]
     return closest
 
 
