@@ -2,8 +2,8 @@
 
 Each suite's corpus is built once with a provider (default: local) into --work-dir, which is
 kept: a rerun reuses its chunks and embedding cache, so only changed code costs time. For each
-setting of the full-text field boosts and of the full-text length prior (heading, breadcrumb,
-sub-words, text_short: these change the full-text lists, so each is queried once per case), it
+setting of the full-text field boosts, of the full-text length prior and of term proximity (heading,
+breadcrumb, sub-words, text_short, proximity: these change the full-text lists, so each is queried once per case), it
 gets every case's ranked lists, then scores a grid of fusion parameters (hybrid fusion by scores
 or ranks, phrase and vector weight, k, depth, language boost, short-chunk threshold, navigation
 prior) with the engine's own
@@ -12,7 +12,7 @@ The best settings are those with the highest mean MRR@5 over suites and both mod
 those that keep every suite's lexical MRR@5 at the baseline's level or better.
 
     .venv/bin/python benchmarks/tune.py [--provider local] [--suites example,dub-ts,uv-docs] [--work-dir DIR]
-        [--text-short 0,150] [--set navigation=0,0.75 --set k=10 ...]
+        [--text-short 0,150] [--proximity 0,0.25,0.5] [--set navigation=0,0.75 --set k=10 ...]
 """
 
 from __future__ import annotations
@@ -44,7 +44,10 @@ GRID = {"hybrid": ["rrf", "scores"], "phrase": [1.25, 2.0], "vector": [1.0, 1.25
         "language": [0.0, 1.0, 3.0], "short": [0, 50, 100, 200], "navigation": [0.0, 0.5, 0.75, 1.0]}
 # The full-text length prior (Weights.text_short) scales full-text scores before the lists are cut: re-queried too.
 TEXT_SHORT = [0, 100, 150, 200, 300]
-BASELINE = {"fields": "max", "heading": 3.0, "breadcrumb": 0.0, "subwords": 0.0, "text_short": 0, "hybrid": "rrf",
+# The weight of neighbouring query words found together (Weights.proximity) is part of the full-text query: re-queried.
+PROXIMITY = [0.0, 0.25]
+BASELINE = {"fields": "max", "heading": 3.0, "breadcrumb": 0.0, "subwords": 0.0, "text_short": 0, "proximity": 0.0,
+            "hybrid": "rrf",
             "phrase": 1.25, "vector": 2.0, "k": 60, "depth": 100, "language": 0.0, "short": 0, "navigation": 0.0}
 MODES = ("text", "hybrid")
 
@@ -147,21 +150,21 @@ class _Borrowed:
 
 
 def evaluate(built: dict[str, Path], fields: list[tuple[float, float, float]], grid: dict[str, list],
-             text_short: list[int]) -> list[dict]:
+             text_short: list[int], proximity: list[float]) -> list[dict]:
     from docs_mcp_core.search.engine import Weights
 
     loaded_embedder = _Shared()
     rows = []
-    for (combine, heading, breadcrumb, subwords), short_text in itertools.product(fields, text_short):
+    for (combine, heading, breadcrumb, subwords), short_text, near in itertools.product(fields, text_short, proximity):
         base = Weights(fields=combine, heading=heading, breadcrumb=breadcrumb, subwords=subwords, text_short=short_text,
-                       depth=max(grid["depth"]))
+                       proximity=near, depth=max(grid["depth"]))
         prepared = {name: asyncio.run(ranked_lists(out, json.loads(SUITES[name][0].read_text())["cases"], base,
                                                    loaded_embedder)) for name, out in built.items()}
         for values in itertools.product(*grid.values()):
             setting = dict(zip(grid, values))
             weights = dataclasses.replace(base, **setting)
             row: dict[str, Any] = {"fields": combine, "heading": heading, "breadcrumb": breadcrumb, "subwords": subwords,
-                                   "text_short": short_text, **setting}
+                                   "text_short": short_text, "proximity": near, **setting}
             for name, (cases, index) in prepared.items():
                 for mode in MODES:
                     row[(name, mode)] = score(cases, index, weights, mode)
@@ -237,10 +240,12 @@ def main() -> None:
                         "(default: a built-in list)")
     parser.add_argument("--text-short", help="full-text length prior thresholds to try, comma separated "
                         f"(default: {','.join(map(str, TEXT_SHORT))})")
+    parser.add_argument("--proximity", help="weights of neighbouring query words found together to try, comma "
+                        f"separated (default: {','.join(map(str, PROXIMITY))})")
     parser.add_argument("--baseline", choices=["original", "current", "shipped"], default="original",
                         help="what rows are compared with: the weights before tuning began, or the shipped defaults "
-                        "(search.Weights) without the two newest priors (text_short, navigation), or the shipped defaults "
-                        "as they are (to see what a change would cost any category today)")
+                        "(search.Weights) without the two priors and term proximity (text_short, navigation, proximity), "
+                        "or the shipped defaults as they are (to see what a change would cost any category today)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=V1,V2",
                         help=f"values to try for one fusion parameter instead of the built-in grid ({', '.join(GRID)})")
     args = parser.parse_args()
@@ -250,8 +255,8 @@ def main() -> None:
         from docs_mcp_core.search.weights import Weights
 
         BASELINE.update({key: getattr(Weights(), key) for key in BASELINE})
-        if args.baseline == "current":  # without the two newest priors
-            BASELINE.update(text_short=0, navigation=0.0)
+        if args.baseline == "current":  # without the two priors and term proximity
+            BASELINE.update(text_short=0, navigation=0.0, proximity=0.0)
     built = build_suites(names, args.provider, args.work_dir)
     fields = [(f.split(":")[0], *(float(v) for v in f.split(":")[1:])) for f in args.fields.split(",")] \
         if args.fields else FIELDS
@@ -260,6 +265,9 @@ def main() -> None:
     text_short = [int(v) for v in args.text_short.split(",")] if args.text_short else list(TEXT_SHORT)
     if BASELINE["text_short"] not in text_short:
         text_short.insert(0, BASELINE["text_short"])
+    proximity = [float(v) for v in args.proximity.split(",")] if args.proximity else list(PROXIMITY)
+    if BASELINE["proximity"] not in proximity:
+        proximity.insert(0, BASELINE["proximity"])
     grid = dict(GRID)
     for item in args.set:
         key, values = item.split("=", 1)
@@ -267,7 +275,7 @@ def main() -> None:
             parser.error(f"--set {key}: not a fusion parameter ({', '.join(grid)})")
         cast = type(grid[key][0])
         grid[key] = sorted({cast(v) for v in values.split(",")} | {BASELINE[key]})  # the baseline stays comparable
-    report(evaluate(built, fields, grid, text_short), names, args.top)
+    report(evaluate(built, fields, grid, text_short, proximity), names, args.top)
 
 
 if __name__ == "__main__":

@@ -361,6 +361,9 @@ def weight_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Weight of the exact-phrase ranking."),
         click.option("--rrf-vector-weight", type=float, default=default.vector, show_default=True,
                      help="Weight of the vector-similarity ranking (indexes with vectors)."),
+        click.option("--proximity-weight", type=click.FloatRange(min=0), default=default.proximity, show_default=True,
+                     help="Weight of each pair of neighbouring query words found near each other in a chunk's text, "
+                          "added to its full-text score (0 turns it off)."),
         click.option("--hybrid-fusion", type=click.Choice(["scores", "rrf"]), default=default.hybrid,
                      show_default=True,
                      help="How the vector ranking joins the full-text ones: each list's scores scaled to 0..1 and "
@@ -375,7 +378,8 @@ def make_weights(kwargs: dict[str, Any]) -> Any:
     from .search.engine import Weights
 
     return Weights(text=kwargs.pop("rrf_text_weight"), phrase=kwargs.pop("rrf_phrase_weight"),
-                   vector=kwargs.pop("rrf_vector_weight"), hybrid=kwargs.pop("hybrid_fusion"))
+                   vector=kwargs.pop("rrf_vector_weight"), hybrid=kwargs.pop("hybrid_fusion"),
+                   proximity=kwargs.pop("proximity_weight"))
 
 
 @main.command()

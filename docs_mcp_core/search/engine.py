@@ -31,6 +31,7 @@ from ..models import CHUNK_ID, meta_column, sql_literal
 from . import answers
 from . import cursor as cursors
 from .hits import SearchHit, TrimNote, ZeroResultHint
+from .proximity import SLOP as PROXIMITY_SLOP, term_pairs
 from .vector_scan import QuantizedScan, nearest_rows
 from .weights import Weights
 
@@ -191,20 +192,28 @@ def text_query(query: str, index: "PublishedIndex", weights: Weights) -> Any:
     headings), content_text, and the identifier sub-words of the chunk (fields.py). `weights.fields`
     "max" keeps the best field's score (LanceDB's MultiMatchQuery), "sum" adds them. A camelCase
     identifier in the query also looks for its sub-words as plain words, at half the sub-word boost,
-    so `WithMaxRetries` finds "max retries" while the exact identifier still scores highest."""
-    from lancedb.query import BooleanQuery, MatchQuery, MultiMatchQuery, Occur
+    so `WithMaxRetries` finds "max retries" while the exact identifier still scores highest. Each pair
+    of neighbouring query words adds its score as a sloppy phrase in the text, at `weights.proximity`
+    (proximity.py), so a chunk where the query's words stand together ranks above one that has the
+    same words apart."""
+    from lancedb.query import BooleanQuery, MatchQuery, MultiMatchQuery, Occur, PhraseQuery
 
+    pairs = term_pairs(query) if weights.proximity > 0 else []
+    # a phrase query takes no boost, so the other clauses are scaled by 1 / proximity instead: a common
+    # factor changes neither BM25 order, nor the length prior, nor min-max scaled fusion
+    scale = 1 / weights.proximity if pairs else 1.0
     fields = [("heading", weights.heading), ("content_text", 1.0)]
     if index.has_fields:  # indexes written before fields.py have neither column indexed
         fields += [("breadcrumb", weights.breadcrumb), ("content_subwords", weights.subwords)]
-    fields = [(column, boost) for column, boost in fields if boost > 0]
+    fields = [(column, boost * scale) for column, boost in fields if boost > 0]
     if weights.fields == "max":
-        clauses = [MultiMatchQuery(query, [c for c, _ in fields], boosts=[b for _, b in fields])]
+        clauses: list[Any] = [MultiMatchQuery(query, [c for c, _ in fields], boosts=[b for _, b in fields])]
     else:
         clauses = [MatchQuery(query, column, boost=boost) for column, boost in fields]
     parts = subwords(query) if index.has_fields and weights.subwords > 0 else ""
     if parts:
-        clauses.append(MatchQuery(parts, "content_text", boost=weights.subwords / 2))
+        clauses.append(MatchQuery(parts, "content_text", boost=weights.subwords / 2 * scale))
+    clauses += [PhraseQuery(pair, "content_text", slop=PROXIMITY_SLOP) for pair in pairs]
     return clauses[0] if len(clauses) == 1 else BooleanQuery([(Occur.SHOULD, c) for c in clauses])
 
 

@@ -17,7 +17,9 @@ class Weights:
     on every suite with no category lower (200 gained more on dub-ts but cost example's text-only
     api-discovery; navigation 0.75 and 1.0 measured the same). Hybrid fusion by scaled scores with
     vector 1.5 beat rank fusion on all three suites with no category lower, and on the held-out
-    httpx-site suite too (README, "How ranking works").
+    httpx-site suite too (README, "How ranking works"). proximity 0.25 is the largest weight at which
+    every development suite gained in both modes (0.33 and 0.5 gained more text-only but cost the
+    model's dub-ts paraphrased).
     """
 
     text: float = 1.0
@@ -34,6 +36,7 @@ class Weights:
     text_short: int = 150  # full-text and phrase scores of chunks with less text than this scale by their share of it
     navigation: float = 0.75  # a chunk that is mostly a list of links scales down to 1 - this at 100% (from 50%)
     depth: int = 100  # candidates per list
+    proximity: float = 0.25  # each pair of neighbouring query words found together adds this times its phrase score
 
     def by_scores(self, hybrid: bool) -> bool:
         """Whether a search fuses its lists' scaled scores (hybrid, `hybrid` "scores") or their ranks (RRF)."""

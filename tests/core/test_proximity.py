@@ -1,0 +1,93 @@
+"""Term proximity: query words standing together in a chunk outrank the same words scattered."""
+
+from pathlib import Path
+
+import lancedb
+import pyarrow as pa
+import pytest
+from lancedb.index import FTS
+from lancedb.query import MatchQuery
+
+from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.search.engine import Weights, run_search
+from docs_mcp_core.search.proximity import STOP_WORDS, query_terms, term_pairs
+
+TOGETHER = """# Releases
+
+## Sharing a release
+
+When a release is ready, run the publish command to upload the built package to PyPI. It asks for a
+token the first time and keeps it in the keyring for later releases.
+"""
+
+SCATTERED = """# Builds
+
+## Build outputs
+
+Each package build writes a wheel per platform. Mirrors of PyPI serve wheels too. Large wheels
+upload slowly; split a package that grows past the limit.
+"""
+
+OTHER = """# Caching
+
+## Cache directory
+
+Downloads are cached per user. Clear the cache to free disk space, or point it at a shared folder
+for machines that build the same projects.
+"""
+
+TOGETHER_ID = "releases.md#releases/sharing-a-release"
+SCATTERED_ID = "builds.md#builds/build-outputs"
+QUERY = "upload my package to PyPI"
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "releases.md").write_text(TOGETHER)
+    (docs / "builds.md").write_text(SCATTERED)
+    (docs / "caching.md").write_text(OTHER)
+    out = tmp_path / "out"
+    build(docs, out, make_provider(ProviderSettings("none")))
+    return out
+
+
+def _ids(out: Path, query: str, weights: Weights | None = None) -> list[str]:
+    return [h["chunk_id"] for h in run_search(out, query, limit=10, hybrid=False, weights=weights).hits]
+
+
+def test_query_words_standing_together_outrank_the_same_words_scattered(built: Path) -> None:
+    # BM25 alone prefers the shorter chunk, where the words stand apart
+    assert _ids(built, QUERY, Weights(proximity=0.0))[:2] == [SCATTERED_ID, TOGETHER_ID]
+    assert _ids(built, QUERY)[:2] == [TOGETHER_ID, SCATTERED_ID]
+
+
+def test_proximity_ranking_is_deterministic(built: Path, tmp_path: Path) -> None:
+    first = run_search(built, QUERY, limit=10, hybrid=False).hits
+    assert first == run_search(built, QUERY, limit=10, hybrid=False).hits
+
+
+def test_pairs_skip_stop_words_and_short_queries() -> None:
+    assert query_terms("How do I upload my package to PyPI?") == ["upload", "package", "pypi"]
+    assert term_pairs("How do I upload my package to PyPI?") == ["upload package", "package pypi"]
+    assert term_pairs("links.upsert") == []  # two words: the exact-phrase list's job
+    assert term_pairs("retry retry failed") == ["retry failed"]  # a word next to itself pairs nothing
+    assert term_pairs("cache cache cache") == []
+
+
+def test_the_stop_words_are_the_ones_lancedb_drops(tmp_path: Path) -> None:
+    """The pairs skip exactly the words the full-text index leaves out; checked against LanceDB itself, so
+    an upgrade that changes its list fails here rather than pairing words the index does not hold."""
+    kept = ["because", "before", "very", "only", "does", "using", "without", "make", "upload", "package"]
+    words = sorted(STOP_WORDS) + kept
+    table = lancedb.connect(str(tmp_path / "db")).create_table(
+        "t", pa.table({"id": list(range(len(words))), "text": [f"{w} zebra" for w in words]}))
+    table.create_index("text", config=FTS(with_position=True))
+
+    def found(word: str) -> bool:
+        return bool(table.search(MatchQuery(word, "text"), query_type="fts").select(["id"]).limit(1).to_list())
+
+    assert [w for w in sorted(STOP_WORDS) if found(w)] == []
+    assert [w for w in kept if not found(w)] == []
