@@ -28,6 +28,9 @@ _TOKEN = re.compile(r"[^\W_]+")
 SLOP = 2  # words allowed between the two: "upload the built package" still pairs "upload package"
 MIN_TERMS = 3  # a query of two words is its own pair, which the exact-phrase list already scores
 MAX_TOKEN = 40  # LanceDB's default max_token_length: longer tokens are not indexed
+# Each pair is a phrase query: a pasted paragraph of 100 words would have doubled the search's time.
+# The shipped suites' longest question has 11 pairs.
+MAX_PAIRS = 12
 
 
 def query_terms(query: str) -> list[str]:
@@ -36,8 +39,9 @@ def query_terms(query: str) -> list[str]:
 
 
 def term_pairs(query: str) -> list[str]:
-    """Each pair of neighbouring kept words, once; none for a query of fewer than MIN_TERMS words."""
+    """Each pair of neighbouring kept words, once, the first MAX_PAIRS of them; none for a query of fewer
+    than MIN_TERMS words."""
     terms = query_terms(query)
     if len(terms) < MIN_TERMS:
         return []
-    return list(dict.fromkeys(f"{a} {b}" for a, b in zip(terms, terms[1:]) if a != b))
+    return list(dict.fromkeys(f"{a} {b}" for a, b in zip(terms, terms[1:]) if a != b))[:MAX_PAIRS]

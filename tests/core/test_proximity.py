@@ -11,7 +11,7 @@ from lancedb.query import MatchQuery
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.steps import build
 from docs_mcp_core.search.engine import Weights, run_search
-from docs_mcp_core.search.proximity import STOP_WORDS, query_terms, term_pairs
+from docs_mcp_core.search.proximity import MAX_PAIRS, STOP_WORDS, query_terms, term_pairs
 
 TOGETHER = """# Releases
 
@@ -75,6 +75,8 @@ def test_pairs_skip_stop_words_and_short_queries() -> None:
     assert term_pairs("links.upsert") == []  # two words: the exact-phrase list's job
     assert term_pairs("retry retry failed") == ["retry failed"]  # a word next to itself pairs nothing
     assert term_pairs("cache cache cache") == []
+    pasted = " ".join(f"word{i}" for i in range(100))  # a pasted paragraph: a bounded number of phrase queries
+    assert term_pairs(pasted) == [f"word{i} word{i + 1}" for i in range(MAX_PAIRS)]
 
 
 def test_the_stop_words_are_the_ones_lancedb_drops(tmp_path: Path) -> None:
