@@ -1,5 +1,8 @@
 """Term proximity: query words standing together in a chunk outrank the same words scattered."""
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import lancedb
@@ -64,8 +67,26 @@ def test_query_words_standing_together_outrank_the_same_words_scattered(built: P
     assert _ids(built, QUERY)[:2] == [TOGETHER_ID, SCATTERED_ID]
 
 
+def test_the_proximity_weight_option_of_search(built: Path) -> None:
+    def ranked(*options: str) -> list[str]:
+        done = subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", "search", "--index", str(built), "--json",
+                               *options, QUERY], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return [hit["chunk_id"] for hit in json.loads(done.stdout)["hits"]][:2]
+
+    assert ranked() == [TOGETHER_ID, SCATTERED_ID]
+    assert ranked("--proximity-weight", "0") == [SCATTERED_ID, TOGETHER_ID]
+    bad = subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", "search", "--index", str(built),
+                          "--proximity-weight", "-1", QUERY], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "--proximity-weight" in bad.stderr
+
+
 def test_proximity_ranking_is_deterministic(built: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    build(built.parent / "docs", again, make_provider(ProviderSettings("none")))
     first = run_search(built, QUERY, limit=10, hybrid=False).hits
+    assert [(h["chunk_id"], h["score"]) for h in first] == \
+        [(h["chunk_id"], h["score"]) for h in run_search(again, QUERY, limit=10, hybrid=False).hits]
     assert first == run_search(built, QUERY, limit=10, hybrid=False).hits
 
 
