@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-# What LanceDB's English full-text tokenizer drops, as surface words. It stems first and drops a
-# word whose stem is on NLTK's English list, so "mostly" goes (stem "most") and "because" stays
-# (stem "becaus"). tests/core/test_proximity.py checks every word here against LanceDB itself.
+# What LanceDB's English full-text tokenizer drops, as surface words (found by indexing candidate
+# words with it). It stems before it drops stop words, so "mostly" goes (stem "most") while "because"
+# stays (stem "becaus"). tests/core/test_proximity.py checks every word here against LanceDB itself.
 STOP_WORDS = frozenset("""
 a about after again against ain all am an and are aren as at be been being below between both but by can couldn
 d did didn do doesn doing don down each few for from further had hadn has hasn have haven having he her here hers
