@@ -11,10 +11,10 @@ import pytest
 from lancedb.index import FTS
 from lancedb.query import MatchQuery
 
-from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.indexing.steps import build
 from docs_mcp_core.search.engine import Weights, run_search
 from docs_mcp_core.search.proximity import MAX_PAIRS, STOP_WORDS, query_terms, term_pairs
+
+from .test_ranking import _build, _ids
 
 TOGETHER = """# Releases
 
@@ -52,18 +52,12 @@ def built(tmp_path: Path) -> Path:
     (docs / "releases.md").write_text(TOGETHER)
     (docs / "builds.md").write_text(SCATTERED)
     (docs / "caching.md").write_text(OTHER)
-    out = tmp_path / "out"
-    build(docs, out, make_provider(ProviderSettings("none")))
-    return out
-
-
-def _ids(out: Path, query: str, weights: Weights | None = None) -> list[str]:
-    return [h["chunk_id"] for h in run_search(out, query, limit=10, hybrid=False, weights=weights).hits]
+    return _build(docs, tmp_path / "out")
 
 
 def test_query_words_standing_together_outrank_the_same_words_scattered(built: Path) -> None:
     # BM25 alone prefers the shorter chunk, where the words stand apart
-    assert _ids(built, QUERY, Weights(proximity=0.0))[:2] == [SCATTERED_ID, TOGETHER_ID]
+    assert _ids(built, QUERY, weights=Weights(proximity=0.0))[:2] == [SCATTERED_ID, TOGETHER_ID]
     assert _ids(built, QUERY)[:2] == [TOGETHER_ID, SCATTERED_ID]
 
 
@@ -82,8 +76,7 @@ def test_the_proximity_weight_option_of_search(built: Path) -> None:
 
 
 def test_proximity_ranking_is_deterministic(built: Path, tmp_path: Path) -> None:
-    again = tmp_path / "again"
-    build(built.parent / "docs", again, make_provider(ProviderSettings("none")))
+    again = _build(built.parent / "docs", tmp_path / "again")
     first = run_search(built, QUERY, limit=10, hybrid=False).hits
     assert [(h["chunk_id"], h["score"]) for h in first] == \
         [(h["chunk_id"], h["score"]) for h in run_search(again, QUERY, limit=10, hybrid=False).hits]
