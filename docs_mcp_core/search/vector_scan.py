@@ -5,8 +5,9 @@ core, and is the part of a hybrid search that grows with the corpus. The first p
 an int8 copy (8-bit codes with one scale per block of 32 values, ONNX Runtime's `MatMulNBits`
 with int8 dot products: ~0.2-0.5 ms) and gives every row a lower and an upper bound on its exact
 score. Only the chunks whose upper bound reaches the depth-th best lower bound can be among the
-best (the server keeps this copy beside the float32 one), and only they are scored exactly (float64 sums, rounded to float32). The answer is the
-exact ranking, not an approximation: the bounds are proofs, not estimates.
+best (the server keeps this copy beside the float32 one), and only they are scored exactly
+(float64 sums, rounded to float32). The answer is the exact ranking, not an approximation: the
+bounds are proofs, not estimates.
 
 The bound of row i: the first pass computes ŵ·â exactly (up to float rounding), where ŵ is the
 row as its codes give it back and â the query quantized the way the kernel quantizes it (fed to
