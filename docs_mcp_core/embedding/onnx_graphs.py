@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # numpy is imported where vectors are made: a no-op build (fingerprints only) never needs it
     import numpy as np
 
-from ..fsutil import file_sha256
+from ..fsutil import file_sha256, write_json_atomic
 
 GRAPH_FILES = ("model.onnx", "model.data")
 QUERY_BLOCK = 32  # values per quantization block along the sum (K): 64 ran 5% faster, 2x further from fp32
@@ -284,10 +284,7 @@ def has_int8_weights(source: Path, source_sha256: str, root: Path | None) -> boo
         return False
     if memo is not None:
         try:
-            memo.parent.mkdir(parents=True, exist_ok=True)
-            tmp = memo.with_name(f".{memo.name}.{os.getpid()}")
-            tmp.write_text(json.dumps({"int8": found, "source_sha256": source_sha256}))
-            tmp.replace(memo)
+            write_json_atomic(memo, {"int8": found, "source_sha256": source_sha256})
         except OSError:
             pass  # a read-only cache: read the graph each time
     return found
