@@ -32,6 +32,7 @@ from . import answers
 from . import cursor as cursors
 from .hits import SearchHit, TrimNote, ZeroResultHint
 from .proximity import SLOP as PROXIMITY_SLOP, term_pairs
+from .repeats import without_repeats
 from .vector_scan import QuantizedScan, nearest_rows
 from .weights import Weights
 
@@ -195,10 +196,11 @@ def text_query(query: str, index: "PublishedIndex", weights: Weights) -> Any:
     so `WithMaxRetries` finds "max retries" while the exact identifier still scores highest. Each pair
     of neighbouring query words adds its score as a sloppy phrase in the text, at `weights.proximity`
     (proximity.py), so a chunk where the query's words stand together ranks above one that has the
-    same words apart."""
+    same words apart. A word the query repeats, in any form ("give … giving"), counts once (repeats.py)."""
     from lancedb.query import BooleanQuery, MatchQuery, MultiMatchQuery, Occur, PhraseQuery
 
     pairs = term_pairs(query) if weights.proximity > 0 else []
+    query = without_repeats(query)
     # a phrase query takes no boost, so the other clauses are scaled by 1 / proximity instead: a common
     # factor changes neither BM25 order, nor the length prior, nor min-max scaled fusion
     scale = 1 / weights.proximity if pairs else 1.0

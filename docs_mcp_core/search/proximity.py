@@ -24,7 +24,7 @@ was wasn we were weren what when where which while who whom will with won wouldn
 """.split())
 
 # The tokenizer splits on anything not a letter or digit (underscores too) and lowercases.
-_TOKEN = re.compile(r"[^\W_]+")
+TOKEN = re.compile(r"[^\W_]+")
 SLOP = 2  # words allowed between the two: "upload the built package" still pairs "upload package"
 MIN_TERMS = 3  # a query of two words is its own pair, which the exact-phrase list already scores
 MAX_TOKEN = 40  # LanceDB's default max_token_length: longer tokens are not indexed
@@ -35,7 +35,7 @@ MAX_PAIRS = 12
 
 def query_terms(query: str) -> list[str]:
     """The query's words as the full-text index keeps them (lowercased, stop words out), in order."""
-    return [t for t in _TOKEN.findall(query.lower()) if t not in STOP_WORDS and len(t) <= MAX_TOKEN]
+    return [t for t in TOKEN.findall(query.lower()) if t not in STOP_WORDS and len(t) <= MAX_TOKEN]
 
 
 def term_pairs(query: str) -> list[str]:
