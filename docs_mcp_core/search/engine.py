@@ -1,9 +1,11 @@
 """Hybrid search over a published index: the engine behind search_docs, get_doc and `docs-mcp search`.
 
-Three ranked lists from LanceDB, queried concurrently with the same prefilter: full-text
-(BM25 over heading ×3 and content_text), exact phrase (content_text, positions), and vector
-similarity when the index has vectors and a query vector is available. They are fused by
-weighted reciprocal rank fusion; ties break by chunk_id, so results are deterministic.
+Three ranked lists from LanceDB, queried concurrently with the same prefilter: full-text (BM25
+over heading, breadcrumb, content_text and identifier sub-words, plus term proximity; text_query),
+exact phrase (content_text, positions), and vector similarity when the index has vectors and a
+query vector is available. With a vector list they are fused by their min-max scaled scores, full
+text alone by weighted reciprocal rank fusion (fuse); ties break by chunk_id, so results are
+deterministic.
 """
 
 from __future__ import annotations
