@@ -11,10 +11,10 @@ import pytest
 from lancedb.index import FTS
 from lancedb.query import MatchQuery
 
-from docs_mcp_core.search.engine import Weights, run_search
+from docs_mcp_core.search.engine import Weights
 from docs_mcp_core.search.proximity import MAX_PAIRS, STOP_WORDS, query_terms, term_pairs
 
-from .test_ranking import _build, _ids
+from .test_ranking import _build, _ids, _same_on_two_builds, _write_docs
 
 TOGETHER = """# Releases
 
@@ -47,11 +47,7 @@ QUERY = "upload my package to PyPI"
 
 @pytest.fixture
 def built(tmp_path: Path) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "releases.md").write_text(TOGETHER)
-    (docs / "builds.md").write_text(SCATTERED)
-    (docs / "caching.md").write_text(OTHER)
+    docs = _write_docs(tmp_path / "docs", {"releases.md": TOGETHER, "builds.md": SCATTERED, "caching.md": OTHER})
     return _build(docs, tmp_path / "out")
 
 
@@ -75,12 +71,9 @@ def test_the_proximity_weight_option_of_search(built: Path) -> None:
     assert bad.returncode == 2 and "--proximity-weight" in bad.stderr
 
 
-def test_proximity_ranking_is_deterministic(built: Path, tmp_path: Path) -> None:
-    again = _build(built.parent / "docs", tmp_path / "again")
-    first = run_search(built, QUERY, limit=10, hybrid=False).hits
-    assert [(h["chunk_id"], h["score"]) for h in first] == \
-        [(h["chunk_id"], h["score"]) for h in run_search(again, QUERY, limit=10, hybrid=False).hits]
-    assert first == run_search(built, QUERY, limit=10, hybrid=False).hits
+def test_proximity_ranking_is_deterministic(tmp_path: Path) -> None:
+    docs = _write_docs(tmp_path / "docs", {"releases.md": TOGETHER, "builds.md": SCATTERED, "caching.md": OTHER})
+    _same_on_two_builds(docs, tmp_path / "a", tmp_path / "b", QUERY)
 
 
 def test_pairs_skip_stop_words_and_short_queries() -> None:

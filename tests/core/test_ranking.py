@@ -85,6 +85,23 @@ def _build(docs: Path, out: Path) -> Path:
     return out
 
 
+def _write_docs(docs: Path, pages: dict[str, str]) -> Path:
+    for name, text in pages.items():
+        (docs / name).parent.mkdir(parents=True, exist_ok=True)
+        (docs / name).write_text(text)
+    return docs
+
+
+def _same_on_two_builds(docs: Path, out: Path, again: Path, *queries: str) -> None:
+    """Two builds of the same docs rank every query alike, to the score, and a repeated search (warm) as the first."""
+    first, second = _build(docs, out), _build(docs, again)
+    for query in queries:
+        hits = run_search(first, query, limit=20, hybrid=False).hits
+        assert [(h["chunk_id"], h["score"]) for h in hits] == \
+            [(h["chunk_id"], h["score"]) for h in run_search(second, query, limit=20, hybrid=False).hits]
+        assert hits == run_search(first, query, limit=20, hybrid=False).hits
+
+
 def _ids(out: Path, query: str, filters: dict | None = None, limit: int = 10, weights: Weights | None = None) -> list[str]:
     return [h["chunk_id"] for h in run_search(out, query, filters=filters, limit=limit, hybrid=False, weights=weights).hits]
 
@@ -186,12 +203,7 @@ def test_navigation_share_measures_link_led_list_items() -> None:
 
 @pytest.fixture
 def guide_docs(tmp_path: Path) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "index.md").write_text(GUIDES_INDEX)
-    (docs / "retries.md").write_text(RETRIES_GUIDE)
-    (docs / "limits.md").write_text(LIMITS_PAGE)
-    return docs
+    return _write_docs(tmp_path / "docs", {"index.md": GUIDES_INDEX, "retries.md": RETRIES_GUIDE, "limits.md": LIMITS_PAGE})
 
 
 RETRY_SECTION = "retries.md#retries/exponential-backoff"
@@ -213,12 +225,7 @@ def test_a_very_short_chunk_does_not_outrank_a_fuller_section(guide_docs: Path, 
 
 
 def test_the_priors_are_deterministic(guide_docs: Path, tmp_path: Path) -> None:
-    first, second = _build(guide_docs, tmp_path / "a"), _build(guide_docs, tmp_path / "b")
-    for query in ("retry failed requests", "rate limits", "webhook signatures"):
-        a = run_search(first, query, limit=20, hybrid=False).hits
-        assert [(h["chunk_id"], h["score"]) for h in a] == \
-            [(h["chunk_id"], h["score"]) for h in run_search(second, query, limit=20, hybrid=False).hits]
-        assert a == run_search(first, query, limit=20, hybrid=False).hits  # warm = cold
+    _same_on_two_builds(guide_docs, tmp_path / "a", tmp_path / "b", "retry failed requests", "rate limits", "webhook signatures")
 
 
 def test_an_index_written_before_the_navigation_column_still_serves(guide_docs: Path, tmp_path: Path) -> None:

@@ -8,10 +8,9 @@ import pytest
 from lancedb.index import FTS
 from lancedb.query import MatchQuery
 
-from docs_mcp_core.search.engine import run_search
 from docs_mcp_core.search.repeats import stem, without_repeats
 
-from .test_ranking import _build, _ids
+from .test_ranking import _build, _ids, _same_on_two_builds, _write_docs
 
 TIMEOUTS = """# Client
 
@@ -43,12 +42,12 @@ QUERY = "give requests 45 seconds before giving up"
 
 
 @pytest.fixture
-def built(tmp_path: Path) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "client.md").write_text(TIMEOUTS)
-    (docs / "listing.md").write_text(LISTING)
-    (docs / "caching.md").write_text(OTHER)
+def docs(tmp_path: Path) -> Path:
+    return _write_docs(tmp_path / "docs", {"client.md": TIMEOUTS, "listing.md": LISTING, "caching.md": OTHER})
+
+
+@pytest.fixture
+def built(docs: Path, tmp_path: Path) -> Path:
     return _build(docs, tmp_path / "out")
 
 
@@ -60,11 +59,8 @@ def test_a_word_said_twice_in_two_forms_counts_once(built: Path) -> None:
     assert _ids(built, "give giving")[0] == LISTING_ID
 
 
-def test_repeat_ranking_is_deterministic(built: Path, tmp_path: Path) -> None:
-    again = _build(built.parent / "docs", tmp_path / "again")
-    first = run_search(built, QUERY, limit=10, hybrid=False).hits
-    assert [(h["chunk_id"], h["score"]) for h in first] == \
-        [(h["chunk_id"], h["score"]) for h in run_search(again, QUERY, limit=10, hybrid=False).hits]
+def test_repeat_ranking_is_deterministic(docs: Path, tmp_path: Path) -> None:
+    _same_on_two_builds(docs, tmp_path / "a", tmp_path / "b", QUERY, "give giving")
 
 
 def test_later_forms_are_cut_and_numbers_and_stop_words_kept() -> None:
