@@ -223,11 +223,16 @@ def block_codes(rows: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
     return codes.reshape(count, dims), scales
 
 
-def nbits_layout(codes: np.ndarray, block: int) -> np.ndarray:
-    """Rows of int8 codes as MatMulNBits stores 8-bit values: code + 128, rows × blocks × block."""
+def unsigned_codes(codes: np.ndarray) -> np.ndarray:
+    """int8 codes as uint8 with zero point 128 (code + 128): the same integers, as the unsigned kernels read them."""
     import numpy as np
 
-    return (codes.astype(np.int16) + 128).astype(np.uint8).reshape(len(codes), -1, block)
+    return (codes.astype(np.int16) + 128).astype(np.uint8)
+
+
+def nbits_layout(codes: np.ndarray, block: int) -> np.ndarray:
+    """Rows of int8 codes as MatMulNBits stores 8-bit values: code + 128, rows × blocks × block."""
+    return unsigned_codes(codes).reshape(len(codes), -1, block)
 
 
 def _block_weights(name: str, constants: dict[str, Any], numpy_helper: Any) -> tuple[np.ndarray, np.ndarray] | None:
@@ -347,7 +352,7 @@ def int8_activation_model(source: Path, dest: Path, *, unsigned: bool = False) -
                 lead = node("Slice", [node("Shape", [x], f"{x}_i8_shape"), "i8_0", "i8_last"], f"{x}_i8_lead")
             node("QuantizeLinear", [rows, scale, zeros], f"{x}_i8_codes", axis=0)
             node("Unsqueeze", [scale, "i8_axis1"], f"{x}_i8_token_scale")  # a column: one scale per row
-        stored = (codes.astype(np.int16) + 128).astype(np.uint8) if unsigned else codes
+        stored = unsigned_codes(codes) if unsigned else codes
         graph.initializer.extend([numpy_helper.from_array(stored, f"{out}_i8_w"),
                                   numpy_helper.from_array(column_scales, f"{out}_i8_cols")])
         # the integer product times the column scales (in the kernel's epilogue), then times the token's
