@@ -27,6 +27,10 @@ _VISIBLE_JUNK = re.compile(r"[\s*_`#>|]+")
 # Any line that could open a link-led item; a chunk with none has no navigation to count (most chunks).
 _MAYBE_LINK_ITEM = re.compile(r"^ *(?:[-*+]|\d{1,9}[.)])[ \t]+(?:[*_`]{1,3})?(?:\[[ xX]\][ \t]+)?(?:\[|<https?://)", re.MULTILINE)
 DESCRIBED = 80  # characters after an item's link beyond which the item describes rather than points
+# Digest: ATX heading lines, their text without the markup of code spans, bold and links (as content_text has it).
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+_INLINE_MARKUP = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)|[`*]+")
+DIGEST_BODY = 50  # characters of text besides headings from which headings no longer tell duplicates apart
 
 # Fence info strings → one name per language, so `language` filters match any spelling.
 LANGUAGE_ALIASES = {
@@ -73,9 +77,22 @@ def code_languages(markdown: str) -> list[str]:
     return sorted({normalize_language(m) for m in _FENCE.findall(markdown)} - {"", "text", "txt", "plain", "plaintext"})
 
 
-def content_digest(text: str) -> str:
-    """Equal for chunks whose text differs only in whitespace or case: duplicated pages collapse on it."""
-    return hashlib.sha256(_SPACE.sub(" ", text).strip().lower().encode("utf-8")).hexdigest()[:32]
+def content_digest(heading: str, markdown: str, text: str) -> str:
+    """Equal for chunks that say the same thing, whitespace and case aside: duplicated pages collapse on it.
+
+    Headings do not count once the rest of the text is at least `DIGEST_BODY` characters long: a
+    README's usage section and the USAGE.md it was generated from, or one description under the
+    names of several generated types, are one text to a reader. A shorter text ("Coming soon.")
+    says little without its heading, so there the heading and text must both match.
+    """
+    headings = {_normal(heading)} | {_normal(_INLINE_MARKUP.sub(r"\1", m.group(1))) for m in _HEADING_LINE.finditer(markdown)}
+    body = " ".join(line for line in map(_normal, text.split("\n")) if line and line not in headings)
+    kept = body if len(body) >= DIGEST_BODY else _normal(f"{heading}\n{text}")
+    return hashlib.sha256(kept.encode("utf-8")).hexdigest()[:32]
+
+
+def _normal(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().lower()
 
 
 def _visible(line: str) -> int:

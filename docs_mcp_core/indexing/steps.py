@@ -42,7 +42,8 @@ from .tablefiles import forget_records, manifests, record_files, remove_files, u
 if TYPE_CHECKING:  # object storage is imported only to build for it
     from ..objectstore import RemoteIndex
 
-INDEX_SCHEMA_VERSION = "3"  # bump when the table gains or changes columns (2: derived search fields, 3: navigation)
+INDEX_SCHEMA_VERSION = "4"  # bump when the table gains or changes columns (2: derived search fields, 3: navigation,
+# 4: content_digest leaves headings out)
 
 
 @dataclass

@@ -74,7 +74,7 @@ def _batch(rows: list[Chunk], vectors: np.ndarray | None, keys: list[str], schem
         pa.array([subwords(f"{c.heading}\n{c.content_text}") for c in rows], pa.string()),
         pa.array([" ".join(code_languages(c.content)) for c in rows], pa.string()),
         pa.array([len(c.content_text) for c in rows], pa.int32()),
-        pa.array([content_digest(f"{c.heading}\n{c.content_text}") for c in rows], pa.string()),
+        pa.array([content_digest(c.heading, c.content, c.content_text) for c in rows], pa.string()),
         pa.array([navigation_share(c.content) for c in rows], pa.float32()),
     ]
     if "source_url" in schema.names:

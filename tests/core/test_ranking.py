@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from docs_mcp_core.derived_fields import code_languages, navigation_share, subwords
+from docs_mcp_core.derived_fields import code_languages, content_digest, navigation_share, subwords
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.steps import build
 from docs_mcp_core.search.engine import Weights, run_search
@@ -162,6 +162,33 @@ def test_duplicated_pages_take_one_place_in_the_top_five(tmp_path: Path) -> None
     readmes = [i for i in top if i.endswith("README.md#acme-sdk/installation")]
     assert len(readmes) == 1, top
     assert "install.md#installing/installation-options" in top
+
+
+USAGE_BODY = """Create a client with your API key, then call `shipments.create` with the parcel's weight and
+the destination address. The call returns the shipment with its tracking number.
+"""
+
+
+def test_the_same_text_under_other_headings_takes_one_place_in_the_top_five(tmp_path: Path) -> None:
+    # a generated README embeds USAGE.md under a heading of its own; to a reader they are one text
+    docs = _write_docs(tmp_path / "docs", {"README.md": f"# Acme SDK\n\n## SDK Example Usage\n\n{USAGE_BODY}",
+                                           "USAGE.md": USAGE_BODY, "install.md": INSTALL_GUIDE})
+    out = _build(docs, tmp_path / "out")
+    top = _ids(out, "create a shipment with a tracking number", limit=5)
+    copies = [i for i in top if i in ("README.md#acme-sdk/sdk-example-usage", "USAGE.md#_preamble")]
+    assert len(copies) == 1, top
+
+
+def test_content_digest_ignores_headings_only_when_the_text_says_enough() -> None:
+    body = "The unique IDs of the tags assigned to the short link, in the order given."
+    assert content_digest("TagIds", f"# TagIds\n\n{body}", f"TagIds\n\n{body}") == \
+        content_digest("UpsertLinkTagIds", f"# `UpsertLinkTagIds`\n\n{body}", f"UpsertLinkTagIds\n\n{body.upper()}  ")
+    short = "Coming soon."
+    assert content_digest("Python", f"## Python\n\n{short}", f"Python\n\n{short}") != \
+        content_digest("Go", f"## Go\n\n{short}", f"Go\n\n{short}")
+    assert content_digest("Python", f"## Python\n\n{short}", f"Python\n\n{short}") == \
+        content_digest("Python", f"## Python\n\n{short}", f"python\n {short}")
+    assert content_digest("A", f"# A\n\n{body}", f"A\n\n{body}") != content_digest("A", f"# A\n\n{body}x", f"A\n\n{body}x")
 
 
 def test_ranking_is_identical_on_two_separate_builds(example_docs: Path, tmp_path: Path) -> None:
