@@ -189,6 +189,10 @@ def test_content_digest_ignores_headings_only_when_the_text_says_enough() -> Non
     assert content_digest("Python", f"## Python\n\n{short}", f"Python\n\n{short}") == \
         content_digest("Python", f"## Python\n\n{short}", f"python\n {short}")
     assert content_digest("A", f"# A\n\n{body}", f"A\n\n{body}") != content_digest("A", f"# A\n\n{body}x", f"A\n\n{body}x")
+    # a sub-heading's markup is not in content_text: `retryConfig` there reads retryConfig
+    assert content_digest("Retries", f"## Retries\n\n### `retryConfig` in [the client](client.md)\n\n{body}",
+                          f"Retries\n\nretryConfig in the client\n\n{body}") == \
+        content_digest("Retry", f"## Retry\n\n{body}", f"Retry\n\n{body}")
 
 
 def test_ranking_is_identical_on_two_separate_builds(example_docs: Path, tmp_path: Path) -> None:
