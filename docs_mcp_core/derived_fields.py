@@ -1,5 +1,5 @@
 """Search fields derived from a chunk at index time: identifier sub-words, code languages, a content digest,
-and the share of its text that is a list of links (navigation).
+the share of its text that is a list of links (navigation), and whether it is code with no words (bare code).
 
 They are columns of the chunks table (see indexing/table.py), not chunk fields: chunks.json and the
 embedding input stay as they are, and an index written before these columns existed still serves.
@@ -31,6 +31,8 @@ DESCRIBED = 80  # characters after an item's link beyond which the item describe
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 _INLINE_MARKUP = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)|[`*]+")
 DIGEST_BODY = 50  # characters of text besides headings from which headings no longer tell duplicates apart
+BARE_PROSE = 20  # characters of words (outside code, headings and HTML comments) under which a chunk of code has none
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 # Fence info strings → one name per language, so `language` filters match any spelling.
 LANGUAGE_ALIASES = {
@@ -93,6 +95,36 @@ def content_digest(heading: str, markdown: str, text: str) -> str:
 
 def _normal(text: str) -> str:
     return _SPACE.sub(" ", text).strip().lower()
+
+
+def bare_code(markdown: str) -> bool:
+    """Whether a chunk is fenced code and next to nothing else: under `BARE_PROSE` characters outside
+    its code blocks, headings and HTML comments.
+
+    Such a chunk says in no words what its code is for, so it matches a question only through the
+    identifiers and placeholder values in the code (`token: "DUB_API_KEY"`). Search ranks it lower
+    when its heading says no more (see search/engine.py, `generic_headings`).
+    """
+    if "```" not in markdown and "~~~" not in markdown:
+        return False
+    fence: str | None = None
+    code = False
+    prose = 0
+    for line in _HTML_COMMENT.sub("", markdown).split("\n"):
+        marker = _FENCE_LINE.match(line)
+        if fence is not None:
+            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
+                fence = None
+            elif line.strip():
+                code = True
+            continue
+        if marker:
+            fence = marker.group(1)
+        elif not _HEADING_LINE.match(line):
+            prose += len(line.strip())
+            if prose >= BARE_PROSE:
+                return False
+    return code
 
 
 def _visible(line: str) -> int:

@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # object storage is imported only to build for it
     from ..objectstore import RemoteIndex
 
 INDEX_SCHEMA_VERSION = "4"  # bump when the table gains or changes columns (2: derived search fields, 3: navigation,
-# 4: content_digest leaves headings out)
+# 4: content_digest leaves headings out, bare_code)
 
 
 @dataclass

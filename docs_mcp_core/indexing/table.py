@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS, Bitmap, BTree
 
-from ..derived_fields import code_languages, content_digest, navigation_share, subwords
+from ..derived_fields import bare_code, code_languages, content_digest, navigation_share, subwords
 from ..embedding.cache import EmbedResult
 from ..errors import DocsMcpError
 from ..failpoints import pause
@@ -48,7 +48,7 @@ def _schema(keys: list[str], dims: int, source_urls: bool, multivector: bool = F
               ("content_text", pa.string()), ("chunk_index", pa.int32()), ("metadata", pa.string()),
               # derived search fields (derived_fields.py); search uses each only when the table has it
               ("content_subwords", pa.string()), ("code_languages", pa.string()), ("content_chars", pa.int32()),
-              ("content_digest", pa.string()), ("navigation", pa.float32())]
+              ("content_digest", pa.string()), ("navigation", pa.float32()), ("bare_code", pa.bool_())]
     if source_urls:  # website corpora only: file corpora keep their schema
         fields.append(("source_url", pa.string()))
     fields += [(meta_column(key), pa.string()) for key in keys]
@@ -76,6 +76,7 @@ def _batch(rows: list[Chunk], vectors: np.ndarray | None, keys: list[str], schem
         pa.array([len(c.content_text) for c in rows], pa.int32()),
         pa.array([content_digest(c.heading, c.content, c.content_text) for c in rows], pa.string()),
         pa.array([navigation_share(c.content) for c in rows], pa.float32()),
+        pa.array([bare_code(c.content) for c in rows], pa.bool_()),
     ]
     if "source_url" in schema.names:
         cols.append(pa.array([c.source_url for c in rows], pa.string()))

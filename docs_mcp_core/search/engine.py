@@ -16,7 +16,7 @@ import json
 import os
 import re
 import sys
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
@@ -34,7 +34,7 @@ from . import answers
 from . import cursor as cursors
 from .hits import SearchHit, TrimNote, ZeroResultHint
 from .proximity import SLOP as PROXIMITY_SLOP, term_pairs
-from .repeats import without_repeats
+from .repeats import stems, without_repeats
 from .vector_scan import QuantizedScan, nearest_rows
 from .weights import Weights
 
@@ -98,6 +98,7 @@ class ChunkInfo:
     source_url: str | None = None  # the web page (and heading anchor) of website corpora
     row_id: int = -1  # its `_rowid` in the pinned table version
     navigation: float = 0.0  # share of its text in link-led list items (0 in indexes written before the column)
+    bare_code: bool = False  # fenced code and next to no words (derived_fields.bare_code; False in older indexes)
 
 
 # Above this, the scan runs in a worker thread (numpy releases the GIL), overlapping the full-text
@@ -222,6 +223,17 @@ def text_query(query: str, index: "PublishedIndex", weights: Weights) -> Any:
 
 
 NAVIGATION_FROM = 0.5  # a chunk ranks lower once more than half of its text is a list of links
+# A heading at least this many chunks share, and at least this share of them, names a kind of section
+# ("Example Usage", "Values"), not its subject; so does no heading at all.
+GENERIC_HEADING_CHUNKS = 5
+GENERIC_HEADING_SHARE = 0.01
+
+
+def says_nothing(info: ChunkInfo, index: "PublishedIndex", query_stems: frozenset[str]) -> bool:
+    """Bare code (no words of its own) under a heading that names no subject (index.generic_headings)
+    and shares no word with the query: only its code can have matched the question."""
+    return info.bare_code and info.heading.strip().lower() in index.generic_headings \
+        and not stems(info.heading) & query_stems
 
 
 def text_scale(info: ChunkInfo, weights: Weights) -> float:
@@ -240,12 +252,13 @@ def in_language(info: ChunkInfo, language: str) -> bool:
 
 
 def fuse(index: "PublishedIndex", lists: dict[str, Ranked], weights: Weights,
-         filters: dict[str, str]) -> list[tuple[str, float]]:
+         filters: dict[str, str], query: str = "") -> list[tuple[str, float]]:
     """The ranked lists → one ranking. With a vector list, the weighted sum of min-max scaled scores
     (score_fusion; `weights.hybrid` "rrf" ranks instead); full text alone, weighted RRF. Then a chunk with
     less text than `weights.short` characters (a bare title, a one-line stub) scales by its share of it; a
     chunk whose text is mostly a list of links (navigation over 0.5: an index, a table of contents, "see
-    also") scales down linearly to 1 - `weights.navigation` when it is all links; with a `language`
+    also") scales down linearly to 1 - `weights.navigation` when it is all links; bare code under a heading
+    that names no subject and no word of the `query` scales by 1 - `weights.bare_code`; with a `language`
     filter, chunks in that language scale by 1 + `weights.language`; then one chunk per duplicated text
     (content_digest) and per page collapsed across a `vector_collapse` key. Ties break by chunk_id."""
     weight = {"text": weights.text, "phrase": weights.phrase, "vector": weights.vector}
@@ -257,11 +270,14 @@ def fuse(index: "PublishedIndex", lists: dict[str, Ranked], weights: Weights,
         fused = rrf([(weight[name], [cid for cid, _ in ranked[: weights.depth]]) for name, ranked in lists.items()],
                     weights.k)
     language = normalize_language(filters["language"]) if "language" in filters else None
-    if weights.short > 0 or weights.navigation > 0 or (language and weights.language):
+    query_stems = stems(query)
+    if weights.short > 0 or weights.navigation > 0 or weights.bare_code > 0 or (language and weights.language):
         def prior(info: ChunkInfo) -> float:
             factor = min(1.0, (info.chars + 1) / weights.short) if weights.short > 0 and info.chars is not None else 1.0
             if weights.navigation > 0 and info.navigation > NAVIGATION_FROM:
                 factor *= 1 - weights.navigation * (info.navigation - NAVIGATION_FROM) / (1 - NAVIGATION_FROM)
+            if weights.bare_code > 0 and says_nothing(info, index, query_stems):
+                factor *= 1 - weights.bare_code
             if language and weights.language and in_language(info, language):
                 factor *= 1 + weights.language
             return factor
@@ -359,6 +375,7 @@ class PublishedIndex:
         self.rows = 0
         self.has_fields = False  # the derived search fields of fields.py (older indexes lack them)
         self.info: dict[str, ChunkInfo] = {}
+        self.generic_headings: set[str] = set()  # lowercase headings that name a kind of section (says_nothing)
         self.files: dict[str, list[str]] = {}
         self.sizes: dict[str, int] = {}  # chunk_id -> characters of its Markdown (what get_doc returns)
         self.texts: dict[str, str] | None = None  # chunk_id -> content_text, when small enough
@@ -400,7 +417,7 @@ class PublishedIndex:
                 text_bytes = self._chunks_bytes()
             wanted = _LIGHT + (_DERIVED if self.has_fields else []) + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
             wanted += ["source_url"] if "source_url" in schema.names else []
-            wanted += ["navigation"] if "navigation" in schema.names else []
+            wanted += [name for name in ("navigation", "bare_code") if name in schema.names]
             dims, multivector = vector_column(schema)
             from ..embedding.input import PASSAGES
 
@@ -440,12 +457,16 @@ class PublishedIndex:
                                                 json.loads(columns["metadata"][i]), languages, digest, chars,
                                                 columns["source_url"][i] if "source_url" in columns else None,
                                                 int(row_ids[i]),
-                                                float(columns["navigation"][i] or 0.0) if "navigation" in columns else 0.0)
+                                                float(columns["navigation"][i] or 0.0) if "navigation" in columns else 0.0,
+                                                bool(columns["bare_code"][i]) if "bare_code" in columns else False)
             sizes = await table.query().select({"chunk_id": "chunk_id", "chars": "character_length(content)"}) \
                 .limit(count).to_arrow()
             self.sizes = dict(zip(sizes.column("chunk_id").to_pylist(), sizes.column("chars").to_pylist()))
             for info in sorted(self.info.values(), key=lambda c: (c.filepath, c.chunk_index)):
                 self.files.setdefault(info.filepath, []).append(info.chunk_id)
+            headings = Counter(info.heading.strip().lower() for info in self.info.values())
+            common = max(GENERIC_HEADING_CHUNKS, GENERIC_HEADING_SHARE * len(self.info))
+            self.generic_headings = {heading for heading, n in headings.items() if n >= common} | {""}
             self.table = table
         return self
 
@@ -649,7 +670,7 @@ class SearchEngine:
         lists = await self._ranked(index, query, where_clause(filters, index.taxonomy))
         mode = "hybrid" if "vector" in lists else "text"
         key = base + (mode,)
-        fused = fuse(index, lists, self.weights, filters)
+        fused = fuse(index, lists, self.weights, filters, query)
         self._cache[key] = fused
         if len(self._cache) > 256:
             self._cache.popitem(last=False)

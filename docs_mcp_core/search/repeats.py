@@ -29,6 +29,11 @@ def stem(word: str) -> str:
         return _STEMMER.stemWord(word)
 
 
+def stems(text: str) -> frozenset[str]:
+    """The stems of a text's words, stop words aside: what LanceDB would match them by."""
+    return frozenset(stem(w) for w in (m.group().lower() for m in TOKEN.finditer(text)) if w not in STOP_WORDS)
+
+
 def without_repeats(query: str) -> str:
     """The query with every later form of a word it already asked for cut out; unchanged when it
     repeats none. Stop words (LanceDB drops them) and tokens with a digit stay as they are."""

@@ -19,7 +19,8 @@ class Weights:
     vector 1.5 beat rank fusion on all three suites with no category lower, and on the held-out
     httpx-site suite too (README, "How ranking works"). proximity 0.25 is the largest weight at which
     every development suite gained in both modes (0.33 and 0.5 gained more text-only but cost the
-    model's dub-ts paraphrased).
+    model's dub-ts paraphrased). bare_code 0.5, 0.75 and 1 gained the same cases on dub-ts
+    (0.25 half of them) and moved no other suite; 0.5 is the mildest of them.
     """
 
     text: float = 1.0
@@ -37,6 +38,7 @@ class Weights:
     navigation: float = 0.75  # a chunk that is mostly a list of links scales down to 1 - this at 100% (from 50%)
     depth: int = 100  # candidates per list
     proximity: float = 0.25  # each pair of neighbouring query words found together adds this times its phrase score
+    bare_code: float = 0.5  # code with no words, under a heading many chunks share and the query does not name, scales by 1 - this
 
     def by_scores(self, hybrid: bool) -> bool:
         """Whether a search fuses its lists' scaled scores (hybrid, `hybrid` "scores") or their ranks (RRF)."""

@@ -106,6 +106,20 @@ def _ids(out: Path, query: str, filters: dict | None = None, limit: int = 10, we
     return [h["chunk_id"] for h in run_search(out, query, filters=filters, limit=limit, hybrid=False, weights=weights).hits]
 
 
+def _drop_columns(out: Path, names: list[str]) -> None:
+    """Make a built index look written before these columns existed: drop them, and pin that table version."""
+    import json
+
+    import lancedb
+
+    table = lancedb.connect(str(out / ".lancedb")).open_table("chunks")
+    table.drop_columns(names)
+    meta_file = out / "metadata.json"
+    meta = json.loads(meta_file.read_text())
+    meta["index"]["version"] = table.version
+    meta_file.write_text(json.dumps(meta))
+
+
 @pytest.fixture
 def sdk_docs(tmp_path: Path) -> Path:
     docs = tmp_path / "docs"
@@ -207,17 +221,8 @@ def test_ranking_is_identical_on_two_separate_builds(example_docs: Path, tmp_pat
 
 
 def test_an_index_written_before_the_derived_fields_still_serves(sdk_docs: Path, tmp_path: Path) -> None:
-    import json
-
-    import lancedb
-
     out = _build(sdk_docs, tmp_path / "out")
-    table = lancedb.connect(str(out / ".lancedb")).open_table("chunks")
-    table.drop_columns(["content_subwords", "code_languages", "content_digest", "content_chars"])
-    meta_file = out / "metadata.json"
-    meta = json.loads(meta_file.read_text())
-    meta["index"]["version"] = table.version
-    meta_file.write_text(json.dumps(meta))
+    _drop_columns(out, ["content_subwords", "code_languages", "content_digest", "content_chars"])
     assert _ids(out, "linksCreate")[0] == "sdks/links.md#links/linkscreate"  # plain BM25, no sub-words
     assert "sdks/links.md#links/linkscreate" not in _ids(out, "create link")
 
@@ -260,17 +265,8 @@ def test_the_priors_are_deterministic(guide_docs: Path, tmp_path: Path) -> None:
 
 
 def test_an_index_written_before_the_navigation_column_still_serves(guide_docs: Path, tmp_path: Path) -> None:
-    import json
-
-    import lancedb
-
     out = _build(guide_docs, tmp_path / "out")
-    table = lancedb.connect(str(out / ".lancedb")).open_table("chunks")
-    table.drop_columns(["navigation"])
-    meta_file = out / "metadata.json"
-    meta = json.loads(meta_file.read_text())
-    meta["index"]["version"] = table.version
-    meta_file.write_text(json.dumps(meta))
+    _drop_columns(out, ["navigation"])
     # no navigation prior (every chunk counts as 0), the full-text length prior still applies
     assert _ids(out, "retry failed requests")[0] == "index.md#_preamble"
     assert _ids(out, "rate limits")[0] == "limits.md#limits/handling-rate-limits"
