@@ -5,8 +5,8 @@ kept: a rerun reuses its chunks and embedding cache, so only changed code costs 
 setting of the full-text field boosts, of the full-text length prior and of term proximity (heading,
 breadcrumb, sub-words, text_short, proximity: these change the full-text lists, so each is queried once per case), it
 gets every case's ranked lists, then scores a grid of fusion parameters (hybrid fusion by scores
-or ranks, phrase and vector weight, k, depth, language boost, short-chunk threshold, navigation
-prior) with the engine's own
+or ranks, phrase and vector weight, k, depth, language boost, short-chunk threshold, navigation and bare-code
+priors) with the engine's own
 `fuse`: MRR@5 per suite and per category, for text-only (no vector list) and hybrid.
 The best settings are those with the highest mean MRR@5 over suites and both modes among
 those that keep every suite's lexical MRR@5 at the baseline's level or better.
@@ -41,14 +41,16 @@ FIELDS = [("max", 3.0, 0.0, 0.0), ("max", 1.0, 1.0, 0.5), ("max", 1.0, 1.0, 0.0)
           ("max", 1.5, 1.0, 0.5), ("sum", 1.0, 0.5, 0.5)]
 GRID = {"hybrid": ["rrf", "scores"], "phrase": [1.25, 2.0], "vector": [1.0, 1.25, 1.5, 2.0, 3.0], "k": [10, 20, 60],
         "depth": [100],
-        "language": [0.0, 1.0, 3.0], "short": [0, 50, 100, 200], "navigation": [0.0, 0.5, 0.75, 1.0]}
+        "language": [0.0, 1.0, 3.0], "short": [0, 50, 100, 200], "navigation": [0.0, 0.5, 0.75, 1.0],
+        "bare_code": [0.0, 0.5]}
 # The full-text length prior (Weights.text_short) scales full-text scores before the lists are cut: re-queried too.
 TEXT_SHORT = [0, 100, 150, 200, 300]
 # The weight of neighbouring query words found together (Weights.proximity) is part of the full-text query: re-queried.
 PROXIMITY = [0.0, 0.25]
 BASELINE = {"fields": "max", "heading": 3.0, "breadcrumb": 0.0, "subwords": 0.0, "text_short": 0, "proximity": 0.0,
             "hybrid": "rrf",
-            "phrase": 1.25, "vector": 2.0, "k": 60, "depth": 100, "language": 0.0, "short": 0, "navigation": 0.0}
+            "phrase": 1.25, "vector": 2.0, "k": 60, "depth": 100, "language": 0.0, "short": 0, "navigation": 0.0,
+            "bare_code": 0.0}
 MODES = ("text", "hybrid")
 
 
@@ -74,7 +76,7 @@ def score(prepared: list, index: Any, weights: Any, mode: str) -> dict[str, floa
     per_case: list[tuple[str, float]] = []
     for case, filters, lists in prepared:
         used = {n: ids for n, ids in lists.items() if mode == "hybrid" or n != "vector"}
-        ids = [cid for cid, _ in fuse(index, used, weights, filters)][:5]
+        ids = [cid for cid, _ in fuse(index, used, weights, filters, case["query"])][:5]
         relevant = [case["expectedChunkId"], *case.get("alsoRelevant", [])]
         per_case.append((case["category"], metrics.reciprocal_rank(ids, relevant)))
     out = {"mrr": sum(rr for _, rr in per_case) / len(per_case)}
@@ -244,7 +246,7 @@ def main() -> None:
                         f"separated (default: {','.join(map(str, PROXIMITY))})")
     parser.add_argument("--baseline", choices=["original", "current", "shipped"], default="original",
                         help="what rows are compared with: the weights before tuning began, or the shipped defaults "
-                        "(search.Weights) without the two priors and term proximity (text_short, navigation, proximity), "
+                        "(search.Weights) without the priors and term proximity (text_short, navigation, bare_code, proximity), "
                         "or the shipped defaults as they are (to see what a change would cost any category today)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=V1,V2",
                         help=f"values to try for one fusion parameter instead of the built-in grid ({', '.join(GRID)})")
@@ -255,8 +257,8 @@ def main() -> None:
         from docs_mcp_core.search.weights import Weights
 
         BASELINE.update({key: getattr(Weights(), key) for key in BASELINE})
-        if args.baseline == "current":  # without the two priors and term proximity
-            BASELINE.update(text_short=0, navigation=0.0, proximity=0.0)
+        if args.baseline == "current":  # without the priors and term proximity
+            BASELINE.update(text_short=0, navigation=0.0, bare_code=0.0, proximity=0.0)
     built = build_suites(names, args.provider, args.work_dir)
     fields = [(f.split(":")[0], *(float(v) for v in f.split(":")[1:])) for f in args.fields.split(",")] \
         if args.fields else FIELDS
