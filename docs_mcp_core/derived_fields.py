@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 
 # Identifiers with an inner case change: linksCreate, CreateLinkRequestBody, HTTPClient, WithMaxRetries.
 # Digits stay attached (v2, sha256, hex strings are not split); an acronym plural (SDKs, IDs) is one word.
@@ -107,24 +108,33 @@ def bare_code(markdown: str) -> bool:
     """
     if "```" not in markdown and "~~~" not in markdown:
         return False
-    fence: str | None = None
     code = False
     prose = 0
-    for line in _HTML_COMMENT.sub("", markdown).split("\n"):
-        marker = _FENCE_LINE.match(line)
-        if fence is not None:
-            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
-                fence = None
-            elif line.strip():
-                code = True
-            continue
-        if marker:
-            fence = marker.group(1)
-        elif not _HEADING_LINE.match(line):
+    for line, place in _fenced(_HTML_COMMENT.sub("", markdown)):
+        if place == "code":
+            code = code or bool(line.strip())
+        elif place == "text" and not _HEADING_LINE.match(line):
             prose += len(line.strip())
             if prose >= BARE_PROSE:
                 return False
     return code
+
+
+def _fenced(markdown: str) -> Iterator[tuple[str, str]]:
+    """Each line of the Markdown with its place: "open" (it opens a fenced code block), "code" (inside
+    one), "close" (it closes one) or "text"."""
+    fence: str | None = None
+    for line in markdown.split("\n"):
+        marker = _FENCE_LINE.match(line)
+        if fence is None:
+            if marker:
+                fence = marker.group(1)
+            yield line, "open" if marker else "text"
+        elif marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
+            fence = None
+            yield line, "close"
+        else:
+            yield line, "code"
 
 
 def _visible(line: str) -> int:
@@ -146,18 +156,13 @@ def navigation_share(markdown: str) -> float:
     if ("[" not in markdown and "<http" not in markdown) or not _MAYBE_LINK_ITEM.search(markdown):
         return 0.0
     total = nav = 0
-    fence: str | None = None
     item_indent: int | None = None  # indent of the link-led item whose lines we are in
     item_nav = False  # whether that item's other lines count as navigation
-    for line in markdown.split("\n"):
-        marker = _FENCE_LINE.match(line)
-        if fence is not None:
+    for line, place in _fenced(markdown):
+        if place in ("code", "close"):
             total += _visible(line)
-            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
-                fence = None
             continue
-        if marker:
-            fence = marker.group(1)
+        if place == "open":
             item_indent = None
             continue
         size = _visible(line)
