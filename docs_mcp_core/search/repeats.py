@@ -14,7 +14,7 @@ import threading
 
 import snowballstemmer
 
-from .proximity import STOP_WORDS, TOKEN
+from .proximity import STOP_WORDS, TOKEN, query_terms
 
 # Snowball's English stemmer (Porter2) is the one LanceDB's English tokenizer stems with; a stemmer
 # object keeps state between calls, so calls from the server's threads take turns.
@@ -30,8 +30,8 @@ def stem(word: str) -> str:
 
 
 def stems(text: str) -> frozenset[str]:
-    """The stems of a text's words, stop words aside: what LanceDB would match them by."""
-    return frozenset(stem(w) for w in (m.group().lower() for m in TOKEN.finditer(text)) if w not in STOP_WORDS)
+    """The stems of a text's words as the index keeps them (proximity.query_terms): what LanceDB matches them by."""
+    return frozenset(stem(term) for term in query_terms(text))
 
 
 def without_repeats(query: str) -> str:
