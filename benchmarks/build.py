@@ -45,13 +45,24 @@ def run_build(docs: Path, out: Path, provider_args: list[str], *, code: Path | N
     rss_mb is the largest peak RSS of the build process and its worker processes, cpu their user and
     system seconds (wait4 counts the workers the build waited for).
     """
-    cmd = [sys.executable, "-m", "docs_mcp_core.cli", "build", "--docs-dir", str(docs), "--out", str(out), *provider_args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "docs_mcp_core.cli",
+        "build",
+        "--docs-dir",
+        str(docs),
+        "--out",
+        str(out),
+        *provider_args,
+    ]
     env = {**os.environ, "LANCEDB_LOG": "error"}
     if code is not None:
         env["PYTHONPATH"] = str(code)
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            cwd=str(code or REPO))
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(code or REPO)
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
     stderr = proc.stderr.read() if proc.stderr else ""
@@ -60,8 +71,13 @@ def run_build(docs: Path, out: Path, provider_args: list[str], *, code: Path | N
         raise SystemExit(f"build failed:\n{stderr}")
     done = re.search(r"done: .*?(\d+) embedded, table version \d+, ([\d.]+)s", stderr)
     assert done, stderr
-    return {"wall": wall, "build": float(done.group(2)), "cpu": usage.ru_utime + usage.ru_stime,
-            "rss_mb": usage.ru_maxrss / 1024, "embedded": int(done.group(1))}
+    return {
+        "wall": wall,
+        "build": float(done.group(2)),
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "rss_mb": usage.ru_maxrss / 1024,
+        "embedded": int(done.group(1)),
+    }
 
 
 def edit_one_percent(docs: Path, round_no: int) -> int:
@@ -102,8 +118,14 @@ def median(rows: list[dict[str, float]], key: str) -> float:
 CASES = ("cold", "no-op", "1% edit")
 
 
-def bench_once(provider: str, provider_args: list[str], run: int, work: Path, code: Path | None,
-               results: dict[str, list[dict[str, float]]]) -> None:
+def bench_once(
+    provider: str,
+    provider_args: list[str],
+    run: int,
+    work: Path,
+    code: Path | None,
+    results: dict[str, list[dict[str, float]]],
+) -> None:
     """One cold build, a no-op rebuild and a 1%-edit rebuild of a fresh copy, appended to `results`."""
     tag = "base" if code is not None and code != REPO else "this"
     docs = work / f"{provider}-{tag}-docs-{run}"
@@ -124,8 +146,14 @@ def provider_args_for(provider: str, server_url: str) -> list[str]:
     name, _, backend = provider.partition(":")  # local:onnx, local:torch
     args = ["--embedding-provider", name] + (["--embedding-backend", backend] if backend else [])
     if provider == "openai":
-        args += ["--embedding-model", "text-embedding-3-small", "--embedding-dimensions", "256",
-                 "--embedding-base-url", server_url]
+        args += [
+            "--embedding-model",
+            "text-embedding-3-small",
+            "--embedding-dimensions",
+            "256",
+            "--embedding-base-url",
+            server_url,
+        ]
     return args
 
 
@@ -143,8 +171,10 @@ def main() -> None:
     codes: list[tuple[str, Path]] = [("this", REPO)]
     if args.baseline is not None:
         codes.append(("baseline", args.baseline.resolve()))
-    print(f"corpus: {CORPUS.relative_to(REPO)} ({files} files), median of {args.runs} runs, fresh process per build"
-          + (f"; baseline: {codes[1][1]}, runs alternating" if len(codes) > 1 else ""))
+    print(
+        f"corpus: {CORPUS.relative_to(REPO)} ({files} files), median of {args.runs} runs, fresh process per build"
+        + (f"; baseline: {codes[1][1]}, runs alternating" if len(codes) > 1 else "")
+    )
     server = FakeEmbeddingServer(dims=256, latency=args.latency).start()
     try:
         results = {(code, p): {case: [] for case in CASES} for code, _ in codes for p in providers}
@@ -152,20 +182,27 @@ def main() -> None:
             for provider in providers:
                 order = codes if run % 2 == 0 else codes[::-1]  # who goes first alternates
                 for code, path in order:
-                    bench_once(provider, provider_args_for(provider, server.url), run, work, path,
-                               results[(code, provider)])
-        print(f"{'code':<9} {'provider':<12} {'case':<8} {'wall s':>8} {'build s':>8} {'CPU s':>7} {'peak RSS MB':>12} "
-              f"{'embedded':>9}")
+                    bench_once(
+                        provider, provider_args_for(provider, server.url), run, work, path, results[(code, provider)]
+                    )
+        print(
+            f"{'code':<9} {'provider':<12} {'case':<8} {'wall s':>8} {'build s':>8} {'CPU s':>7} {'peak RSS MB':>12} "
+            f"{'embedded':>9}"
+        )
         for (code, provider), cases in results.items():
             for case, rows in cases.items():
-                print(f"{code:<9} {provider:<12} {case:<8} {median(rows, 'wall'):>8.2f} {median(rows, 'build'):>8.2f} "
-                      f"{median(rows, 'cpu'):>7.2f} {median(rows, 'rss_mb'):>12.0f} {median(rows, 'embedded'):>9.0f}")
+                print(
+                    f"{code:<9} {provider:<12} {case:<8} {median(rows, 'wall'):>8.2f} {median(rows, 'build'):>8.2f} "
+                    f"{median(rows, 'cpu'):>7.2f} {median(rows, 'rss_mb'):>12.0f} {median(rows, 'embedded'):>9.0f}"
+                )
         print()
         for (code, provider), cases in results.items():
             cold_wall, cold_build = median(cases["cold"], "wall"), median(cases["cold"], "build")
             for case in ("no-op", "1% edit"):
                 wall, build = median(cases[case], "wall"), median(cases[case], "build")
-                print(f"{code} {provider}: {case} / cold = {wall / cold_wall:.2f} wall, {build / cold_build:.3f} build time")
+                print(
+                    f"{code} {provider}: {case} / cold = {wall / cold_wall:.2f} wall, {build / cold_build:.3f} build time"
+                )
         reference = providers[0]
         if len(providers) > 1:
             print()
@@ -174,16 +211,20 @@ def main() -> None:
                 base = results[(code, reference)]["cold"]
                 for provider in providers[1:]:
                     cold = results[(code, provider)]["cold"]
-                    print(f"{code:<9} {provider:<12} {median(cold, 'wall') / median(base, 'wall'):>6.2f}x wall "
-                          f"{median(cold, 'cpu') / median(base, 'cpu'):>6.2f}x CPU")
+                    print(
+                        f"{code:<9} {provider:<12} {median(cold, 'wall') / median(base, 'wall'):>6.2f}x wall "
+                        f"{median(cold, 'cpu') / median(base, 'cpu'):>6.2f}x CPU"
+                    )
         if len(codes) > 1:
             print()
             print("this / baseline, cold build (medians)")
             for provider in providers:
                 this, base = results[("this", provider)]["cold"], results[("baseline", provider)]["cold"]
-                print(f"{provider:<12} {median(this, 'wall') / median(base, 'wall'):.2f} wall, "
-                      f"{median(this, 'cpu') / median(base, 'cpu'):.2f} CPU, "
-                      f"{median(this, 'rss_mb'):.0f} vs {median(base, 'rss_mb'):.0f} MB peak RSS")
+                print(
+                    f"{provider:<12} {median(this, 'wall') / median(base, 'wall'):.2f} wall, "
+                    f"{median(this, 'cpu') / median(base, 'cpu'):.2f} CPU, "
+                    f"{median(this, 'rss_mb'):.0f} vs {median(base, 'rss_mb'):.0f} MB peak RSS"
+                )
         print(f"openai requests served by the {args.latency * 1000:.0f} ms-latency server: {server.requests}")
 
         if args.no_warm or len(codes) > 1:  # a warm process runs this checkout only
@@ -199,8 +240,11 @@ def main() -> None:
         print(f"warm process (imports done), median of {args.runs} runs, seconds")
         print(f"{'provider':<8} {'cold':>7} {'no-op':>7} {'1% edit':>8} {'no-op/cold':>11} {'edit/cold':>10}")
         for provider in providers:
-            settings = (ProviderSettings("openai", "text-embedding-3-small", 256, server.url) if provider == "openai"
-                        else parse_spec(provider, None))
+            settings = (
+                ProviderSettings("openai", "text-embedding-3-small", 256, server.url)
+                if provider == "openai"
+                else parse_spec(provider, None)
+            )
             times = bench_in_process(settings, args.runs, work)
             cold, noop, edit = (statistics.median(times[c]) for c in CASES)
             print(f"{provider:<8} {cold:>7.2f} {noop:>7.2f} {edit:>8.2f} {noop / cold:>11.3f} {edit / cold:>10.3f}")

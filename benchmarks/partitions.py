@@ -42,9 +42,19 @@ def setup(count: int) -> tuple[Path, dict[str, str], list[str]]:
     names = [f"sdk{i}" for i in range(count)]
     for name in names:
         shutil.copytree(DUB_TS, work / "docs" / name)
-        (work / "docs" / name / ".docs-mcp.json").write_text(json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}}))
-    (work / "docs-mcp.yaml").write_text(yaml.safe_dump({"corpora": [
-        {"name": name, "source": {"path": f"docs/{name}"}, "embedding": {"provider": "hash"}} for name in names]}))
+        (work / "docs" / name / ".docs-mcp.json").write_text(
+            json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}})
+        )
+    (work / "docs-mcp.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "corpora": [
+                    {"name": name, "source": {"path": f"docs/{name}"}, "embedding": {"provider": "hash"}}
+                    for name in names
+                ]
+            }
+        )
+    )
     env = {**os.environ, "DAGSTER_HOME": str(work / ".dagster")}
     env.pop("DOCS_MCP_CONFIG", None)
     return work, env, names
@@ -57,8 +67,11 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> None:
 
 
 def graphql(port: int, query: str, variables: dict | None = None) -> dict:
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", headers={"Content-Type": "application/json"},
-                                     data=json.dumps({"query": query, "variables": variables or {}}).encode())
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/graphql",
+        headers={"Content-Type": "application/json"},
+        data=json.dumps({"query": query, "variables": variables or {}}).encode(),
+    )
     with urllib.request.urlopen(request, timeout=300) as response:
         return json.loads(response.read())
 
@@ -72,8 +85,11 @@ def sequential(count: int) -> float:
     work, env, names = setup(count)
     started = time.perf_counter()
     for name in names:
-        run([str(BIN / "dg"), "launch", "-m", "docs_mcp_pipeline", "--job", "docs_index_job", "--partition", name],
-            work, env)
+        run(
+            [str(BIN / "dg"), "launch", "-m", "docs_mcp_pipeline", "--job", "docs_index_job", "--partition", name],
+            work,
+            env,
+        )
     elapsed = time.perf_counter() - started
     shutil.rmtree(work)
     return elapsed
@@ -84,9 +100,14 @@ def backfill(count: int, multiprocess: bool) -> float:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = subprocess.Popen([str(BIN / "dg"), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
-                              cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)
+    server = subprocess.Popen(
+        [str(BIN / "dg"), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
+        cwd=work,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         while True:
             try:
@@ -96,15 +117,42 @@ def backfill(count: int, multiprocess: bool) -> float:
                 time.sleep(0.5)
         started = time.perf_counter()
         if multiprocess:
-            result = graphql(port, """mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $p) {
-                __typename } }""", {"p": {
-                "selector": {"partitionSetName": "docs_index_job_partition_set", "repositorySelector": {
-                    "repositoryName": "__repository__", "repositoryLocationName": "docs_mcp_pipeline"}},
-                "partitionNames": names, "runConfigData": MULTIPROCESS, "forceSynchronousSubmission": True}})
+            result = graphql(
+                port,
+                """mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $p) {
+                __typename } }""",
+                {
+                    "p": {
+                        "selector": {
+                            "partitionSetName": "docs_index_job_partition_set",
+                            "repositorySelector": {
+                                "repositoryName": "__repository__",
+                                "repositoryLocationName": "docs_mcp_pipeline",
+                            },
+                        },
+                        "partitionNames": names,
+                        "runConfigData": MULTIPROCESS,
+                        "forceSynchronousSubmission": True,
+                    }
+                },
+            )
             assert result["data"]["launchPartitionBackfill"]["__typename"] == "LaunchBackfillSuccess", result
         else:
-            run([str(BIN / "dagster"), "job", "backfill", "-j", "docs_index_job", "--all", "--noprompt",
-                 "-w", "workspace.yaml"], work, env)
+            run(
+                [
+                    str(BIN / "dagster"),
+                    "job",
+                    "backfill",
+                    "-j",
+                    "docs_index_job",
+                    "--all",
+                    "--noprompt",
+                    "-w",
+                    "workspace.yaml",
+                ],
+                work,
+                env,
+            )
         while not runs_finished(port, count):
             time.sleep(0.5)
         return time.perf_counter() - started
@@ -118,12 +166,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpora", type=int, nargs="+", default=[2, 4])
     args = parser.parse_args()
-    print(f"cold builds of N dub-ts copies, hash provider, wall seconds; {os.cpu_count()} cores, "
-          f"load {os.getloadavg()[0]:.1f}")
+    print(
+        f"cold builds of N dub-ts copies, hash provider, wall seconds; {os.cpu_count()} cores, "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
     print(f"{'corpora':>7} {'sequential':>11} {'backfill':>9} {'backfill, multiprocess':>23}")
     for count in args.corpora:
-        print(f"{count:>7} {sequential(count):>11.1f} {backfill(count, False):>9.1f} {backfill(count, True):>23.1f}",
-              flush=True)
+        print(
+            f"{count:>7} {sequential(count):>11.1f} {backfill(count, False):>9.1f} {backfill(count, True):>23.1f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

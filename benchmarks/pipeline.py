@@ -41,28 +41,62 @@ def main() -> None:
     print(f"median of {args.runs} runs, wall seconds, fresh process each, hash provider")
     print(f"{'corpus':<8} {'tool':<26} {'cold':>6} {'no-op':>6}")
     for name, source in CORPORA.items():
-        results: dict[str, dict[str, list[float]]] = {"dagster asset materialize": {"cold": [], "no-op": []},
-                                                      "docs-mcp build": {"cold": [], "no-op": []}}
+        results: dict[str, dict[str, list[float]]] = {
+            "dagster asset materialize": {"cold": [], "no-op": []},
+            "docs-mcp build": {"cold": [], "no-op": []},
+        }
         for _ in range(args.runs):
             work = Path(tempfile.mkdtemp(prefix="docs-mcp-pipe-"))
             docs = work / "docs"
             shutil.copytree(source, docs)
             if not (docs / ".docs-mcp.json").exists():
                 (docs / ".docs-mcp.json").write_text(json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}}))
-            (work / "docs-mcp.yaml").write_text(yaml.safe_dump({"corpora": [{
-                "name": name, "source": {"path": "docs"}, "out": "pipeline-out",
-                "embedding": {"provider": "hash"}}]}))
+            (work / "docs-mcp.yaml").write_text(
+                yaml.safe_dump(
+                    {
+                        "corpora": [
+                            {
+                                "name": name,
+                                "source": {"path": "docs"},
+                                "out": "pipeline-out",
+                                "embedding": {"provider": "hash"},
+                            }
+                        ]
+                    }
+                )
+            )
             shutil.copy(REPO / "dagster.yaml", work / "dagster.yaml")
             env = {"DAGSTER_HOME": str(work), "PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(work)}
-            dagster = [str(BIN / "dagster"), "asset", "materialize", "-m", "docs_mcp_pipeline", "--select", "*",
-                       "--partition", name]
-            cli = [str(BIN / "docs-mcp"), "build", "--docs-dir", "docs", "--out", "cli-out", "--embedding-provider", "hash", "-q"]
+            dagster = [
+                str(BIN / "dagster"),
+                "asset",
+                "materialize",
+                "-m",
+                "docs_mcp_pipeline",
+                "--select",
+                "*",
+                "--partition",
+                name,
+            ]
+            cli = [
+                str(BIN / "docs-mcp"),
+                "build",
+                "--docs-dir",
+                "docs",
+                "--out",
+                "cli-out",
+                "--embedding-provider",
+                "hash",
+                "-q",
+            ]
             for case in ("cold", "no-op"):
                 results["dagster asset materialize"][case].append(timed(dagster, work, env))
                 results["docs-mcp build"][case].append(timed(cli, work, env))
             shutil.rmtree(work)
         for tool, cases in results.items():
-            print(f"{name:<8} {tool:<26} {statistics.median(cases['cold']):>6.2f} {statistics.median(cases['no-op']):>6.2f}")
+            print(
+                f"{name:<8} {tool:<26} {statistics.median(cases['cold']):>6.2f} {statistics.median(cases['no-op']):>6.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -89,9 +89,13 @@ def server_pid(code: Path | None = None, index: Path | None = None) -> int | Non
             environ = (stat.parent / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        path = next((e[len(b"PYTHONPATH="):].decode() for e in environ if e.startswith(b"PYTHONPATH=")), None)
-        if fields[1] == me and b"serve" in cmdline and (code is None or path == str(code)) \
-                and (index is None or str(index).encode() + b"\0" in cmdline):
+        path = next((e[len(b"PYTHONPATH=") :].decode() for e in environ if e.startswith(b"PYTHONPATH=")), None)
+        if (
+            fields[1] == me
+            and b"serve" in cmdline
+            and (code is None or path == str(code))
+            and (index is None or str(index).encode() + b"\0" in cmdline)
+        ):
             return int(stat.parent.name)
     return None
 
@@ -105,9 +109,14 @@ def peak_rss_mb(pid: int | None) -> float:
     return float("nan")
 
 
-async def measure(index: Path, warmups: list[str], searches: list[str], gets: list[str], hybrid: bool) -> dict[str, float]:
-    params = StdioServerParameters(command=str(Path(sys.executable).parent / "docs-mcp"),
-                                   args=["serve", "--index", str(index)], env=dict(os.environ))
+async def measure(
+    index: Path, warmups: list[str], searches: list[str], gets: list[str], hybrid: bool
+) -> dict[str, float]:
+    params = StdioServerParameters(
+        command=str(Path(sys.executable).parent / "docs-mcp"),
+        args=["serve", "--index", str(index)],
+        env=dict(os.environ),
+    )
     started = time.perf_counter()
     async with Client(params, mode="legacy") as client:
         initialized = time.perf_counter() - started
@@ -134,10 +143,15 @@ async def measure(index: Path, warmups: list[str], searches: list[str], gets: li
             get_ms.append((time.perf_counter() - t) * 1000)
             assert not result.is_error
         rss = peak_rss_mb(server_pid())
-    return {"init": initialized, "first": first_search, "hybrid": hybrid_ready, "rss": rss,
-            **{f"search_p{p}": percentile(search_ms, p) for p in (50, 95, 99)},
-            **{f"get_p{p}": percentile(get_ms, p) for p in (50, 95, 99)},
-            "search_mean": statistics.fmean(search_ms)}
+    return {
+        "init": initialized,
+        "first": first_search,
+        "hybrid": hybrid_ready,
+        "rss": rss,
+        **{f"search_p{p}": percentile(search_ms, p) for p in (50, 95, 99)},
+        **{f"get_p{p}": percentile(get_ms, p) for p in (50, 95, 99)},
+        "search_mean": statistics.fmean(search_ms),
+    }
 
 
 def _params(index: Path, code: Path | None) -> StdioServerParameters:
@@ -145,23 +159,31 @@ def _params(index: Path, code: Path | None) -> StdioServerParameters:
     if code is not None:
         env["PYTHONPATH"] = str(code)
     # `python -m`, not the console script: it names this checkout's entry point, which another may lack
-    return StdioServerParameters(command=sys.executable, args=["-m", "docs_mcp_core.cli", "serve", "--index", str(index)],
-                                 env=env, cwd=str(code or REPO))
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "docs_mcp_core.cli", "serve", "--index", str(index)],
+        env=env,
+        cwd=str(code or REPO),
+    )
 
 
 async def _mode(client: Client, query: str) -> str:
     return json.loads((await client.call_tool("search_docs", {"query": query})).content[0].text)["mode"]
 
 
-async def measure_pair(servers: dict[str, tuple[Path, Path]], warmups: list[str], searches: list[str],
-                       hybrid: bool | set[str]) -> dict[str, dict[str, float]]:
+async def measure_pair(
+    servers: dict[str, tuple[Path, Path]], warmups: list[str], searches: list[str], hybrid: bool | set[str]
+) -> dict[str, dict[str, float]]:
     """Two servers (name -> index, checkout) at once; each search goes to both, in alternating order.
     `hybrid`: whether (or which of them, by name) to wait for before measuring until they answer hybrid."""
     wait_for = set(servers) if hybrid is True else set(hybrid or ())
     started = time.perf_counter()
     ready: dict[str, float] = {}
     (first, (index_a, code_a)), (second, (index_b, code_b)) = servers.items()
-    async with Client(_params(index_a, code_a), mode="legacy") as a, Client(_params(index_b, code_b), mode="legacy") as b:
+    async with (
+        Client(_params(index_a, code_a), mode="legacy") as a,
+        Client(_params(index_b, code_b), mode="legacy") as b,
+    ):
         clients = {first: a, second: b}
         while len(ready) < 2:
             for name, client in clients.items():
@@ -180,8 +202,10 @@ async def measure_pair(servers: dict[str, tuple[Path, Path]], warmups: list[str]
                 times[name].append((time.perf_counter() - t) * 1000)
                 assert not result.is_error, result.content[0].text
         rss = {name: peak_rss_mb(server_pid(code, index)) for name, (index, code) in servers.items()}
-    return {name: {"p50": percentile(ms, 50), "p95": percentile(ms, 95), "ready": ready[name], "rss": rss[name]}
-            for name, ms in times.items()}
+    return {
+        name: {"p50": percentile(ms, 50), "p95": percentile(ms, 95), "ready": ready[name], "rss": rss[name]}
+        for name, ms in times.items()
+    }
 
 
 def side_by_side(index: Path, args: argparse.Namespace) -> None:
@@ -196,22 +220,31 @@ def side_by_side(index: Path, args: argparse.Namespace) -> None:
     a, b = pair["ours"], pair["baseline"]
     what = f"{index} vs {other}" if args.against_index else f"{index}, this checkout vs {args.baseline}"
     modes = " and ".join("hybrid" if name in hybrid else "text" for name in servers)
-    print(f"{what}: {modes}, stdio, {args.searches} distinct searches after {WARMUP} "
-          "warm-up ones, each sent to both servers in alternating order\n")
-    print("| search p50 / p95 ms | other p50 / p95 ms | p50 ÷ other | peak RSS MB | other RSS MB |\n|---|---|---|---|---|")
-    print(f"| {a['p50']:.2f} / {a['p95']:.2f} | {b['p50']:.2f} / {b['p95']:.2f} | {a['p50'] / b['p50']:.2f} | "
-          f"{a['rss']:.0f} | {b['rss']:.0f} |")
+    print(
+        f"{what}: {modes}, stdio, {args.searches} distinct searches after {WARMUP} "
+        "warm-up ones, each sent to both servers in alternating order\n"
+    )
+    print(
+        "| search p50 / p95 ms | other p50 / p95 ms | p50 ÷ other | peak RSS MB | other RSS MB |\n|---|---|---|---|---|"
+    )
+    print(
+        f"| {a['p50']:.2f} / {a['p95']:.2f} | {b['p50']:.2f} / {b['p95']:.2f} | {a['p50'] / b['p50']:.2f} | "
+        f"{a['rss']:.0f} | {b['rss']:.0f} |"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--providers", default="none,hash", help="specs as in eval benchmark: none, hash, local:onnx, ...")
+    parser.add_argument(
+        "--providers", default="none,hash", help="specs as in eval benchmark: none, hash, local:onnx, ..."
+    )
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--gets", type=int, default=50)
     parser.add_argument("--baseline", type=Path, help="another checkout: run its server beside this one's")
     parser.add_argument("--index", type=Path, help="an index built elsewhere, instead of building dub-ts ones")
-    parser.add_argument("--against-index", type=Path,
-                        help="with --index: serve this index too, with this checkout, and compare the two")
+    parser.add_argument(
+        "--against-index", type=Path, help="with --index: serve this index too, with this checkout, and compare the two"
+    )
     args = parser.parse_args()
     if args.index:
         if not (args.baseline or args.against_index):
@@ -228,15 +261,21 @@ def main() -> None:
         docs = work / "dub-ts"
         shutil.copytree(CORPUS, docs)
         (docs / ".docs-mcp.json").write_text(json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}}))
-        print(f"dub-ts ({sum(1 for _ in docs.rglob('*.md'))} files), stdio, {args.searches} searches + "
-              f"{args.gets} get_doc after {WARMUP} warm-up searches, every query distinct; latencies in ms, start in s")
+        print(
+            f"dub-ts ({sum(1 for _ in docs.rglob('*.md'))} files), stdio, {args.searches} searches + "
+            f"{args.gets} get_doc after {WARMUP} warm-up searches, every query distinct; latencies in ms, start in s"
+        )
         if args.baseline:
             print(f"side by side with {args.baseline}, every search sent to both servers in alternating order\n")
-            print("| index | search p50 / p95 ms | baseline p50 / p95 ms | p50 ÷ baseline | ready s | baseline ready s "
-                  "| peak RSS MB | baseline RSS MB |\n|---|---|---|---|---|---|---|---|")
+            print(
+                "| index | search p50 / p95 ms | baseline p50 / p95 ms | p50 ÷ baseline | ready s | baseline ready s "
+                "| peak RSS MB | baseline RSS MB |\n|---|---|---|---|---|---|---|---|"
+            )
         else:
-            print(f"{'index':<12} {'init s':>7} {'1st search s':>13} {'hybrid s':>9} {'search p50':>11} {'p95':>6} "
-                  f"{'p99':>6} {'get_doc p50':>12} {'p95':>6} {'p99':>6} {'peak RSS MB':>12}")
+            print(
+                f"{'index':<12} {'init s':>7} {'1st search s':>13} {'hybrid s':>9} {'search p50':>11} {'p95':>6} "
+                f"{'p99':>6} {'get_doc p50':>12} {'p95':>6} {'p99':>6} {'peak RSS MB':>12}"
+            )
         for provider in args.providers.split(","):
             out = work / f"index-{provider.replace(':', '-')}"
             build(docs, out, make_provider(parse_spec(provider, None)))
@@ -245,15 +284,24 @@ def main() -> None:
             asked = queries(chunks, args.searches + WARMUP)
             gets = [rng.choice(chunks)["chunk_id"] for _ in range(args.gets)]
             if args.baseline:
-                pair = anyio.run(measure_pair, {"ours": (out, REPO), "baseline": (out, args.baseline.resolve())},
-                                 asked[:WARMUP], asked[WARMUP:], provider not in ("none",))
+                pair = anyio.run(
+                    measure_pair,
+                    {"ours": (out, REPO), "baseline": (out, args.baseline.resolve())},
+                    asked[:WARMUP],
+                    asked[WARMUP:],
+                    provider not in ("none",),
+                )
                 a, b = pair["ours"], pair["baseline"]
-                print(f"| {provider} | {a['p50']:.2f} / {a['p95']:.2f} | {b['p50']:.2f} / {b['p95']:.2f} | "
-                      f"{a['p50'] / b['p50']:.2f} | {a['ready']:.2f} | {b['ready']:.2f} | {a['rss']:.0f} | {b['rss']:.0f} |")
+                print(
+                    f"| {provider} | {a['p50']:.2f} / {a['p95']:.2f} | {b['p50']:.2f} / {b['p95']:.2f} | "
+                    f"{a['p50'] / b['p50']:.2f} | {a['ready']:.2f} | {b['ready']:.2f} | {a['rss']:.0f} | {b['rss']:.0f} |"
+                )
                 continue
             r = anyio.run(measure, out, asked[:WARMUP], asked[WARMUP:], gets, provider not in ("none",))
-            print(f"{provider:<12} {r['init']:>7.2f} {r['first']:>13.2f} {r['hybrid']:>9.2f} {r['search_p50']:>11.2f} {r['search_p95']:>6.2f} "
-                  f"{r['search_p99']:>6.2f} {r['get_p50']:>12.2f} {r['get_p95']:>6.2f} {r['get_p99']:>6.2f} {r['rss']:>12.0f}")
+            print(
+                f"{provider:<12} {r['init']:>7.2f} {r['first']:>13.2f} {r['hybrid']:>9.2f} {r['search_p50']:>11.2f} {r['search_p95']:>6.2f} "
+                f"{r['search_p99']:>6.2f} {r['get_p50']:>12.2f} {r['get_p95']:>6.2f} {r['get_p99']:>6.2f} {r['rss']:>12.0f}"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

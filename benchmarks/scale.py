@@ -58,8 +58,9 @@ def make_corpus(root: Path, copies: int) -> Path:
     return docs
 
 
-def build_cases(docs: Path, out: Path, runs: int, code: Path | None = None,
-                provider: list[str] = TEXT) -> dict[str, dict[str, float]]:
+def build_cases(
+    docs: Path, out: Path, runs: int, code: Path | None = None, provider: list[str] = TEXT
+) -> dict[str, dict[str, float]]:
     """Median over `runs` of cold, no-op and 1%-edit builds, each on a fresh copy of the corpus."""
     rows: dict[str, list[dict[str, float]]] = {"cold": [], "no-op": [], "edit": []}
     for run in range(runs):
@@ -91,11 +92,20 @@ def search_latency(index: Path, hybrid: bool, searches: int, reference: Path | N
     and with the ratio of the two p50s."""
     if reference is not None:
         asked = queries(json.loads((reference / "chunks.json").read_text()), searches + WARMUP)
-        pair = anyio.run(measure_pair, {"ours": (index, REPO), "reference": (reference, REPO)},
-                         asked[:WARMUP], asked[WARMUP:], hybrid)
+        pair = anyio.run(
+            measure_pair,
+            {"ours": (index, REPO), "reference": (reference, REPO)},
+            asked[:WARMUP],
+            asked[WARMUP:],
+            hybrid,
+        )
         ours = pair["ours"]
-        return {"search_p50": ours["p50"], "search_p95": ours["p95"], "reference_p50": pair["reference"]["p50"],
-                "ratio": ours["p50"] / pair["reference"]["p50"]}
+        return {
+            "search_p50": ours["p50"],
+            "search_p95": ours["p95"],
+            "reference_p50": pair["reference"]["p50"],
+            "ratio": ours["p50"] / pair["reference"]["p50"],
+        }
     chunks = json.loads((index / "chunks.json").read_text())
     rng = random.Random(11)
     gets = [rng.choice(chunks)["chunk_id"] for _ in range(10)]
@@ -111,8 +121,9 @@ def measure_size(copies: int, root: Path, args: argparse.Namespace, reference: d
     builds = ["--embedding-provider", args.builds_with]
     result["after"] = build_cases(docs, out, args.runs, provider=builds)
     if args.baseline:
-        result["before"] = build_cases(docs, root / f"base-x{copies}", args.runs, code=Path(args.baseline),
-                                       provider=builds)
+        result["before"] = build_cases(
+            docs, root / f"base-x{copies}", args.runs, code=Path(args.baseline), provider=builds
+        )
         shutil.rmtree(root / f"base-x{copies}", ignore_errors=True)
     shutil.rmtree(out, ignore_errors=True)
     run_build(docs, out, TEXT)  # the index the text searches use: the corpus as generated
@@ -140,9 +151,11 @@ def ratio(search: dict[str, float]) -> str:
 
 def table(results: list[dict[str, Any]], baseline: bool) -> str:
     one = results[0]
-    lines = ["| copies | files | chunks | cold s | no-op s | no-op/cold | 1% edit s | edit/cold | peak RSS MB | "
-             "RSS / ×1 | index MB | text p50/p95 ms | hybrid p50/p95 ms | p50 ÷ ×1's beside it (text, hybrid) | recall@10 |",
-             "|" + "---|" * 15]
+    lines = [
+        "| copies | files | chunks | cold s | no-op s | no-op/cold | 1% edit s | edit/cold | peak RSS MB | "
+        "RSS / ×1 | index MB | text p50/p95 ms | hybrid p50/p95 ms | p50 ÷ ×1's beside it (text, hybrid) | recall@10 |",
+        "|" + "---|" * 15,
+    ]
     for r in results:
         a = r["after"]
         recall = "-" if r["recall"] is None else f"{r['recall']:.3f}"
@@ -153,12 +166,17 @@ def table(results: list[dict[str, Any]], baseline: bool) -> str:
             f"{a['cold']['rss_mb'] / one['after']['cold']['rss_mb']:.2f} | {r['index_mb']:.1f} | "
             f"{r['text']['search_p50']:.1f} / {r['text']['search_p95']:.1f} | "
             f"{r['hybrid']['search_p50']:.1f} / {r['hybrid']['search_p95']:.1f} | "
-            f"{ratio(r['text'])}, {ratio(r['hybrid'])} | {recall} |")
+            f"{ratio(r['text'])}, {ratio(r['hybrid'])} | {recall} |"
+        )
     if baseline:
-        lines += ["", "Before (baseline checkout) and after, same corpora, same run (wall seconds, peak RSS MB):", "",
-                  "| copies | cold before → after | no-op before → after | no-op/cold before → after | "
-                  "edit/cold before → after | peak RSS before → after | RSS / ×1 before → after |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "Before (baseline checkout) and after, same corpora, same run (wall seconds, peak RSS MB):",
+            "",
+            "| copies | cold before → after | no-op before → after | no-op/cold before → after | "
+            "edit/cold before → after | peak RSS before → after | RSS / ×1 before → after |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for r in results:
             b, a = r["before"], r["after"]
             ob, oa = one["before"]["cold"]["rss_mb"], one["after"]["cold"]["rss_mb"]
@@ -168,7 +186,8 @@ def table(results: list[dict[str, Any]], baseline: bool) -> str:
                 f"{b['no-op']['wall'] / b['cold']['wall']:.3f} → {a['no-op']['wall'] / a['cold']['wall']:.3f} | "
                 f"{b['edit']['wall'] / b['cold']['wall']:.3f} → {a['edit']['wall'] / a['cold']['wall']:.3f} | "
                 f"{b['cold']['rss_mb']:.0f} → {a['cold']['rss_mb']:.0f} | "
-                f"{b['cold']['rss_mb'] / ob:.2f} → {a['cold']['rss_mb'] / oa:.2f} |")
+                f"{b['cold']['rss_mb'] / ob:.2f} → {a['cold']['rss_mb'] / oa:.2f} |"
+            )
     return "\n".join(lines)
 
 
@@ -181,20 +200,30 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--baseline", default=None, help="another checkout to compare builds against, e.g. /work/main")
     parser.add_argument("--keep", default=None, help="generate corpora here and keep them (default: a temp folder)")
-    parser.add_argument("--hybrid-with", default="hash", metavar="PROVIDER",
-                        help="embedding provider of the index hybrid search is measured on (default hash: no model)")
-    parser.add_argument("--builds-with", default="none", metavar="PROVIDER",
-                        help="embedding provider of the cold, no-op and edit builds (default none: text-only)")
+    parser.add_argument(
+        "--hybrid-with",
+        default="hash",
+        metavar="PROVIDER",
+        help="embedding provider of the index hybrid search is measured on (default hash: no model)",
+    )
+    parser.add_argument(
+        "--builds-with",
+        default="none",
+        metavar="PROVIDER",
+        help="embedding provider of the cold, no-op and edit builds (default none: text-only)",
+    )
     args = parser.parse_args()
     if args.quick:
         args.runs, args.searches = 1, 50
     copies = [int(c) for c in args.copies.split(",")] + ([30] if args.x30 else [])
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="docs-mcp-scale-"))
     root.mkdir(parents=True, exist_ok=True)
-    print(f"dub-ts × {copies}, fresh process per build, median of {args.runs} run(s); builds with "
-          f"--embedding-provider {args.builds_with}; hybrid search on a {args.hybrid_with}-provider index; "
-          f"{os.cpu_count()} cores",
-          flush=True)
+    print(
+        f"dub-ts × {copies}, fresh process per build, median of {args.runs} run(s); builds with "
+        f"--embedding-provider {args.builds_with}; hybrid search on a {args.hybrid_with}-provider index; "
+        f"{os.cpu_count()} cores",
+        flush=True,
+    )
     try:
         results: list[dict[str, Any]] = []
         for n in copies:

@@ -41,7 +41,9 @@ def server_memory(base: str) -> tuple[float, float] | None:
             args = cmdline.read_bytes().split(b"\0")
             if b"serve" not in args or b"--port" not in args or args[args.index(b"--port") + 1] != port.encode():
                 continue
-            status = dict(line.split(":", 1) for line in (cmdline.parent / "status").read_text().splitlines() if ":" in line)
+            status = dict(
+                line.split(":", 1) for line in (cmdline.parent / "status").read_text().splitlines() if ":" in line
+            )
             return int(status["VmRSS"].split()[0]) / 1024, int(status["VmHWM"].split()[0]) / 1024
         except (OSError, ValueError, IndexError, KeyError):
             continue
@@ -53,10 +55,18 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=32, help="concurrent HTTP clients (threads)")
     parser.add_argument("--seconds", type=float, default=60.0, help="how long the clients run")
     parser.add_argument("--republishes", type=int, default=10, help="builds published during the run")
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS,
-                        help="docs folder to copy (default: tests/fixtures/dub-ts, chunked by h2)")
-    parser.add_argument("--provider", default="hash", choices=["none", "hash", "local"],
-                        help="embedding provider for the builds (hash: 64-d offline vectors)")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=DEFAULT_CORPUS,
+        help="docs folder to copy (default: tests/fixtures/dub-ts, chunked by h2)",
+    )
+    parser.add_argument(
+        "--provider",
+        default="hash",
+        choices=["none", "hash", "local"],
+        help="embedding provider for the builds (hash: 64-d offline vectors)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the work folder and print its path")
     args = parser.parse_args()
 
@@ -68,14 +78,25 @@ def main() -> int:
     started = time.monotonic()
     build(docs, index, args.provider, work / "build.log")
     chunks = len(json.loads(OutputLayout(index).chunks.read_text()))
-    print(f"corpus {args.corpus.name}: {chunks} chunks, first build {time.monotonic() - started:.1f}s; "
-          f"{args.clients} clients for {args.seconds:.0f}s, {args.republishes} republishes, provider {args.provider}",
-          flush=True)
+    print(
+        f"corpus {args.corpus.name}: {chunks} chunks, first build {time.monotonic() - started:.1f}s; "
+        f"{args.clients} clients for {args.seconds:.0f}s, {args.republishes} republishes, provider {args.provider}",
+        flush=True,
+    )
     with http_server(index, work / "server.log") as base:
         before = server_memory(base)
-        result = run_load(base, docs, index, args.provider, clients=args.clients, seconds=args.seconds,
-                          republishes=args.republishes, queries=queries_from(index), build_log=work / "build.log",
-                          progress=True)
+        result = run_load(
+            base,
+            docs,
+            index,
+            args.provider,
+            clients=args.clients,
+            seconds=args.seconds,
+            republishes=args.republishes,
+            queries=queries_from(index),
+            build_log=work / "build.log",
+            progress=True,
+        )
         after = server_memory(base)
     print(result.summary())
     if before and after:  # a server that grows with the requests it has served shows here

@@ -29,28 +29,56 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 # Every shipped suite and the corpus it is about (tests/eval/test_suites.py checks that this
 # lists every file in benchmarks/suites/ and that each case's chunk IDs exist in its corpus).
-SUITES = {"example": (REPO / "benchmarks/suites/example.json", REPO / "examples/parcelly-docs"),
-          "dub-ts": (REPO / "benchmarks/suites/dub-ts.json", REPO / "tests/fixtures/dub-ts"),
-          "uv-docs": (REPO / "benchmarks/suites/uv-docs.json", REPO / "tests/fixtures/uv-docs"),
-          "httpx-site": (REPO / "benchmarks/suites/httpx-site.json", REPO / "tests/fixtures/httpx-site")}
+SUITES = {
+    "example": (REPO / "benchmarks/suites/example.json", REPO / "examples/parcelly-docs"),
+    "dub-ts": (REPO / "benchmarks/suites/dub-ts.json", REPO / "tests/fixtures/dub-ts"),
+    "uv-docs": (REPO / "benchmarks/suites/uv-docs.json", REPO / "tests/fixtures/uv-docs"),
+    "httpx-site": (REPO / "benchmarks/suites/httpx-site.json", REPO / "tests/fixtures/httpx-site"),
+}
 # Never used to choose defaults (not run unless --suites names them): how chosen settings do on docs
 # they were not chosen on.
 HELD_OUT = ("httpx-site",)
 # Full-text field boosts (heading, breadcrumb, subwords): each one re-queries every case.
-FIELDS = [("max", 3.0, 0.0, 0.0), ("max", 1.0, 1.0, 0.5), ("max", 1.0, 1.0, 0.0), ("max", 1.0, 1.0, 1.0),
-          ("max", 1.5, 1.0, 0.5), ("sum", 1.0, 0.5, 0.5)]
-GRID = {"hybrid": ["rrf", "scores"], "phrase": [1.25, 2.0], "vector": [1.0, 1.25, 1.5, 2.0, 3.0], "k": [10, 20, 60],
-        "depth": [100],
-        "language": [0.0, 1.0, 3.0], "short": [0, 50, 100, 200], "navigation": [0.0, 0.5, 0.75, 1.0],
-        "bare_code": [0.0, 0.5]}
+FIELDS = [
+    ("max", 3.0, 0.0, 0.0),
+    ("max", 1.0, 1.0, 0.5),
+    ("max", 1.0, 1.0, 0.0),
+    ("max", 1.0, 1.0, 1.0),
+    ("max", 1.5, 1.0, 0.5),
+    ("sum", 1.0, 0.5, 0.5),
+]
+GRID = {
+    "hybrid": ["rrf", "scores"],
+    "phrase": [1.25, 2.0],
+    "vector": [1.0, 1.25, 1.5, 2.0, 3.0],
+    "k": [10, 20, 60],
+    "depth": [100],
+    "language": [0.0, 1.0, 3.0],
+    "short": [0, 50, 100, 200],
+    "navigation": [0.0, 0.5, 0.75, 1.0],
+    "bare_code": [0.0, 0.5],
+}
 # The full-text length prior (Weights.text_short) scales full-text scores before the lists are cut: re-queried too.
 TEXT_SHORT = [0, 100, 150, 200, 300]
 # The weight of neighbouring query words found together (Weights.proximity) is part of the full-text query: re-queried.
 PROXIMITY = [0.0, 0.25]
-BASELINE = {"fields": "max", "heading": 3.0, "breadcrumb": 0.0, "subwords": 0.0, "text_short": 0, "proximity": 0.0,
-            "hybrid": "rrf",
-            "phrase": 1.25, "vector": 2.0, "k": 60, "depth": 100, "language": 0.0, "short": 0, "navigation": 0.0,
-            "bare_code": 0.0}
+BASELINE = {
+    "fields": "max",
+    "heading": 3.0,
+    "breadcrumb": 0.0,
+    "subwords": 0.0,
+    "text_short": 0,
+    "proximity": 0.0,
+    "hybrid": "rrf",
+    "phrase": 1.25,
+    "vector": 2.0,
+    "k": 60,
+    "depth": 100,
+    "language": 0.0,
+    "short": 0,
+    "navigation": 0.0,
+    "bare_code": 0.0,
+}
 MODES = ("text", "hybrid")
 
 
@@ -151,22 +179,45 @@ class _Borrowed:
         pass
 
 
-def evaluate(built: dict[str, Path], fields: list[tuple[float, float, float]], grid: dict[str, list],
-             text_short: list[int], proximity: list[float]) -> list[dict]:
+def evaluate(
+    built: dict[str, Path],
+    fields: list[tuple[float, float, float]],
+    grid: dict[str, list],
+    text_short: list[int],
+    proximity: list[float],
+) -> list[dict]:
     from docs_mcp_core.search.engine import Weights
 
     loaded_embedder = _Shared()
     rows = []
     for (combine, heading, breadcrumb, subwords), short_text, near in itertools.product(fields, text_short, proximity):
-        base = Weights(fields=combine, heading=heading, breadcrumb=breadcrumb, subwords=subwords, text_short=short_text,
-                       proximity=near, depth=max(grid["depth"]))
-        prepared = {name: asyncio.run(ranked_lists(out, json.loads(SUITES[name][0].read_text())["cases"], base,
-                                                   loaded_embedder)) for name, out in built.items()}
+        base = Weights(
+            fields=combine,
+            heading=heading,
+            breadcrumb=breadcrumb,
+            subwords=subwords,
+            text_short=short_text,
+            proximity=near,
+            depth=max(grid["depth"]),
+        )
+        prepared = {
+            name: asyncio.run(
+                ranked_lists(out, json.loads(SUITES[name][0].read_text())["cases"], base, loaded_embedder)
+            )
+            for name, out in built.items()
+        }
         for values in itertools.product(*grid.values()):
             setting = dict(zip(grid, values))
             weights = dataclasses.replace(base, **setting)
-            row: dict[str, Any] = {"fields": combine, "heading": heading, "breadcrumb": breadcrumb, "subwords": subwords,
-                                   "text_short": short_text, "proximity": near, **setting}
+            row: dict[str, Any] = {
+                "fields": combine,
+                "heading": heading,
+                "breadcrumb": breadcrumb,
+                "subwords": subwords,
+                "text_short": short_text,
+                "proximity": near,
+                **setting,
+            }
             for name, (cases, index) in prepared.items():
                 for mode in MODES:
                     row[(name, mode)] = score(cases, index, weights, mode)
@@ -190,11 +241,17 @@ def report(rows: list[dict], names: list[str], top: int) -> None:
     floor = {(n, m): base[(n, m)].get("lexical", 0.0) for n in names for m in MODES} if base else {}
     allowed = [r for r in rows if all(r[key].get("lexical", 0.0) >= f - 1e-9 for key, f in floor.items())]
     allowed.sort(key=lambda r: -r["mean"])
-    print(" ".join(f"{p:>10}" for p in params), " ".join(f"{n + '/' + m:>16}" for n in names for m in MODES), "      mean")
+    print(
+        " ".join(f"{p:>10}" for p in params), " ".join(f"{n + '/' + m:>16}" for n in names for m in MODES), "      mean"
+    )
     for row in ([base] if base else []) + allowed[:top]:
-        print(" ".join(f"{row[p]:>10}" for p in params),
-              " ".join(f"{row[(n, m)]['mrr']:>16.3f}" for n in names for m in MODES), f"{row['mean']:>10.3f}",
-              " worst category drop", f"{_worst_drop(base, row, names):.3f}" if base else "-")
+        print(
+            " ".join(f"{row[p]:>10}" for p in params),
+            " ".join(f"{row[(n, m)]['mrr']:>16.3f}" for n in names for m in MODES),
+            f"{row['mean']:>10.3f}",
+            " worst category drop",
+            f"{_worst_drop(base, row, names):.3f}" if base else "-",
+        )
     print("(first row: the baseline; then the best that keep every lexical MRR@5 at the baseline's or better)")
     from docs_mcp_core.search.engine import Weights
 
@@ -203,53 +260,89 @@ def report(rows: list[dict], names: list[str], top: int) -> None:
     if mine:
         row = mine[0]
         print("the shipped defaults (search.Weights):")
-        print(" ".join(f"{row[p]:>10}" for p in params),
-              " ".join(f"{row[(n, m)]['mrr']:>16.3f}" for n in names for m in MODES), f"{row['mean']:>10.3f}",
-              " worst category drop", f"{_worst_drop(base, row, names):.3f}" if base else "-")
+        print(
+            " ".join(f"{row[p]:>10}" for p in params),
+            " ".join(f"{row[(n, m)]['mrr']:>16.3f}" for n in names for m in MODES),
+            f"{row['mean']:>10.3f}",
+            " worst category drop",
+            f"{_worst_drop(base, row, names):.3f}" if base else "-",
+        )
     for limit in (0.05, 0.02):
         within = [r for r in allowed if _worst_drop(base, r, names) <= limit + 1e-9] if base else []
         if within:
             row = within[0]
             print(f"best with no category more than {limit} below the baseline:")
-            print(" ".join(f"{row[p]:>10}" for p in params),
-                  " ".join(f"{row[(n, m)]['mrr']:>16.3f}" for n in names for m in MODES), f"{row['mean']:>10.3f}")
+            print(
+                " ".join(f"{row[p]:>10}" for p in params),
+                " ".join(f"{row[(n, m)]['mrr']:>16.3f}" for n in names for m in MODES),
+                f"{row['mean']:>10.3f}",
+            )
     print("\nbest fusion for each full-text field setting (measures the fields on their own):")
     for fields in sorted({_fields(r) for r in rows}):
         mine = [r for r in rows if _fields(r) == fields]
         row = max(mine, key=lambda r: r["mean"])
-        print(" ".join(f"{row[p]:>10}" for p in params),
-              " ".join(f"{row[(n, m)]['mrr']:>16.3f}" for n in names for m in MODES), f"{row['mean']:>10.3f}",
-              " worst category drop", f"{_worst_drop(base, row, names):.3f}" if base else "-")
+        print(
+            " ".join(f"{row[p]:>10}" for p in params),
+            " ".join(f"{row[(n, m)]['mrr']:>16.3f}" for n in names for m in MODES),
+            f"{row['mean']:>10.3f}",
+            " worst category drop",
+            f"{_worst_drop(base, row, names):.3f}" if base else "-",
+        )
     if base and allowed:
         best = allowed[0]
         print("\nper category, baseline -> best:")
         for n in names:
             for m in MODES:
                 cats = [c for c in best[(n, m)] if c != "mrr"]
-                print(f"  {n:8} {m:6} " + "  ".join(
-                    f"{c} {base[(n, m)][c]:.3f}->{best[(n, m)][c]:.3f}" for c in ["mrr", *cats]))
+                print(
+                    f"  {n:8} {m:6} "
+                    + "  ".join(f"{c} {base[(n, m)][c]:.3f}->{best[(n, m)][c]:.3f}" for c in ["mrr", *cats])
+                )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--provider", default="local")
-    parser.add_argument("--suites", default=",".join(n for n in SUITES if n not in HELD_OUT),
-                        help=f"comma separated (default: all but the held-out {', '.join(HELD_OUT)})")
-    parser.add_argument("--work-dir", type=Path, default=Path("/tmp/docs-mcp-tune"),
-                        help="Kept between runs: builds there reuse their chunks and embedding cache.")
+    parser.add_argument(
+        "--suites",
+        default=",".join(n for n in SUITES if n not in HELD_OUT),
+        help=f"comma separated (default: all but the held-out {', '.join(HELD_OUT)})",
+    )
+    parser.add_argument(
+        "--work-dir",
+        type=Path,
+        default=Path("/tmp/docs-mcp-tune"),
+        help="Kept between runs: builds there reuse their chunks and embedding cache.",
+    )
     parser.add_argument("--top", type=int, default=10)
-    parser.add_argument("--fields", help="max|sum:heading:breadcrumb:subwords settings to try, comma separated "
-                        "(default: a built-in list)")
-    parser.add_argument("--text-short", help="full-text length prior thresholds to try, comma separated "
-                        f"(default: {','.join(map(str, TEXT_SHORT))})")
-    parser.add_argument("--proximity", help="weights of neighbouring query words found together to try, comma "
-                        f"separated (default: {','.join(map(str, PROXIMITY))})")
-    parser.add_argument("--baseline", choices=["original", "current", "shipped"], default="original",
-                        help="what rows are compared with: the weights before tuning began, or the shipped defaults "
-                        "(search.Weights) without the priors and term proximity (text_short, navigation, bare_code, proximity), "
-                        "or the shipped defaults as they are (to see what a change would cost any category today)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=V1,V2",
-                        help=f"values to try for one fusion parameter instead of the built-in grid ({', '.join(GRID)})")
+    parser.add_argument(
+        "--fields",
+        help="max|sum:heading:breadcrumb:subwords settings to try, comma separated (default: a built-in list)",
+    )
+    parser.add_argument(
+        "--text-short",
+        help=f"full-text length prior thresholds to try, comma separated (default: {','.join(map(str, TEXT_SHORT))})",
+    )
+    parser.add_argument(
+        "--proximity",
+        help="weights of neighbouring query words found together to try, comma "
+        f"separated (default: {','.join(map(str, PROXIMITY))})",
+    )
+    parser.add_argument(
+        "--baseline",
+        choices=["original", "current", "shipped"],
+        default="original",
+        help="what rows are compared with: the weights before tuning began, or the shipped defaults "
+        "(search.Weights) without the priors and term proximity (text_short, navigation, bare_code, proximity), "
+        "or the shipped defaults as they are (to see what a change would cost any category today)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2",
+        help=f"values to try for one fusion parameter instead of the built-in grid ({', '.join(GRID)})",
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     names = args.suites.split(",")
@@ -260,8 +353,11 @@ def main() -> None:
         if args.baseline == "current":  # without the priors and term proximity
             BASELINE.update(text_short=0, navigation=0.0, bare_code=0.0, proximity=0.0)
     built = build_suites(names, args.provider, args.work_dir)
-    fields = [(f.split(":")[0], *(float(v) for v in f.split(":")[1:])) for f in args.fields.split(",")] \
-        if args.fields else FIELDS
+    fields = (
+        [(f.split(":")[0], *(float(v) for v in f.split(":")[1:])) for f in args.fields.split(",")]
+        if args.fields
+        else FIELDS
+    )
     if _fields(BASELINE) not in fields:
         fields.insert(0, _fields(BASELINE))
     text_short = [int(v) for v in args.text_short.split(",")] if args.text_short else list(TEXT_SHORT)

@@ -20,8 +20,9 @@ import shutil
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -29,8 +30,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("LANCEDB_LOG", "error")
 
-from docs_mcp_core.vector_index import ann_query  # noqa: E402
 from docs_mcp_core.search.engine import CANDIDATES  # noqa: E402
+from docs_mcp_core.vector_index import ann_query  # noqa: E402
 
 CORPUS = REPO / "tests" / "fixtures" / "dub-ts"
 SUITE = REPO / "benchmarks" / "suites" / "dub-ts.json"
@@ -173,11 +174,15 @@ def main() -> None:
         result = {"copies": copies, "build_s": round(seconds, 1), **measure(out, queries)}
         results.append(result)
         print(json.dumps(result), flush=True)
-    print(f"\n{'copies':>6} {'rows':>7} {'recall@10':>9} {'ties ok':>7} {'top1':>6} {'exact mem p50':>13} "
-          f"{'exact lance p50':>15} {'indexed p50':>11}")
+    print(
+        f"\n{'copies':>6} {'rows':>7} {'recall@10':>9} {'ties ok':>7} {'top1':>6} {'exact mem p50':>13} "
+        f"{'exact lance p50':>15} {'indexed p50':>11}"
+    )
     for r in results:
-        print(f"{r['copies']:>6} {r['rows']:>7} {r['recall@10']:>9} {r['recall@10_ties']:>7} {r['top1']:>6} {r['p50_exact_memory_ms']:>10} ms "
-              f"{r['p50_exact_lance_ms']:>12} ms {r['p50_indexed_ms']:>8} ms")
+        print(
+            f"{r['copies']:>6} {r['rows']:>7} {r['recall@10']:>9} {r['recall@10_ties']:>7} {r['top1']:>6} {r['p50_exact_memory_ms']:>10} ms "
+            f"{r['p50_exact_lance_ms']:>12} ms {r['p50_indexed_ms']:>8} ms"
+        )
 
 
 if __name__ == "__main__":

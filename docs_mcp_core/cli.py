@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
@@ -16,6 +17,8 @@ from .errors import DocsMcpError
 from .gc_freeze import own_process, settle
 
 DOCS_DIR = click.Path(path_type=Path)  # checked by paths.check_docs_dir: `error: …` and exit 1, not click's exit 2
+
+
 # Reading commands check the folder themselves: a path that is no index gets an `error:` line with
 # the complete build command (not click's usage error), and nothing is created.
 class _Location(click.ParamType):
@@ -73,8 +76,9 @@ class _PluginGroup(click.Group):
         return command
 
 
-@click.group(cls=_PluginGroup,
-             context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DOCS_MCP"})
+@click.group(
+    cls=_PluginGroup, context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DOCS_MCP"}
+)
 @click.version_option(__version__, prog_name="docs-mcp")
 def main() -> None:
     """Index Markdown docs for AI coding agents and serve them over MCP.
@@ -87,20 +91,48 @@ def main() -> None:
 def web_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """--url and the crawl settings (docs-mcp.yaml's url source fields), shared by build and validate."""
     options = [
-        click.option("--url", default=None, metavar="URL",
-                     help="A docs website to index instead of --docs-dir: pages from its sitemap (or llms.txt, or "
-                          "links crawled from URL), fetched again only when changed (conditional requests)."),
-        click.option("--path-prefix", default=None, metavar="PATH",
-                     help="With --url: only pages under this path (default: the start URL's folder)."),
-        click.option("--max-pages", type=click.IntRange(min=1), default=500, show_default=True,
-                     help="With --url: at most this many pages."),
-        click.option("--llms-txt", type=click.Choice(["off", "txt", "full"]), default="off", show_default=True,
-                     help="With --url: index the pages llms.txt links (txt) or llms-full.txt as one page (full) "
-                          "instead of the sitemap."),
-        click.option("--concurrency", type=click.IntRange(1, 32), default=4, show_default=True,
-                     help="With --url: requests in flight at once (at most 2 to one host)."),
-        click.option("--retries", type=click.IntRange(0, 10), default=3, show_default=True,
-                     help="With --url: further attempts after a 429, a 5xx or a network error (with backoff)."),
+        click.option(
+            "--url",
+            default=None,
+            metavar="URL",
+            help="A docs website to index instead of --docs-dir: pages from its sitemap (or llms.txt, or "
+            "links crawled from URL), fetched again only when changed (conditional requests).",
+        ),
+        click.option(
+            "--path-prefix",
+            default=None,
+            metavar="PATH",
+            help="With --url: only pages under this path (default: the start URL's folder).",
+        ),
+        click.option(
+            "--max-pages",
+            type=click.IntRange(min=1),
+            default=500,
+            show_default=True,
+            help="With --url: at most this many pages.",
+        ),
+        click.option(
+            "--llms-txt",
+            type=click.Choice(["off", "txt", "full"]),
+            default="off",
+            show_default=True,
+            help="With --url: index the pages llms.txt links (txt) or llms-full.txt as one page (full) "
+            "instead of the sitemap.",
+        ),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(1, 32),
+            default=4,
+            show_default=True,
+            help="With --url: requests in flight at once (at most 2 to one host).",
+        ),
+        click.option(
+            "--retries",
+            type=click.IntRange(0, 10),
+            default=3,
+            show_default=True,
+            help="With --url: further attempts after a 429, a 5xx or a network error (with backoff).",
+        ),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -123,18 +155,28 @@ def web_source(kwargs: dict[str, Any], docs_dir: Path | None) -> Any:
     from .sources.web.urls import check_start_url
 
     politeness = Politeness(concurrency=settings["concurrency"], retries=settings["retries"])
-    return WebSource(check_start_url(url), settings["path_prefix"], settings["max_pages"], settings["llms_txt"],
-                     politeness)
+    return WebSource(
+        check_start_url(url), settings["path_prefix"], settings["max_pages"], settings["llms_txt"], politeness
+    )
 
 
 @main.command()
 @click.option("--docs-dir", default=None, type=DOCS_DIR, help="Folder of Markdown files to check.")
 @web_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="Output as `path:line: severity: message` lines (repeated warnings grouped), or one JSON "
-                   "document with every finding and its code.")
-@click.option("--list-files", is_flag=True,
-              help="Also list what would be indexed, and each skipped file or folder with the reason.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output as `path:line: severity: message` lines (repeated warnings grouped), or one JSON "
+    "document with every finding and its code.",
+)
+@click.option(
+    "--list-files",
+    is_flag=True,
+    help="Also list what would be indexed, and each skipped file or folder with the reason.",
+)
 @_fail_cleanly
 def validate(docs_dir: Path | None, fmt: str, list_files: bool, **crawl: Any) -> None:
     """Check manifests, frontmatter, hints and taxonomy (of a folder, or of a website's pages as they
@@ -161,9 +203,14 @@ def _validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
     chunkset = analyze_corpus(check_docs_dir(docs_dir, "--docs-dir"))
     files = len(chunkset.files) + sum(d.code == "not-utf8" for d in chunkset.diagnostics)
     if not chunkset.chunk_count and not has_errors(chunkset.diagnostics):
-        chunkset.diagnostics.append(warning(".", 1, "nothing to index: no Markdown file with content; "
-                                                    "`docs-mcp build` refuses this unless --allow-empty",
-                                            "nothing-to-index"))
+        chunkset.diagnostics.append(
+            warning(
+                ".",
+                1,
+                "nothing to index: no Markdown file with content; `docs-mcp build` refuses this unless --allow-empty",
+                "nothing-to-index",
+            )
+        )
     listing = _listing(docs_dir) if list_files else None
     if fmt == "json":
         doc = json.loads(format_json(chunkset.diagnostics, files))
@@ -181,11 +228,20 @@ def _validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
 @main.command()
 @click.option("--docs-dir", required=True, type=DOCS_DIR, help="Folder of Markdown files to analyse.")
 @click.option("--write", is_flag=True, help="Write the proposed manifests (default: only show them).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="A unified diff per manifest with the reasons, or one JSON document.")
-@click.option("--llm", is_flag=True,
-              help="Ask an OpenAI-compatible chat model for taxonomy descriptions and mcpServerInstructions "
-                   "(key from OPENAI_API_KEY); only a bounded summary of the corpus is sent.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="A unified diff per manifest with the reasons, or one JSON document.",
+)
+@click.option(
+    "--llm",
+    is_flag=True,
+    help="Ask an OpenAI-compatible chat model for taxonomy descriptions and mcpServerInstructions "
+    "(key from OPENAI_API_KEY); only a bounded summary of the corpus is sent.",
+)
 @click.option("--llm-base-url", default=None, help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1.")
 @click.option("--llm-model", default="gpt-4o-mini", show_default=True, help="Chat model name.")
 @_fail_cleanly
@@ -231,8 +287,11 @@ def _listing(docs_dir: Path) -> list[dict[str, str]]:
     entries += [{"path": p, "status": "manifest"} for p in tree.manifests]
     entries += [{"path": p, "status": "template"} for p in tree.templates]
     entries += [{"path": p, "status": "skipped", "code": code, "reason": why} for p, code, why in tree.skipped]
-    entries += [{"path": d.path, "status": "skipped", "code": d.code, "reason": d.message.removeprefix("skipped: ")}
-                for d in tree.diagnostics if d.severity == "warning"]
+    entries += [
+        {"path": d.path, "status": "skipped", "code": d.code, "reason": d.message.removeprefix("skipped: ")}
+        for d in tree.diagnostics
+        if d.severity == "warning"
+    ]
     return sorted(entries, key=lambda e: (e["path"], e["status"]))
 
 
@@ -268,33 +327,70 @@ def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
 @main.command()
 @click.option("--docs-dir", default=None, type=DOCS_DIR, help="Folder of Markdown files to index.")
 @web_options
-@click.option("--out", required=True, type=INDEX_DIR,
-              help="Output folder (.lancedb/, chunks.json, metadata.json), or s3://BUCKET/PREFIX.")
+@click.option(
+    "--out",
+    required=True,
+    type=INDEX_DIR,
+    help="Output folder (.lancedb/, chunks.json, metadata.json), or s3://BUCKET/PREFIX.",
+)
 @click.option("--description", default=None, help="Corpus description shown to agents in the search_docs tool.")
 @click.option("--source-commit", default=None, help="Commit the docs came from, recorded in metadata.json.")
 @embedding_options
-@click.option("--cache-dir", type=click.Path(path_type=Path), default=None,
-              help="Embedding cache folder (default OUT/.embedding-cache); keep one per corpus.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Embedding cache folder (default OUT/.embedding-cache); keep one per corpus.",
+)
 @click.option("--rebuild-cache", is_flag=True, help="Re-embed every chunk and write a fresh embedding cache.")
 @click.option("--force", is_flag=True, help="Rewrite everything: re-parse, re-embed, write a new table version.")
 @click.option("--allow-empty", is_flag=True, help="Publish an index even if the docs folder has nothing to index.")
-@click.option("--vector-index", type=click.Choice(["auto", "none", "always"]), default="auto", show_default=True,
-              help="ANN index on the vectors: auto (when they outgrow the 128 MB a server ranks exactly in memory, "
-                   "or from --vector-index-min-rows rows), none (exact search only), always.")
-@click.option("--vector-index-min-rows", type=click.IntRange(min=1), default=None,
-              help="With --vector-index auto: add the ANN index to tables of at least this many rows.")
-@click.option("--state-dir", type=click.Path(path_type=Path), default=None,
-              help="With --out s3://…: the local folder for the build's mirror, embedding cache and reuse state "
-                   "[default: ~/.cache/docs-mcp/s3/BUCKET/PREFIX].")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Processes that parse and chunk changed files (default: one per CPU core, used only when at "
-                   "least 800 files need parsing); 1 parses in the build process.")
+@click.option(
+    "--vector-index",
+    type=click.Choice(["auto", "none", "always"]),
+    default="auto",
+    show_default=True,
+    help="ANN index on the vectors: auto (when they outgrow the 128 MB a server ranks exactly in memory, "
+    "or from --vector-index-min-rows rows), none (exact search only), always.",
+)
+@click.option(
+    "--vector-index-min-rows",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --vector-index auto: add the ANN index to tables of at least this many rows.",
+)
+@click.option(
+    "--state-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="With --out s3://…: the local folder for the build's mirror, embedding cache and reuse state "
+    "[default: ~/.cache/docs-mcp/s3/BUCKET/PREFIX].",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes that parse and chunk changed files (default: one per CPU core, used only when at "
+    "least 800 files need parsing); 1 parses in the build process.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors on stderr.")
 @_fail_cleanly
-def build(docs_dir: Path | None, out: Path | str, description: str | None, source_commit: str | None,
-          cache_dir: Path | None, rebuild_cache: bool, force: bool, allow_empty: bool, vector_index: str,
-          vector_index_min_rows: int | None, state_dir: Path | None, workers: int | None, quiet: bool,
-          **embedding: Any) -> None:
+def build(
+    docs_dir: Path | None,
+    out: Path | str,
+    description: str | None,
+    source_commit: str | None,
+    cache_dir: Path | None,
+    rebuild_cache: bool,
+    force: bool,
+    allow_empty: bool,
+    vector_index: str,
+    vector_index_min_rows: int | None,
+    state_dir: Path | None,
+    workers: int | None,
+    quiet: bool,
+    **embedding: Any,
+) -> None:
     """Build the index from a folder (--docs-dir) or a docs website (--url). Nothing is written if
     validation fails; publishing is atomic."""
     from .embedding import make_provider
@@ -323,9 +419,17 @@ def build(docs_dir: Path | None, out: Path | str, description: str | None, sourc
 
     reporter = StderrReporter(quiet=quiet)
     provider = make_provider(provider_settings(embedding, reporter))
-    options = dict(description=description, source_commit=source_commit, cache_dir=cache_dir,
-                   rebuild_cache=rebuild_cache, force=force, reporter=reporter, allow_empty=allow_empty,
-                   vector_index=VectorIndexPolicy(vector_index, vector_index_min_rows), workers=workers)
+    options = dict(
+        description=description,
+        source_commit=source_commit,
+        cache_dir=cache_dir,
+        rebuild_cache=rebuild_cache,
+        force=force,
+        reporter=reporter,
+        allow_empty=allow_empty,
+        vector_index=VectorIndexPolicy(vector_index, vector_index_min_rows),
+        workers=workers,
+    )
     try:
         with build_lock(local):  # staging a website writes under --out too: one build at a time
             pages = None
@@ -344,9 +448,11 @@ def build(docs_dir: Path | None, out: Path | str, description: str | None, sourc
                 summary = run_build(docs_dir, local, provider, **options)
     finally:
         provider.close()
-    reporter.info(f"done: {summary.files} files ({summary.reused_files} unchanged), {summary.chunks} chunks, "
-                  f"{summary.embedded.stats.embedded} embedded, table version {summary.index.version}, "
-                  f"{summary.seconds:.1f}s")
+    reporter.info(
+        f"done: {summary.files} files ({summary.reused_files} unchanged), {summary.chunks} chunks, "
+        f"{summary.embedded.stats.embedded} embedded, table version {summary.index.version}, "
+        f"{summary.seconds:.1f}s"
+    )
 
 
 def weight_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -355,19 +461,43 @@ def weight_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     default = Weights()
     options = [
-        click.option("--rrf-text-weight", type=float, default=default.text, show_default=True,
-                     help="Weight of the full-text (BM25) ranking in the fusion."),
-        click.option("--rrf-phrase-weight", type=float, default=default.phrase, show_default=True,
-                     help="Weight of the exact-phrase ranking."),
-        click.option("--rrf-vector-weight", type=float, default=default.vector, show_default=True,
-                     help="Weight of the vector-similarity ranking (indexes with vectors)."),
-        click.option("--proximity-weight", type=click.FloatRange(min=0), default=default.proximity, show_default=True,
-                     help="Weight of each pair of neighbouring query words found near each other in a chunk's text, "
-                          "added to its full-text score (0 turns it off)."),
-        click.option("--hybrid-fusion", type=click.Choice(["scores", "rrf"]), default=default.hybrid,
-                     show_default=True,
-                     help="How the vector ranking joins the full-text ones: each list's scores scaled to 0..1 and "
-                          "summed by weight (scores), or reciprocal rank fusion (rrf, as full text alone)."),
+        click.option(
+            "--rrf-text-weight",
+            type=float,
+            default=default.text,
+            show_default=True,
+            help="Weight of the full-text (BM25) ranking in the fusion.",
+        ),
+        click.option(
+            "--rrf-phrase-weight",
+            type=float,
+            default=default.phrase,
+            show_default=True,
+            help="Weight of the exact-phrase ranking.",
+        ),
+        click.option(
+            "--rrf-vector-weight",
+            type=float,
+            default=default.vector,
+            show_default=True,
+            help="Weight of the vector-similarity ranking (indexes with vectors).",
+        ),
+        click.option(
+            "--proximity-weight",
+            type=click.FloatRange(min=0),
+            default=default.proximity,
+            show_default=True,
+            help="Weight of each pair of neighbouring query words found near each other in a chunk's text, "
+            "added to its full-text score (0 turns it off).",
+        ),
+        click.option(
+            "--hybrid-fusion",
+            type=click.Choice(["scores", "rrf"]),
+            default=default.hybrid,
+            show_default=True,
+            help="How the vector ranking joins the full-text ones: each list's scores scaled to 0..1 and "
+            "summed by weight (scores), or reciprocal rank fusion (rrf, as full text alone).",
+        ),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -377,14 +507,17 @@ def weight_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 def make_weights(kwargs: dict[str, Any]) -> Any:
     from .search.engine import Weights
 
-    return Weights(text=kwargs.pop("rrf_text_weight"), phrase=kwargs.pop("rrf_phrase_weight"),
-                   vector=kwargs.pop("rrf_vector_weight"), hybrid=kwargs.pop("hybrid_fusion"),
-                   proximity=kwargs.pop("proximity_weight"))
+    return Weights(
+        text=kwargs.pop("rrf_text_weight"),
+        phrase=kwargs.pop("rrf_phrase_weight"),
+        vector=kwargs.pop("rrf_vector_weight"),
+        hybrid=kwargs.pop("hybrid_fusion"),
+        proximity=kwargs.pop("proximity_weight"),
+    )
 
 
 @main.command()
-@click.option("--index", "index_dir", required=True, type=INDEX_DIR,
-              help="Output folder of a build.")
+@click.option("--index", "index_dir", required=True, type=INDEX_DIR, help="Output folder of a build.")
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="Number of hits.")
 @click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE", help="Taxonomy filter; repeatable.")
@@ -392,8 +525,9 @@ def make_weights(kwargs: dict[str, Any]) -> Any:
 @click.option("--json", "as_json", is_flag=True, help="Print the search_docs result JSON.")
 @weight_options
 @_fail_cleanly
-def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], text_only: bool, as_json: bool,
-           **weights: Any) -> None:
+def search(
+    index_dir: Path, query: str, limit: int, filters: tuple[str, ...], text_only: bool, as_json: bool, **weights: Any
+) -> None:
     """Search a built index from the shell, exactly as search_docs does."""
     from .search.engine import run_search
 
@@ -403,7 +537,9 @@ def search(index_dir: Path, query: str, limit: int, filters: tuple[str, ...], te
         if not sep or not key:
             raise DocsMcpError(f"--filter {item!r} must look like key=value")
         parsed[key.strip()] = value.strip()
-    page = run_search(index_dir, query, limit=limit, filters=parsed, hybrid=not text_only, weights=make_weights(weights))
+    page = run_search(
+        index_dir, query, limit=limit, filters=parsed, hybrid=not text_only, weights=make_weights(weights)
+    )
     if as_json:
         click.echo(json.dumps(page.to_json(), indent=2, ensure_ascii=False))
         return
@@ -430,8 +566,10 @@ def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> lis
     if not index_dirs:
         path = find_config(config_file)
         if config_file is None and not path.is_file():
-            raise DocsMcpError(f"no index to serve: pass --index PATH (repeatable), or --config docs-mcp.yaml with a "
-                               f"serve section (none at {path}, and {CONFIG_ENV} is unset)")
+            raise DocsMcpError(
+                f"no index to serve: pass --index PATH (repeatable), or --config docs-mcp.yaml with a "
+                f"serve section (none at {path}, and {CONFIG_ENV} is unset)"
+            )
         corpora = load_config(path)
         return [ServedCorpus(out, name, description) for name, out, description in corpora.served()]
     served = []
@@ -445,31 +583,78 @@ def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> lis
 
 
 @main.command()
-@click.option("--index", "index_dirs", multiple=True, metavar="[NAME=]PATH",
-              help="Output folder of a build (the server follows new builds published there). Repeat it to serve "
-                   "several corpora from one server, each named after its folder or NAME.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Serve the corpora named in this docs-mcp.yaml's serve section (instead of --index).")
-@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
-              help="stdio for a local MCP client; http for streamable HTTP on /mcp.")
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="HTTP bind address. Anything but localhost should come with --auth-token-env.")
+@click.option(
+    "--index",
+    "index_dirs",
+    multiple=True,
+    metavar="[NAME=]PATH",
+    help="Output folder of a build (the server follows new builds published there). Repeat it to serve "
+    "several corpora from one server, each named after its folder or NAME.",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Serve the corpora named in this docs-mcp.yaml's serve section (instead of --index).",
+)
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for a local MCP client; http for streamable HTTP on /mcp.",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="HTTP bind address. Anything but localhost should come with --auth-token-env.",
+)
 @click.option("--port", type=click.IntRange(0, 65535), default=20310, show_default=True, help="HTTP port.")
-@click.option("--auth-token-env", metavar="VAR", default=None,
-              help="Require 'Authorization: Bearer <token>' on /mcp, the token read from environment variable VAR.")
+@click.option(
+    "--auth-token-env",
+    metavar="VAR",
+    default=None,
+    help="Require 'Authorization: Bearer <token>' on /mcp, the token read from environment variable VAR.",
+)
 @click.option("--stateless", is_flag=True, help="HTTP without sessions, for load-balanced replicas.")
-@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="HOST[:PORT]",
-              help="Extra Host header to accept over HTTP (DNS-rebinding protection); repeatable.")
-@click.option("--allowed-origin", "allowed_origins", multiple=True, metavar="ORIGIN",
-              help="Extra Origin header to accept over HTTP; repeatable.")
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="HOST[:PORT]",
+    help="Extra Host header to accept over HTTP (DNS-rebinding protection); repeatable.",
+)
+@click.option(
+    "--allowed-origin",
+    "allowed_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="Extra Origin header to accept over HTTP; repeatable.",
+)
 @click.option("--tool-prefix", default=None, help="Name tools {prefix}_search_docs and {prefix}_get_doc.")
-@click.option("--preload", is_flag=True,
-              help="Load the query embedding model before serving (default: serve at once, text-only until loaded).")
+@click.option(
+    "--preload",
+    is_flag=True,
+    help="Load the query embedding model before serving (default: serve at once, text-only until loaded).",
+)
 @weight_options
 @_fail_cleanly
-def serve(index_dirs: tuple[str, ...], config_file: Path | None, transport: str, host: str, port: int, auth_token_env: str | None, stateless: bool,
-          allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], tool_prefix: str | None, preload: bool,
-          **weights: Any) -> None:
+def serve(
+    index_dirs: tuple[str, ...],
+    config_file: Path | None,
+    transport: str,
+    host: str,
+    port: int,
+    auth_token_env: str | None,
+    stateless: bool,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+    tool_prefix: str | None,
+    preload: bool,
+    **weights: Any,
+) -> None:
     """Serve one index, or several corpora together, over MCP: search_docs, get_doc and the corpora's prompts."""
     import anyio
 
@@ -480,7 +665,9 @@ def serve(index_dirs: tuple[str, ...], config_file: Path | None, transport: str,
         token = os.environ.get(auth_token_env, "")
         if not token:
             raise DocsMcpError(f"--auth-token-env {auth_token_env}: that environment variable is empty or unset")
-    docs = create_server(served_corpora(index_dirs, config_file), tool_prefix=tool_prefix, weights=make_weights(weights))
+    docs = create_server(
+        served_corpora(index_dirs, config_file), tool_prefix=tool_prefix, weights=make_weights(weights)
+    )
 
     def run() -> None:
         for corpus in docs.library.corpora if preload else []:
@@ -491,20 +678,44 @@ def serve(index_dirs: tuple[str, ...], config_file: Path | None, transport: str,
             return
         from .server.http import serve_http
 
-        serve_http(docs, host=host, port=port, token=token, stateless=stateless, allowed_hosts=list(allowed_hosts),
-                   allowed_origins=list(allowed_origins))
+        serve_http(
+            docs,
+            host=host,
+            port=port,
+            token=token,
+            stateless=stateless,
+            allowed_hosts=list(allowed_hosts),
+            allowed_origins=list(allowed_origins),
+        )
 
     serve_then_exit(run)  # background threads are running from here: see serve_then_exit for why
 
 
 @main.command("mcp-config")
-@click.option("--client", required=True, type=click.Choice(["claude-code", "claude-desktop", "cursor", "vscode"]),
-              help="The MCP client to configure.")
-@click.option("--index", "index_dir", type=INDEX_DIR, default=None,
-              help="A built index, served locally over stdio by this install's docs-mcp.")
-@click.option("--url", default=None, help="A running `docs-mcp serve --transport http` endpoint, e.g. https://docs.example.com/mcp.")
-@click.option("--token-env", metavar="VAR", default=None,
-              help="With --url: the environment variable holding the bearer token (referenced, never printed).")
+@click.option(
+    "--client",
+    required=True,
+    type=click.Choice(["claude-code", "claude-desktop", "cursor", "vscode"]),
+    help="The MCP client to configure.",
+)
+@click.option(
+    "--index",
+    "index_dir",
+    type=INDEX_DIR,
+    default=None,
+    help="A built index, served locally over stdio by this install's docs-mcp.",
+)
+@click.option(
+    "--url",
+    default=None,
+    help="A running `docs-mcp serve --transport http` endpoint, e.g. https://docs.example.com/mcp.",
+)
+@click.option(
+    "--token-env",
+    metavar="VAR",
+    default=None,
+    help="With --url: the environment variable holding the bearer token (referenced, never printed).",
+)
 @click.option("--name", default=None, help="Server name in the client (default: from the index folder or URL host).")
 @_fail_cleanly
 def mcp_config(client: str, index_dir: Path | None, url: str | None, token_env: str | None, name: str | None) -> None:
@@ -536,9 +747,12 @@ def mcp_config(client: str, index_dir: Path | None, url: str | None, token_env: 
 
 @main.command()
 @click.option("--out", required=True, type=INDEX_DIR, help="Output folder of a build.")
-@click.option("--sql", default=None,
-              help="Read-only SQL over the tables `builds`, `chunk_events` and `page_events` (website corpora) "
-                   "(default: the last build's summary).")
+@click.option(
+    "--sql",
+    default=None,
+    help="Read-only SQL over the tables `builds`, `chunk_events` and `page_events` (website corpora) "
+    "(default: the last build's summary).",
+)
 @_fail_cleanly
 def audit(out: Path, sql: str | None) -> None:
     """What each build paid for: hits, misses and pruned vectors, per build and per chunk."""
@@ -558,12 +772,20 @@ def audit(out: Path, sql: str | None) -> None:
     width = max(len(c) for c in columns)
     for column, value in zip(columns, rows[0]):
         click.echo(f"{column.ljust(width)}  {value}")
-    _, counts = query(out, f"SELECT status, count(*) FROM chunk_events WHERE build_id = '{rows[0][0]}' "
-                           "GROUP BY status ORDER BY status")
+    _, counts = query(
+        out,
+        f"SELECT status, count(*) FROM chunk_events WHERE build_id = '{rows[0][0]}' GROUP BY status ORDER BY status",
+    )
     click.echo("chunk events".ljust(width) + "  " + (", ".join(f"{n} {status}" for status, n in counts) or "none"))
     _, tables = query(out, "SELECT table_name FROM information_schema.tables WHERE table_name = 'page_events'")
-    pages = query(out, f"SELECT event, count(*) FROM page_events WHERE build_id = '{rows[0][0]}' "
-                       "GROUP BY event ORDER BY event")[1] if tables else []  # audit files older than website sources lack it
+    pages = (
+        query(
+            out,
+            f"SELECT event, count(*) FROM page_events WHERE build_id = '{rows[0][0]}' GROUP BY event ORDER BY event",
+        )[1]
+        if tables
+        else []
+    )  # audit files older than website sources lack it
     if pages:  # a website corpus: what its crawl did
         click.echo("page events".ljust(width) + "  " + ", ".join(f"{n} {event}" for event, n in pages))
 

@@ -19,14 +19,18 @@ _FENCE = re.compile(r"^[ \t>]*(?:`{3,}|~{3,})[ \t]*\{?[ \t]*\.?([A-Za-z0-9_+#.-]
 _SPACE = re.compile(r"\s+")
 # Navigation: a list item whose text starts with a link, possibly inside emphasis or after a checkbox.
 _ITEM = re.compile(r"^( *)(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)(.*)$")
-_LINK_LED = re.compile(r"^(?:[*_`]{1,3})?(?:\[[ xX]\][ \t]+)?(?:\[[^\]\n]+\](?:\([^)\n]*\)|\[[^\]\n]*\])|<https?://[^>\s]+>)")
+_LINK_LED = re.compile(
+    r"^(?:[*_`]{1,3})?(?:\[[ xX]\][ \t]+)?(?:\[[^\]\n]+\](?:\([^)\n]*\)|\[[^\]\n]*\])|<https?://[^>\s]+>)"
+)
 _LINK = re.compile(r"!?\[([^\]\n]*)\](?:\([^)\n]*\)|\[[^\]\n]*\])")
 _AUTOLINK = re.compile(r"<https?://[^>\s]+>")
 _MARKER = re.compile(r"^[ \t>]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _FENCE_LINE = re.compile(r"^[ \t>]*(`{3,}|~{3,})")
 _VISIBLE_JUNK = re.compile(r"[\s*_`#>|]+")
 # Any line that could open a link-led item; a chunk with none has no navigation to count (most chunks).
-_MAYBE_LINK_ITEM = re.compile(r"^ *(?:[-*+]|\d{1,9}[.)])[ \t]+(?:[*_`]{1,3})?(?:\[[ xX]\][ \t]+)?(?:\[|<https?://)", re.MULTILINE)
+_MAYBE_LINK_ITEM = re.compile(
+    r"^ *(?:[-*+]|\d{1,9}[.)])[ \t]+(?:[*_`]{1,3})?(?:\[[ xX]\][ \t]+)?(?:\[|<https?://)", re.MULTILINE
+)
 DESCRIBED = 80  # characters after an item's link beyond which the item describes rather than points
 # Digest: ATX heading lines, their text without the markup of code spans, bold and links (as content_text has it).
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
@@ -37,14 +41,47 @@ _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 # Fence info strings → one name per language, so `language` filters match any spelling.
 LANGUAGE_ALIASES = {
-    "py": "python", "python3": "python", "py3": "python", "pycon": "python",
-    "ts": "typescript", "tsx": "typescript", "mts": "typescript", "cts": "typescript",
-    "js": "javascript", "jsx": "javascript", "mjs": "javascript", "cjs": "javascript", "node": "javascript",
-    "golang": "go", "rs": "rust", "rb": "ruby", "kt": "kotlin", "kts": "kotlin", "cs": "csharp", "c#": "csharp",
-    "dotnet": "csharp", "fs": "fsharp", "c++": "cpp", "cxx": "cpp", "hpp": "cpp", "h": "c",
-    "sh": "shell", "bash": "shell", "zsh": "shell", "console": "shell", "shell-session": "shell",
-    "shellsession": "shell", "terminal": "shell", "ps1": "powershell", "pwsh": "powershell",
-    "yml": "yaml", "jsonc": "json", "json5": "json", "md": "markdown", "htm": "html", "proto": "protobuf",
+    "py": "python",
+    "python3": "python",
+    "py3": "python",
+    "pycon": "python",
+    "ts": "typescript",
+    "tsx": "typescript",
+    "mts": "typescript",
+    "cts": "typescript",
+    "js": "javascript",
+    "jsx": "javascript",
+    "mjs": "javascript",
+    "cjs": "javascript",
+    "node": "javascript",
+    "golang": "go",
+    "rs": "rust",
+    "rb": "ruby",
+    "kt": "kotlin",
+    "kts": "kotlin",
+    "cs": "csharp",
+    "c#": "csharp",
+    "dotnet": "csharp",
+    "fs": "fsharp",
+    "c++": "cpp",
+    "cxx": "cpp",
+    "hpp": "cpp",
+    "h": "c",
+    "sh": "shell",
+    "bash": "shell",
+    "zsh": "shell",
+    "console": "shell",
+    "shell-session": "shell",
+    "shellsession": "shell",
+    "terminal": "shell",
+    "ps1": "powershell",
+    "pwsh": "powershell",
+    "yml": "yaml",
+    "jsonc": "json",
+    "json5": "json",
+    "md": "markdown",
+    "htm": "html",
+    "proto": "protobuf",
 }
 
 
@@ -88,7 +125,9 @@ def content_digest(heading: str, markdown: str, text: str) -> str:
     names of several generated types, are one text to a reader. A shorter text ("Coming soon.")
     says little without its heading, so there the heading and text must both match.
     """
-    headings = {_normal(heading)} | {_normal(_INLINE_MARKUP.sub(r"\1", m.group(1))) for m in _HEADING_LINE.finditer(markdown)}
+    headings = {_normal(heading)} | {
+        _normal(_INLINE_MARKUP.sub(r"\1", m.group(1))) for m in _HEADING_LINE.finditer(markdown)
+    }
     body = " ".join(line for line in map(_normal, text.split("\n")) if line and line not in headings)
     kept = body if len(body) >= DIGEST_BODY else _normal(f"{heading}\n{text}")
     return hashlib.sha256(kept.encode("utf-8")).hexdigest()[:32]

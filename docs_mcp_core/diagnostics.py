@@ -20,8 +20,8 @@ GROUP_EXAMPLES = 3
 # What to do about a whole group of one code, when the single messages do not say it once for all.
 GROUP_FIX = {
     "no-strategy": "add a .docs-mcp.json with a strategy to the docs folder (or its parent folders), "
-                   "or run `docs-mcp fix --docs-dir DOCS` to see one proposed from the corpus",
-    "empty-file": "give these files content or exclude them (\"exclude\" in .docs-mcp.json)",
+    "or run `docs-mcp fix --docs-dir DOCS` to see one proposed from the corpus",
+    "empty-file": 'give these files content or exclude them ("exclude" in .docs-mcp.json)',
     "unknown-frontmatter-key": "move search facets under 'metadata:' in the frontmatter, or remove the keys",
 }
 
@@ -71,7 +71,7 @@ def format_text(diagnostics: list[Diagnostic], files: int, docs_dir: str = "DOCS
         groups[key].append(d)
     singles: list[Diagnostic] = []
     grouped: list[str] = []
-    for (severity, code, _), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[1][0])):
+    for _key, group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[1][0])):
         if len(group) >= GROUP_FROM:
             grouped.append(_group_line(group, docs_dir))
         else:
@@ -79,8 +79,10 @@ def format_text(diagnostics: list[Diagnostic], files: int, docs_dir: str = "DOCS
     lines = [d.format() for d in sorted(singles)] + grouped
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
-    lines.append(f"validated {files} markdown file(s): {errors} error(s), {warnings} warning(s)"
-                 + (" (`--format json` lists every finding)" if grouped else ""))
+    lines.append(
+        f"validated {files} markdown file(s): {errors} error(s), {warnings} warning(s)"
+        + (" (`--format json` lists every finding)" if grouped else "")
+    )
     return "\n".join(lines)
 
 

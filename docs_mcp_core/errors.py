@@ -7,7 +7,7 @@ class DocsMcpError(Exception):
     """An error caused by input or environment, with a message that says what to do."""
 
 
-class ValidationFailed(DocsMcpError):
+class ValidationFailed(DocsMcpError):  # noqa: N818 - names the outcome a caller catches, not a fault
     """The corpus has validation errors; nothing was written."""
 
     def __init__(self, diagnostics: list) -> None:  # list[Diagnostic]

@@ -7,10 +7,12 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from types import MappingProxyType
+from typing import IO, Any
 
 from .errors import DocsMcpError
 from .failpoints import pause
@@ -82,7 +84,7 @@ def read_json(path: Path) -> Any | None:
         return None
 
 
-_OWNED: ContextVar[dict[str, "BuildLock"]] = ContextVar("docs_mcp_build_locks", default={})
+_OWNED: ContextVar[Mapping[str, BuildLock]] = ContextVar("docs_mcp_build_locks", default=MappingProxyType({}))
 
 
 class BuildLock:
@@ -104,8 +106,9 @@ class BuildLock:
             self._fh = self._acquire()
         except OSError as exc:
             self._remove_created()
-            raise DocsMcpError(f"cannot use {self.out} as the output folder ({exc.strerror or exc}); "
-                               "choose a writable --out") from None
+            raise DocsMcpError(
+                f"cannot use {self.out} as the output folder ({exc.strerror or exc}); choose a writable --out"
+            ) from None
 
     def _acquire(self) -> IO[str]:
         for _ in range(20):  # the file can be unlinked by a holder cleaning up: lock the one on disk
@@ -114,8 +117,10 @@ class BuildLock:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 fh.close()
-                raise DocsMcpError(f"another docs-mcp build is writing to {self.out}; wait for it to finish or "
-                                   "build into another --out") from None
+                raise DocsMcpError(
+                    f"another docs-mcp build is writing to {self.out}; wait for it to finish or "
+                    "build into another --out"
+                ) from None
             try:
                 if os.stat(self.path).st_ino == os.fstat(fh.fileno()).st_ino:
                     return fh
@@ -125,7 +130,7 @@ class BuildLock:
         raise DocsMcpError(f"could not lock {self.path}: it keeps being replaced; build again")
 
     @contextmanager
-    def owned(self) -> Iterator["BuildLock"]:
+    def owned(self) -> Iterator[BuildLock]:
         """Mark the code inside as this build: nested `build_lock(out)` calls re-enter."""
         token = _OWNED.set({**_OWNED.get(), self.key: self})
         try:
@@ -152,7 +157,7 @@ class BuildLock:
             pass
 
 
-def held_build_lock(out: Path) -> "BuildLock | None":
+def held_build_lock(out: Path) -> BuildLock | None:
     """The lock this build (the current context) holds on `out`, if any."""
     return _OWNED.get().get(os.path.realpath(OutputLayout(out).build_lock))
 

@@ -90,7 +90,9 @@ class _DeferringLoader:
 class _Finder:
     """A meta path finder (no importlib.abc base: importing it costs every process ~7 ms)."""
 
-    def find_spec(self, name: str, path: Any = None, target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, name: str, path: Any = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
         if name != PACKAGE:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)

@@ -111,22 +111,24 @@ def build_metadata(
     index: dict[str, Any],
     chunker_version: str,
 ) -> PublishedMetadata:
-    return PublishedMetadata.model_validate({
-        "metadata_version": METADATA_VERSION,
-        "corpus_description": description,
-        "taxonomy": taxonomy,
-        "stats": {
-            "total_chunks": total_chunks,
-            "total_files": total_files,
-            "indexed_at": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
-            "source_commit": source_commit,
-        },
-        "embedding": embedding,
-        "prompts": prompts,
-        "mcpServerInstructions": instructions,
-        "index": index,
-        "build": {"docs_mcp_version": __version__, "chunker_version": chunker_version},
-    })
+    return PublishedMetadata.model_validate(
+        {
+            "metadata_version": METADATA_VERSION,
+            "corpus_description": description,
+            "taxonomy": taxonomy,
+            "stats": {
+                "total_chunks": total_chunks,
+                "total_files": total_files,
+                "indexed_at": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+                "source_commit": source_commit,
+            },
+            "embedding": embedding,
+            "prompts": prompts,
+            "mcpServerInstructions": instructions,
+            "index": index,
+            "build": {"docs_mcp_version": __version__, "chunker_version": chunker_version},
+        }
+    )
 
 
 def write_metadata(out: Path, metadata: PublishedMetadata) -> Path:
@@ -135,15 +137,28 @@ def write_metadata(out: Path, metadata: PublishedMetadata) -> Path:
     return path
 
 
-_JSON_NAMES = {"dict_type": "an object", "model_type": "an object", "list_type": "an array", "string_type": "a string",
-               "int_type": "an integer", "bool_type": "a boolean", "missing": None}
+_JSON_NAMES = {
+    "dict_type": "an object",
+    "model_type": "an object",
+    "list_type": "an array",
+    "string_type": "a string",
+    "int_type": "an integer",
+    "bool_type": "a boolean",
+    "missing": None,
+}
 
 
 def _json_type(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
-    kinds = {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number",
-             type(None): "null"}
+    kinds = {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        type(None): "null",
+    }
     return next((name for kind, name in kinds.items() if isinstance(value, kind)), type(value).__name__)
 
 
@@ -196,8 +211,10 @@ def no_index_message(out: Path) -> str:
         return f"{out} is a file, not an index folder; build an index with `docs-mcp build --docs-dir DOCS --out INDEX`"
     docs_files = any(next(out.glob(f"*{suffix}"), None) for suffix in MARKDOWN_SUFFIXES)
     if docs_files or (out / ".docs-mcp.json").is_file():
-        return (f"{out} looks like a docs folder, not an index ({METADATA} is missing); build one with "
-                f"`docs-mcp build --docs-dir {where} --out INDEX` and pass INDEX instead")
+        return (
+            f"{out} looks like a docs folder, not an index ({METADATA} is missing); build one with "
+            f"`docs-mcp build --docs-dir {where} --out INDEX` and pass INDEX instead"
+        )
     return f"no index at {out} ({METADATA} is missing); build one with `docs-mcp build --docs-dir DOCS --out {where}`"
 
 
@@ -209,7 +226,9 @@ def require_metadata(out: Path) -> PublishedMetadata:
     try:
         data = read_metadata(out)
     except OSError as exc:
-        raise DocsMcpError(f"cannot read {path} ({exc.strerror or exc}); check its permissions, or rebuild the index") from None
+        raise DocsMcpError(
+            f"cannot read {path} ({exc.strerror or exc}); check its permissions, or rebuild the index"
+        ) from None
     if data is None:
         raise DocsMcpError(no_index_message(out))
     return data

@@ -54,7 +54,7 @@ class Chunk:
         return data
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Chunk":
+    def from_dict(cls, d: dict[str, Any]) -> Chunk:
         return cls(**{k: d[k] for k in CHUNK_FIELDS}, source_url=d.get("source_url"))
 
 
@@ -82,8 +82,12 @@ class IndexInfo:
     vectors: int = 0  # vectors the table holds, passages included (0: none)
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"table": self.table, "version": self.version, "rows": self.rows,
-                                "content_hash": self.content_hash}
+        data: dict[str, Any] = {
+            "table": self.table,
+            "version": self.version,
+            "rows": self.rows,
+            "content_hash": self.content_hash,
+        }
         if self.chunks_sha256:
             data["chunks_sha256"] = self.chunks_sha256
         if self.passages_key:

@@ -60,8 +60,10 @@ def location(value: str | os.PathLike[str]) -> str | Path:
 
 def _s3_error(what: str, url: str, exc: BaseException) -> DocsMcpError:
     reason = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
-    return DocsMcpError(f"cannot {what} {url} ({reason}); check AWS_ENDPOINT_URL, the bucket and the credentials "
-                        "in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY")
+    return DocsMcpError(
+        f"cannot {what} {url} ({reason}); check AWS_ENDPOINT_URL, the bucket and the credentials "
+        "in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY"
+    )
 
 
 @functools.lru_cache(maxsize=4)
@@ -176,7 +178,7 @@ class RemoteIndex:
             infos = self.fs.get_file_info(fs.FileSelector(self.key(folder), recursive=True, allow_not_found=True))
         except OSError as exc:
             raise _s3_error("list", f"{self.url}/{folder}", exc) from None
-        return {i.path[len(base) + 1:]: i.size for i in infos if i.type == fs.FileType.File}
+        return {i.path[len(base) + 1 :]: i.size for i in infos if i.type == fs.FileType.File}
 
     def delete(self, rels: list[str]) -> None:
         for rel in rels:
@@ -194,8 +196,10 @@ class RemoteIndex:
 
         data = self.read(METADATA)
         if data is None:
-            raise DocsMcpError(f"no index at {self.url} ({METADATA} is missing); build one with "
-                               f"`docs-mcp build --docs-dir DOCS --out {self.url}`")
+            raise DocsMcpError(
+                f"no index at {self.url} ({METADATA} is missing); build one with "
+                f"`docs-mcp build --docs-dir DOCS --out {self.url}`"
+            )
         try:
             parsed = json.loads(data)
         except ValueError as exc:
@@ -306,4 +310,3 @@ def push(local: Path, remote: RemoteIndex) -> PushStats:
     remote.delete(doomed)
     stats.deleted = len(doomed)
     return stats
-

@@ -10,7 +10,11 @@ from pathlib import Path
 
 from .errors import DocsMcpError
 
-MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # what a docs folder's walk indexes (MDX: corpus.markdown.blank_mdx_syntax)
+MARKDOWN_SUFFIXES = (
+    ".md",
+    ".markdown",
+    ".mdx",
+)  # what a docs folder's walk indexes (MDX: corpus.markdown.blank_mdx_syntax)
 
 
 def check_docs_dir(path: Path, option: str = "docs directory") -> Path:
@@ -19,8 +23,9 @@ def check_docs_dir(path: Path, option: str = "docs directory") -> Path:
     if not path.exists():
         raise DocsMcpError(f"{option} {path} does not exist; point it at the folder that holds your Markdown files")
     if not path.is_dir():
-        raise DocsMcpError(f"{option} {path} is a file, not a folder; point it at the folder that holds your "
-                           "Markdown files")
+        raise DocsMcpError(
+            f"{option} {path} is a file, not a folder; point it at the folder that holds your Markdown files"
+        )
     return path
 
 
@@ -42,13 +47,18 @@ def check_writable_dir(path: Path, option: str = "--out") -> Path:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise DocsMcpError(f"{option} {path}: cannot write there ({exc.strerror}); choose a folder you can write to") \
-            from None
+        raise DocsMcpError(
+            f"{option} {path}: cannot write there ({exc.strerror}); choose a folder you can write to"
+        ) from None
     return path
 
 
-_FILE_TYPES = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+_FILE_TYPES = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
 
 
 def file_type(mode: int) -> str:

@@ -70,8 +70,10 @@ def index_config(rows: int) -> Any:
 def has_vector_index(indices: list[Any]) -> bool:
     """True when one of a table's index configs (list_indices) is a vector index on `vector`."""
     vector_types = {"IvfPq", "IvfHnswSq", "IvfHnswPq", "IvfFlat", "IvfSq", "IvfRq", "HnswSq"}
-    return any(list(getattr(i, "columns", [])) == [VECTOR_COLUMN] and str(getattr(i, "index_type", "")) in vector_types
-               for i in indices)
+    return any(
+        list(getattr(i, "columns", [])) == [VECTOR_COLUMN] and str(getattr(i, "index_type", "")) in vector_types
+        for i in indices
+    )
 
 
 def ann_query(builder: Any, rows: int) -> Any:

@@ -63,8 +63,13 @@ async def run_agent(client: Any, search: str, get_doc: str, case: Case, options:
         if not queue:
             if not more:
                 return run  # every hit read, no page left: a real agent would reword; this one stops
-            arguments = {"query": case.query, "limit": case.limit, **filters, **budget,
-                         **({"cursor": cursor} if cursor else {})}
+            arguments = {
+                "query": case.query,
+                "limit": case.limit,
+                **filters,
+                **budget,
+                **({"cursor": cursor} if cursor else {}),
+            }
             failed, text = await call(search, arguments)
             if failed:
                 run.error = text[:200]
@@ -85,8 +90,9 @@ async def run_agent(client: Any, search: str, get_doc: str, case: Case, options:
             continue
         chunk_id = queue.pop(0)
         read.add(chunk_id)
-        failed, _ = await call(get_doc, {"chunk_id": chunk_id, **({"context": options.context} if options.context else {}),
-                                         **budget})
+        failed, _ = await call(
+            get_doc, {"chunk_id": chunk_id, **({"context": options.context} if options.context else {}), **budget}
+        )
         if not failed and bare_id(chunk_id, case.relevant) in case.relevant:
             run.rounds = len(run.calls)
             return run

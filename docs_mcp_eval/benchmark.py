@@ -25,15 +25,27 @@ def parse_spec(spec: str, base_url: str | None) -> ProviderSettings:
     provider, _, model = spec.strip().partition("/")
     provider, _, backend = provider.partition(":")
     if provider not in ("none", "hash", "openai", "local", "sentence-transformers") or (
-            backend and (provider not in ("local", "sentence-transformers") or backend not in BACKENDS)):
-        raise DocsMcpError(f"unknown provider spec {spec!r}; use none, hash, local[:onnx|:torch][/MODEL] "
-                           "or openai[/MODEL]")
-    return ProviderSettings(provider, model or None, base_url=base_url if provider == "openai" else None,
-                            backend=backend or None)
+        backend and (provider not in ("local", "sentence-transformers") or backend not in BACKENDS)
+    ):
+        raise DocsMcpError(
+            f"unknown provider spec {spec!r}; use none, hash, local[:onnx|:torch][/MODEL] or openai[/MODEL]"
+        )
+    return ProviderSettings(
+        provider, model or None, base_url=base_url if provider == "openai" else None, backend=backend or None
+    )
 
 
-async def benchmark(suite: Suite, docs_dir: Path, specs: list[str], work: Path, *, warmup: int, base_url: str | None,
-                    reporter: Reporter, server_args: list[str] | None = None) -> list[dict[str, Any]]:
+async def benchmark(
+    suite: Suite,
+    docs_dir: Path,
+    specs: list[str],
+    work: Path,
+    *,
+    warmup: int,
+    base_url: str | None,
+    reporter: Reporter,
+    server_args: list[str] | None = None,
+) -> list[dict[str, Any]]:
     import lancedb  # noqa: F401 - imported once up front, so no provider's build time pays for it
 
     rows = []
@@ -51,10 +63,20 @@ async def benchmark(suite: Suite, docs_dir: Path, specs: list[str], work: Path, 
             provider.close()
         seconds = time.perf_counter() - started
         # --preload: measure hybrid search, not the seconds while a local model is still loading
-        command = [sys.executable, "-m", "docs_mcp_core.cli", "serve", "--index", str(out), "--preload",
-                   *(server_args or [])]
+        command = [
+            sys.executable,
+            "-m",
+            "docs_mcp_core.cli",
+            "serve",
+            "--index",
+            str(out),
+            "--preload",
+            *(server_args or []),
+        ]
         reporter.info(f"== {spec}: running {len(suite.cases)} cases")
         result = await run_suite(command, suite, warmup=warmup, reporter=reporter)
         result.build_seconds = seconds
-        rows.append({"provider": spec, "index_mb": dir_size(OutputLayout(out).lancedb) / 2**20, "result": result.to_json()})
+        rows.append(
+            {"provider": spec, "index_mb": dir_size(OutputLayout(out).lancedb) / 2**20, "result": result.to_json()}
+        )
     return rows

@@ -35,8 +35,11 @@ def fmt(value: Any, key: str = "") -> str:
     if isinstance(value, float):
         if key.startswith("chars_read"):
             return f"{value:,.0f}"
-        if key.endswith("_ms") or key in ("peak_rss_mb", "build_seconds", "avg_rounds", "index_mb") or \
-                key.startswith("agent_rounds"):
+        if (
+            key.endswith("_ms")
+            or key in ("peak_rss_mb", "build_seconds", "avg_rounds", "index_mb")
+            or key.startswith("agent_rounds")
+        ):
             return f"{value:.1f}" if key != "avg_rounds" and not key.startswith("agent_rounds") else f"{value:.2f}"
         return f"{value:.3f}"
     return str(value)
@@ -73,21 +76,34 @@ def markdown(result: dict[str, Any], baseline: dict[str, Any] | None = None) -> 
     lines = [f"# Eval: {result['suite']}", ""]
     lines.append(f"Server: `{' '.join(result['server_command'])}`  ")
     if result.get("build_command"):
-        lines.append(f"Build: `{' '.join(result['build_command'])}` ({fmt(summary.get('build_seconds'), 'build_seconds')} s)  ")
+        lines.append(
+            f"Build: `{' '.join(result['build_command'])}` ({fmt(summary.get('build_seconds'), 'build_seconds')} s)  "
+        )
     lines.append(f"Run: {result['started_at']}, {summary['cases']} cases, warm-up {result['warmup']}")
     if result.get("aborted"):
-        lines += ["", f"**Run aborted: {result['aborted']}**",
-                  f"Partial report: {summary['cases']} cases ran, {summary['not_run']} did not."]
+        lines += [
+            "",
+            f"**Run aborted: {result['aborted']}**",
+            f"Partial report: {summary['cases']} cases ran, {summary['not_run']} did not.",
+        ]
     lines += ["", "| Metric | Value |", "|---|---:|"]
-    lines += [f"| {label} | {fmt(summary.get(key), key)} |" for key, label, _ in METRICS
-              if key in summary and (not key.startswith(("agent", "chars_read")) or result.get("agent"))]
+    lines += [
+        f"| {label} | {fmt(summary.get(key), key)} |"
+        for key, label, _ in METRICS
+        if key in summary and (not key.startswith(("agent", "chars_read")) or result.get("agent"))
+    ]
     if result.get("agent"):
         options = result["agent"]
-        lines += ["", f"Scripted agent (--agent): up to {options['rounds']} tool calls per case, max_chars "
-                      f"{options['max_chars'] or 'server default'}, get_doc context {options['context']}."]
+        lines += [
+            "",
+            f"Scripted agent (--agent): up to {options['rounds']} tool calls per case, max_chars "
+            f"{options['max_chars'] or 'server default'}, get_doc context {options['context']}.",
+        ]
     lines += ["", "## By category", "", "| Category | Cases | MRR@5 | NDCG@5 | Recall@5 |", "|---|---:|---:|---:|---:|"]
     for name, cat in result["by_category"].items():
-        lines.append(f"| {name} | {cat['cases']} | {fmt(cat['mrr@5'])} | {fmt(cat['ndcg@5'])} | {fmt(cat['recall@5'])} |")
+        lines.append(
+            f"| {name} | {cat['cases']} | {fmt(cat['mrr@5'])} | {fmt(cat['ndcg@5'])} | {fmt(cat['recall@5'])} |"
+        )
     misses = [c for c in result["cases"] if not c["recall"]]
     if misses:
         lines += ["", "## Not in the top 5", "", "| Case | Category | Expected | Top 3 |", "|---|---|---|---|"]
@@ -102,23 +118,34 @@ def markdown(result: dict[str, Any], baseline: dict[str, Any] | None = None) -> 
 def comparison(rows: list[dict[str, Any]]) -> str:
     """One table per suite run across providers: quality, speed, cost to build."""
     suite = rows[0]["result"]["suite"] if rows else "suite"
-    lines = [f"# Provider comparison: {suite}", "",
-             "| Provider | MRR@5 | NDCG@5 | Recall@5 | Avg rounds | Search p50 ms | p95 ms | get_doc p50 ms | "
-             "Build s | Index MB | Peak RSS MB |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"# Provider comparison: {suite}",
+        "",
+        "| Provider | MRR@5 | NDCG@5 | Recall@5 | Avg rounds | Search p50 ms | p95 ms | get_doc p50 ms | "
+        "Build s | Index MB | Peak RSS MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for row in rows:
         s = row["result"]["summary"]
         lines.append(
             f"| {row['provider']} | {fmt(s['mrr@5'])} | {fmt(s['ndcg@5'])} | {fmt(s['recall@5'])} | "
             f"{fmt(s['avg_rounds'], 'avg_rounds')} | {fmt(s['search_p50_ms'], '_ms')} | {fmt(s['search_p95_ms'], '_ms')} | "
             f"{fmt(s['get_doc_p50_ms'], '_ms')} | {fmt(s['build_seconds'], 'build_seconds')} | "
-            f"{fmt(row.get('index_mb'), 'index_mb')} | {fmt(s['peak_rss_mb'], 'peak_rss_mb')} |")
+            f"{fmt(row.get('index_mb'), 'index_mb')} | {fmt(s['peak_rss_mb'], 'peak_rss_mb')} |"
+        )
     categories = sorted({c for row in rows for c in row["result"]["by_category"]})
-    lines += ["", "MRR@5 by category:", "", "| Provider | " + " | ".join(categories) + " |",
-              "|---|" + "---:|" * len(categories)]
+    lines += [
+        "",
+        "MRR@5 by category:",
+        "",
+        "| Provider | " + " | ".join(categories) + " |",
+        "|---|" + "---:|" * len(categories),
+    ]
     for row in rows:
         cats = row["result"]["by_category"]
-        lines.append(f"| {row['provider']} | " + " | ".join(fmt(cats.get(c, {}).get("mrr@5")) for c in categories) + " |")
+        lines.append(
+            f"| {row['provider']} | " + " | ".join(fmt(cats.get(c, {}).get("mrr@5")) for c in categories) + " |"
+        )
     aborted = [f"- {row['provider']}: {row['result']['aborted']}" for row in rows if row["result"].get("aborted")]
     if aborted:
         lines += ["", "Aborted runs:", *aborted]

@@ -100,8 +100,12 @@ class RunResult:
         for case in self.cases:
             groups.setdefault(case.category, []).append(case)
         return {
-            name: {"cases": len(items), "mrr@5": metrics.mean(c.reciprocal_rank for c in items),
-                   "ndcg@5": metrics.mean(c.ndcg for c in items), "recall@5": metrics.mean(c.recall for c in items)}
+            name: {
+                "cases": len(items),
+                "mrr@5": metrics.mean(c.reciprocal_rank for c in items),
+                "ndcg@5": metrics.mean(c.ndcg for c in items),
+                "recall@5": metrics.mean(c.recall for c in items),
+            }
             for name, items in sorted(groups.items())
         }
 
@@ -231,8 +235,15 @@ async def _run_case(client: Any, search: str, get_doc: str, case: Case, result: 
     return out
 
 
-async def run_suite(command: list[str], suite: Suite, *, warmup: int = 3, reporter: Reporter | None = None,
-                    timeout: float = CALL_TIMEOUT, agent: AgentOptions | None = None) -> RunResult:
+async def run_suite(
+    command: list[str],
+    suite: Suite,
+    *,
+    warmup: int = 3,
+    reporter: Reporter | None = None,
+    timeout: float = CALL_TIMEOUT,
+    agent: AgentOptions | None = None,
+) -> RunResult:
     """Every case, in order (with `agent`, the scripted agent of agent.py plays each case too);
     a server that dies or hangs ends the run with a partial result."""
     with tempfile.TemporaryFile("w+") as server_log:
@@ -245,13 +256,25 @@ async def run_suite(command: list[str], suite: Suite, *, warmup: int = 3, report
     return result
 
 
-async def _run(command: list[str], suite: Suite, warmup: int, reporter: Reporter, timeout: float,
-               server_log: TextIO, agent: AgentOptions | None = None) -> RunResult:
+async def _run(
+    command: list[str],
+    suite: Suite,
+    warmup: int,
+    reporter: Reporter,
+    timeout: float,
+    server_log: TextIO,
+    agent: AgentOptions | None = None,
+) -> RunResult:
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    result = RunResult(suite.name, command, dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                       warmup=warmup, agent=asdict(agent) if agent else None)
+    result = RunResult(
+        suite.name,
+        command,
+        dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        warmup=warmup,
+        agent=asdict(agent) if agent else None,
+    )
     before = descendants(os.getpid())
     server_tree: set[int] = set()
     pending = list(suite.cases)
@@ -270,14 +293,25 @@ async def _run(command: list[str], suite: Suite, warmup: int, reporter: Reporter
                     if agent is not None:
                         played = await run_agent(client, search, get_doc, case, agent)
                         outcome.agent_rounds, outcome.chars_read = played.rounds, played.chars_read
-                        outcome.agent_calls = [f"{c['tool']} {c['arguments'].get('chunk_id', '')}".strip()
-                                               for c in played.calls]
+                        outcome.agent_calls = [
+                            f"{c['tool']} {c['arguments'].get('chunk_id', '')}".strip() for c in played.calls
+                        ]
                     result.cases.append(outcome)
                 except Exception as exc:  # noqa: BLE001 - the server stopped answering: keep what we have
-                    result.cases.append(CaseResult(case.name, case.category, case.query, case.relevant, case.filters,
-                                                   error=f"{type(exc).__name__}: {exc}"))
-                    result.aborted = (f"the server stopped answering during case '{case.name}' "
-                                      f"({done} of {len(suite.cases)}): {type(exc).__name__}: {exc}")
+                    result.cases.append(
+                        CaseResult(
+                            case.name,
+                            case.category,
+                            case.query,
+                            case.relevant,
+                            case.filters,
+                            error=f"{type(exc).__name__}: {exc}",
+                        )
+                    )
+                    result.aborted = (
+                        f"the server stopped answering during case '{case.name}' "
+                        f"({done} of {len(suite.cases)}): {type(exc).__name__}: {exc}"
+                    )
                     break
                 reporter.progress("eval", done, len(suite.cases))
             result.peak_rss_mb = tree_peak_rss_mb(server_tree)

@@ -64,16 +64,20 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                     staged = stage_url(web, dest, DagsterReporter(context))
                 elif repo:
                     source = corpora.get(corpus).source
-                    staged = stage_git(repo, source.ref, source.subdir, dest, commit=context.run.tags.get(COMMIT_TAG),
-                                       exclude=exclude)
+                    staged = stage_git(
+                        repo, source.ref, source.subdir, dest, commit=context.run.tags.get(COMMIT_TAG), exclude=exclude
+                    )
                 else:
                     staged = stage_local(corpora.source_path(corpus), dest, exclude=exclude)
         for line in staged.warnings if web is None else []:  # skipped symlinks and special files, as build reports them
             context.log.warning(line)
         crawl = {f"pages_{k}": v for k, v in staged.crawl.get("counts", {}).items() if k != "pages"}
         if staged.crawl:  # a website: what the crawl did, and its requests by HTTP status
-            crawl |= {"pages": staged.crawl["counts"]["pages"], "method": staged.crawl["method"],
-                      "requests": dg.MetadataValue.json(staged.crawl["requests"])}
+            crawl |= {
+                "pages": staged.crawl["counts"]["pages"],
+                "method": staged.crawl["method"],
+                "requests": dg.MetadataValue.json(staged.crawl["requests"]),
+            }
         return dg.Output(
             staged,
             data_version=dg.DataVersion(staged.data_version),
@@ -86,20 +90,27 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "removed": len(staged.removed),
                 "skipped": len(staged.warnings),
                 "changed_files": dg.MetadataValue.json(
-                    {"added": staged.added[:50], "changed": staged.changed[:50], "removed": staged.removed[:50]}),
+                    {"added": staged.added[:50], "changed": staged.changed[:50], "removed": staged.removed[:50]}
+                ),
                 "path": dg.MetadataValue.path(staged.path),
                 **crawl,
             },
         )
 
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version=CHUNKER_VERSION)
-    def chunks(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, staged_docs: StagedDocs) -> dg.Output[ChunkSet]:
+    def chunks(
+        context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, staged_docs: StagedDocs
+    ) -> dg.Output[ChunkSet]:
         """Every staged file parsed and chunked (unchanged files reused); validation errors fail the run."""
         with failure_on_error(), docs_mcp.build_lock(context):
             corpus = docs_mcp.corpora().get(context.partition_key)
-            chunkset = chunk_corpus(Path(staged_docs.path), DagsterReporter(context),
-                                    reuse_from=docs_mcp.out_dir(context.partition_key),
-                                    allow_empty=corpus.allow_empty, workers=corpus.workers)
+            chunkset = chunk_corpus(
+                Path(staged_docs.path),
+                DagsterReporter(context),
+                reuse_from=docs_mcp.out_dir(context.partition_key),
+                allow_empty=corpus.allow_empty,
+                workers=corpus.workers,
+            )
         return dg.Output(
             chunkset,
             metadata={
@@ -115,12 +126,20 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         )
 
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
-    def fingerprints(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet) -> dg.Output[list[str]]:
+    def fingerprints(
+        context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet
+    ) -> dg.Output[list[str]]:
         """One embedding fingerprint per chunk: what decides whether a cached vector is reusable."""
         with failure_on_error(), docs_mcp.build_lock(context):
             prints = fingerprint_chunks(chunks, docs_mcp.provider(context.partition_key))
-        return dg.Output(prints, metadata={"count": len(prints), "distinct": len(set(prints)),
-                                           "path": dg.MetadataValue.path(str(docs_mcp.cache_dir(context.partition_key)))})
+        return dg.Output(
+            prints,
+            metadata={
+                "count": len(prints),
+                "distinct": len(set(prints)),
+                "path": dg.MetadataValue.path(str(docs_mcp.cache_dir(context.partition_key))),
+            },
+        )
 
     # The one step that calls the embedding provider: runs of several corpora share the
     # `embedding_api` pool, whose limit (dagster.yaml) keeps them within the provider's rate limit.
@@ -132,8 +151,9 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         corpus = context.partition_key
         with failure_on_error(), docs_mcp.build_lock(context):
             provider = docs_mcp.provider(corpus)
-            result = embed_chunks(chunks, fingerprints, provider, cache_dir=docs_mcp.cache_dir(corpus),
-                                  reporter=DagsterReporter(context))
+            result = embed_chunks(
+                chunks, fingerprints, provider, cache_dir=docs_mcp.cache_dir(corpus), reporter=DagsterReporter(context)
+            )
         stats = result.stats
         return dg.Output(
             result,
@@ -172,8 +192,12 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
 
     @dg.asset(name="metadata", partitions_def=partitions, group_name=GROUP, code_version="1")
     def metadata_json(
-        context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet, lancedb_index: IndexInfo,
-        staged_docs: StagedDocs, cached_vectors: EmbedResult,
+        context: dg.AssetExecutionContext,
+        docs_mcp: DocsMcpConfig,
+        chunks: ChunkSet,
+        lancedb_index: IndexInfo,
+        staged_docs: StagedDocs,
+        cached_vectors: EmbedResult,
     ) -> dg.Output[PublishedMetadata]:
         """metadata.json, written last: the publish marker the MCP server watches."""
         corpus = context.partition_key
@@ -182,15 +206,23 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         remote = corpora.remote(corpus)
         with failure_on_error(), docs_mcp.build_lock(context):
             published = publish_metadata(
-                out, chunks, lancedb_index, docs_mcp.provider(corpus),
-                description=corpora.get(corpus).description, source_commit=staged_docs.source_commit,
-                embedded=cached_vectors, reporter=DagsterReporter(context), corpus=corpus, publish_to=remote,
+                out,
+                chunks,
+                lancedb_index,
+                docs_mcp.provider(corpus),
+                description=corpora.get(corpus).description,
+                source_commit=staged_docs.source_commit,
+                embedded=cached_vectors,
+                reporter=DagsterReporter(context),
+                corpus=corpus,
+                publish_to=remote,
             )
         return dg.Output(
             published,
             metadata={
-                **published_path(f"{remote.url}/{OutputLayout(out).metadata.name}" if remote else None,
-                                 OutputLayout(out).metadata),
+                **published_path(
+                    f"{remote.url}/{OutputLayout(out).metadata.name}" if remote else None, OutputLayout(out).metadata
+                ),
                 "total_chunks": published.stats.total_chunks,
                 "total_files": published.stats.total_files,
                 "source_commit": published.stats.source_commit or "",
@@ -199,11 +231,15 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
             },
         )
 
-    @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1",
-              deps=[metadata_json], kinds={"duckdb"})
+    @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1", deps=[metadata_json], kinds={"duckdb"})
     def cache_audit(
-        context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, staged_docs: StagedDocs, chunks: ChunkSet,
-        fingerprints: list[str], cached_vectors: EmbedResult, lancedb_index: IndexInfo,
+        context: dg.AssetExecutionContext,
+        docs_mcp: DocsMcpConfig,
+        staged_docs: StagedDocs,
+        chunks: ChunkSet,
+        fingerprints: list[str],
+        cached_vectors: EmbedResult,
+        lancedb_index: IndexInfo,
     ) -> dg.MaterializeResult:
         """One row per build and one per chunk per build (hit, miss or pruned), kept across builds."""
         corpus = context.partition_key
@@ -211,18 +247,29 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         record = context.instance.get_run_record_by_id(context.run_id)
         started = record.start_time if record and record.start_time else time.time()
         with failure_on_error(), docs_mcp.build_lock(context):
-            record_build(out, build_id=context.run_id, corpus=corpus, source_commit=staged_docs.source_commit,
-                         chunkset=chunks, fingerprints=fingerprints, embedded=cached_vectors,
-                         provider=docs_mcp.provider(corpus), table_version=lancedb_index.version,
-                         seconds=time.time() - started, pages=staged_docs.crawl.get("events"))
+            record_build(
+                out,
+                build_id=context.run_id,
+                corpus=corpus,
+                source_commit=staged_docs.source_commit,
+                chunkset=chunks,
+                fingerprints=fingerprints,
+                embedded=cached_vectors,
+                provider=docs_mcp.provider(corpus),
+                table_version=lancedb_index.version,
+                seconds=time.time() - started,
+                pages=staged_docs.crawl.get("events"),
+            )
         stats = cached_vectors.stats
-        return dg.MaterializeResult(metadata={
-            "build_id": context.run_id,
-            "hits": stats.hits,
-            "misses": stats.misses,
-            "pruned": stats.pruned,
-            "path": dg.MetadataValue.path(str(OutputLayout(out).audit)),
-            "query": dg.MetadataValue.md(f"`docs-mcp audit --out {out}` or `duckdb {OutputLayout(out).audit}`"),
-        })
+        return dg.MaterializeResult(
+            metadata={
+                "build_id": context.run_id,
+                "hits": stats.hits,
+                "misses": stats.misses,
+                "pruned": stats.pruned,
+                "path": dg.MetadataValue.path(str(OutputLayout(out).audit)),
+                "query": dg.MetadataValue.md(f"`docs-mcp audit --out {out}` or `duckdb {OutputLayout(out).audit}`"),
+            }
+        )
 
     return [staged_docs, chunks, fingerprints, cached_vectors, lancedb_index, metadata_json, cache_audit]

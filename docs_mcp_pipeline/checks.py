@@ -18,7 +18,9 @@ from .assets import staged_path
 from .resources import DocsMcpConfig
 
 # Partitioned asset checks are a preview feature in Dagster 1.13; keep the notice out of run logs.
-warnings.filterwarnings("ignore", message=r"Specifying a partitions_def on an AssetCheckSpec", category=dg.PreviewWarning)
+warnings.filterwarnings(
+    "ignore", message=r"Specifying a partitions_def on an AssetCheckSpec", category=dg.PreviewWarning
+)
 
 
 def _result(outcome: checks.CheckOutcome) -> dg.AssetCheckResult:
@@ -46,8 +48,9 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
         return _result(checks.index_rows_match_chunks(*_written(docs_mcp, context.partition_key)))
 
     @dg.asset_check(asset="lancedb_index", blocking=True, partitions_def=partitions)
-    def no_chunks_from_removed_files(context: dg.AssetCheckExecutionContext,
-                                     docs_mcp: DocsMcpConfig) -> dg.AssetCheckResult:
+    def no_chunks_from_removed_files(
+        context: dg.AssetCheckExecutionContext, docs_mcp: DocsMcpConfig
+    ) -> dg.AssetCheckResult:
         """Nothing in the index comes from a file that left the corpus (no stale vectors)."""
         corpus = context.partition_key
         listing = read_json(staged_listing(staged_path(docs_mcp, corpus))) or {}
@@ -65,5 +68,10 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
         """The published table's vectors have the dimensions metadata.json announces."""
         return _result(checks.vector_dimensions_match(docs_mcp.out_dir(context.partition_key)))
 
-    return [chunk_ids_unique, index_rows_match_chunks, no_chunks_from_removed_files, taxonomy_within_limits,
-            vector_dimensions_match]
+    return [
+        chunk_ids_unique,
+        index_rows_match_chunks,
+        no_chunks_from_removed_files,
+        taxonomy_within_limits,
+        vector_dimensions_match,
+    ]

@@ -117,11 +117,15 @@ def _take_lease(context: dg.AssetExecutionContext, lock: BuildLock) -> None:
         run = context.instance.get_run_by_id(holder)
         if run is not None and not run.is_finished:
             if _worker_alive(held):
-                raise DocsMcpError(f"another docs-mcp build is writing to {lock.out} (Dagster run {holder}); wait "
-                                   "for it to finish or build into another --out")
+                raise DocsMcpError(
+                    f"another docs-mcp build is writing to {lock.out} (Dagster run {holder}); wait "
+                    "for it to finish or build into another --out"
+                )
             context.log.warning(f"Dagster run {holder} left {lock.out} locked but its process is gone; taking over")
     if holder != context.run_id:
-        write_json_atomic(lease, {"run_id": context.run_id, "host": socket.gethostname(), "pid": _run_worker_pid(context)})
+        write_json_atomic(
+            lease, {"run_id": context.run_id, "host": socket.gethostname(), "pid": _run_worker_pid(context)}
+        )
 
 
 def _run_worker_pid(context: dg.AssetExecutionContext) -> int:

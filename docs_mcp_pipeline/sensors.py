@@ -20,7 +20,9 @@ def build_sensor(corpora: Corpora, job_name: str) -> dg.SensorDefinition:
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Polls each git corpus's ref and requests a run for its partition when the commit changes.",
     )
-    def docs_repo_sensor(context: dg.SensorEvaluationContext, docs_mcp: DocsMcpConfig) -> dg.SensorResult | dg.SkipReason:
+    def docs_repo_sensor(
+        context: dg.SensorEvaluationContext, docs_mcp: DocsMcpConfig
+    ) -> dg.SensorResult | dg.SkipReason:
         config = docs_mcp.corpora()
         cursor: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
         requests = []
@@ -36,8 +38,9 @@ def build_sensor(corpora: Corpora, job_name: str) -> dg.SensorDefinition:
             if cursor.get(corpus.name) == commit:
                 continue
             cursor[corpus.name] = commit
-            requests.append(dg.RunRequest(run_key=f"{corpus.name}:{commit}", partition_key=corpus.name,
-                                          tags={COMMIT_TAG: commit}))
+            requests.append(
+                dg.RunRequest(run_key=f"{corpus.name}:{commit}", partition_key=corpus.name, tags={COMMIT_TAG: commit})
+            )
         if not requests:
             return dg.SkipReason("no git corpus has a new commit")
         return dg.SensorResult(run_requests=requests, cursor=json.dumps(cursor, sort_keys=True))
@@ -56,7 +59,7 @@ def build_schedule(corpora: Corpora, job_name: str) -> dg.ScheduleDefinition:
         execution_timezone=refresh.timezone,
         default_status=dg.DefaultScheduleStatus.RUNNING if refresh.enabled else dg.DefaultScheduleStatus.STOPPED,
         description="Rebuilds corpora the sensor cannot watch (local folders, docs websites: conditional requests "
-                    "make an unchanged site cheap); enable with refresh.enabled.",
+        "make an unchanged site cheap); enable with refresh.enabled.",
     )
     def docs_refresh_schedule(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
         stamp = context.scheduled_execution_time.isoformat() if context.scheduled_execution_time else "manual"

@@ -57,14 +57,17 @@ def test_without_the_semantic_extra_the_default_build_is_text_only_and_says_so(t
     out = tmp_path / "index"
     built = run_cli(env, "build", "--docs-dir", str(EXAMPLE_DOCS), "--out", str(out))
     assert built.returncode == 0, built.stderr
-    assert "embedding: none (text-only), the default without the semantic extra; " \
-           "pip install 'docs-mcp[semantic]' for semantic search" in built.stderr.splitlines()
+    assert (
+        "embedding: none (text-only), the default without the semantic extra; "
+        "pip install 'docs-mcp[semantic]' for semantic search" in built.stderr.splitlines()
+    )
     assert json.loads((out / "metadata.json").read_text())["embedding"] is None
 
 
 def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", *args], env=env, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "docs_mcp_core.cli", *args], env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_base_requirements_leave_out_the_pipeline_and_torch() -> None:
@@ -83,15 +86,17 @@ def test_the_blocker_really_blocks(core_only_env: dict[str, str]) -> None:
 @pytest.mark.anyio
 async def test_build_search_and_serve_without_dagster_or_torch(core_only_env: dict[str, str], tmp_path: Path) -> None:
     out = tmp_path / "index"
-    built = run_cli(core_only_env, "build", "--docs-dir", str(EXAMPLE_DOCS), "--out", str(out),
-                    "--embedding-provider", "none", "-q")
+    built = run_cli(
+        core_only_env, "build", "--docs-dir", str(EXAMPLE_DOCS), "--out", str(out), "--embedding-provider", "none", "-q"
+    )
     assert built.returncode == 0, built.stderr
     found = run_cli(core_only_env, "search", "--index", str(out), "idempotency key", "--json", "--limit", "3")
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)["hits"]
 
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "docs_mcp_core.cli", "serve", "--index", str(out)], env=core_only_env)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "docs_mcp_core.cli", "serve", "--index", str(out)], env=core_only_env
+    )
     async with Client(params) as client:
         tools = await client.list_tools()
         assert {t.name for t in tools.tools} == {"search_docs", "get_doc"}

@@ -47,27 +47,72 @@ _EXAMPLE_HEADING = re.compile(r"\b(examples?|usage|sample|snippet)\b", re.IGNORE
 
 # Folder-name tokens that mark an SDK language folder, and the language they stand for.
 LANGUAGE_FOLDERS = {
-    "python": "python", "py": "python", "typescript": "typescript", "ts": "typescript",
-    "javascript": "javascript", "js": "javascript", "node": "javascript", "nodejs": "javascript",
-    "go": "go", "golang": "go", "java": "java", "kotlin": "kotlin", "ruby": "ruby", "rb": "ruby",
-    "csharp": "csharp", "dotnet": "csharp", "cs": "csharp", "php": "php", "rust": "rust", "swift": "swift",
-    "cpp": "cpp", "scala": "scala", "elixir": "elixir", "dart": "dart",
+    "python": "python",
+    "py": "python",
+    "typescript": "typescript",
+    "ts": "typescript",
+    "javascript": "javascript",
+    "js": "javascript",
+    "node": "javascript",
+    "nodejs": "javascript",
+    "go": "go",
+    "golang": "go",
+    "java": "java",
+    "kotlin": "kotlin",
+    "ruby": "ruby",
+    "rb": "ruby",
+    "csharp": "csharp",
+    "dotnet": "csharp",
+    "cs": "csharp",
+    "php": "php",
+    "rust": "rust",
+    "swift": "swift",
+    "cpp": "cpp",
+    "scala": "scala",
+    "elixir": "elixir",
+    "dart": "dart",
 }
 # Code-fence info strings that are programming languages (shells, data and markup are not evidence).
 FENCE_LANGUAGES = {
-    "python": "python", "py": "python", "python3": "python", "pycon": "python",
-    "typescript": "typescript", "ts": "typescript", "tsx": "typescript",
-    "javascript": "javascript", "js": "javascript", "jsx": "javascript", "mjs": "javascript",
-    "go": "go", "golang": "go", "java": "java", "kotlin": "kotlin", "kt": "kotlin", "ruby": "ruby", "rb": "ruby",
-    "csharp": "csharp", "cs": "csharp", "c#": "csharp", "php": "php", "rust": "rust", "rs": "rust",
-    "swift": "swift", "cpp": "cpp", "c++": "cpp", "scala": "scala", "elixir": "elixir", "dart": "dart",
+    "python": "python",
+    "py": "python",
+    "python3": "python",
+    "pycon": "python",
+    "typescript": "typescript",
+    "ts": "typescript",
+    "tsx": "typescript",
+    "javascript": "javascript",
+    "js": "javascript",
+    "jsx": "javascript",
+    "mjs": "javascript",
+    "go": "go",
+    "golang": "go",
+    "java": "java",
+    "kotlin": "kotlin",
+    "kt": "kotlin",
+    "ruby": "ruby",
+    "rb": "ruby",
+    "csharp": "csharp",
+    "cs": "csharp",
+    "c#": "csharp",
+    "php": "php",
+    "rust": "rust",
+    "rs": "rust",
+    "swift": "swift",
+    "cpp": "cpp",
+    "c++": "cpp",
+    "scala": "scala",
+    "elixir": "elixir",
+    "dart": "dart",
 }
 FENCE_DOMINANCE = 0.8  # share of programming-language fences one language needs to tag a whole corpus
 MIN_FENCES = 5
 
 LANGUAGE_DESCRIPTION = "Programming language of the SDK or code a page documents"
-SCOPE_DESCRIPTION = ("sdk-specific: reference and guides for one language's SDK; "
-                     "global-guide: concepts and guides that apply whatever the language")
+SCOPE_DESCRIPTION = (
+    "sdk-specific: reference and guides for one language's SDK; "
+    "global-guide: concepts and guides that apply whatever the language"
+)
 
 
 @dataclass
@@ -93,8 +138,14 @@ class Proposal:
 
     def diff(self) -> str:
         old = (self.old or "").splitlines(keepends=True)
-        return "".join(difflib.unified_diff(old, self.new.splitlines(keepends=True),
-                                            "/dev/null" if self.old is None else f"a/{self.path}", f"b/{self.path}"))
+        return "".join(
+            difflib.unified_diff(
+                old,
+                self.new.splitlines(keepends=True),
+                "/dev/null" if self.old is None else f"a/{self.path}",
+                f"b/{self.path}",
+            )
+        )
 
 
 @dataclass
@@ -105,8 +156,16 @@ class FixReport:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "proposals": [{"path": p.path, "action": "update" if p.old is not None else "create",
-                           "content": json.loads(p.new), "text": p.new, "reasons": p.reasons} for p in self.proposals],
+            "proposals": [
+                {
+                    "path": p.path,
+                    "action": "update" if p.old is not None else "create",
+                    "content": json.loads(p.new),
+                    "text": p.new,
+                    "reasons": p.reasons,
+                }
+                for p in self.proposals
+            ],
             "notes": self.notes,
         }
 
@@ -132,11 +191,17 @@ def file_stats(relpath: str, body: str, tokens: list[Any], hinted: bool) -> File
         # Sections cut off from a section (h2 and deeper) above them; an H1 is a page title, and cutting
         # a page below its title is the ordinary h2 chunking, not cutting an example from its method.
         headed = [(prev, c) for prev, c in zip(chunks, chunks[1:]) if c.heading_level >= 3 and prev.heading_level >= 2]
-        example = sum(1 for prev, c in headed
-                      if (_EXAMPLE_HEADING.search(c.heading) or _mostly_code(c.content)) and _has_text(prev.content))
+        example = sum(
+            1
+            for prev, c in headed
+            if (_EXAMPLE_HEADING.search(c.heading) or _mostly_code(c.content)) and _has_text(prev.content)
+        )
         examples[level] = (example, len(headed))
-    headings = [tok_next.content for tok, tok_next in zip(tokens, tokens[1:])
-                if tok.type == "heading_open" and tok.tag in ("h1", "h2")][:8]
+    headings = [
+        tok_next.content
+        for tok, tok_next in zip(tokens, tokens[1:])
+        if tok.type == "heading_open" and tok.tag in ("h1", "h2")
+    ][:8]
     first = next((t.content for t, prev in zip(tokens[1:], tokens) if prev.type == "paragraph_open"), "")
     return FileStats(relpath, len(body), sizes, examples, _fences(tokens), headings, first[:300], hinted)
 
@@ -218,8 +283,14 @@ def choose_max_size(stats: list[FileStats], level: str) -> tuple[int, str]:
     bound = math.ceil(p95 * 1.5 / 1000) * 1000
     why = f"1.5 x the 95th percentile section ({p95} characters)"
     deeper = [lv for lv in LEVELS if lv > level] if level != "file" else list(LEVELS)
-    structured = max((max(s.sizes[level]) for s in stats if s.sizes[level]
-                      and any(max(s.sizes[lv] or [0]) < max(s.sizes[level]) for lv in deeper)), default=0)
+    structured = max(
+        (
+            max(s.sizes[level])
+            for s in stats
+            if s.sizes[level] and any(max(s.sizes[lv] or [0]) < max(s.sizes[level]) for lv in deeper)
+        ),
+        default=0,
+    )
     if structured > bound:
         bound = math.ceil(structured / 1000) * 1000
         why = f"the biggest section with sub-headings ({structured} characters)"
@@ -271,8 +342,10 @@ def analyze(docs_dir: Path) -> tuple[CorpusScan, dict[str, FileStats]]:
     errors = [d for d in scan.diagnostics if d.severity == "error"]
     if has_errors(errors):
         first = errors[0]
-        raise DocsMcpError(f"{first.format()}\nfix this first (`docs-mcp validate --docs-dir {docs_dir}` lists every "
-                           "error); fix proposes manifests only for a corpus whose manifests load")
+        raise DocsMcpError(
+            f"{first.format()}\nfix this first (`docs-mcp validate --docs-dir {docs_dir}` lists every "
+            "error); fix proposes manifests only for a corpus whose manifests load"
+        )
     stats: dict[str, FileStats] = {}
     for rel in scan.markdown:
         source, _ = read_source(scan, rel)
@@ -308,15 +381,20 @@ def _bootstrap(folder: str, raw: dict[str, Any], stats: list[FileStats], reasons
             overrides.append({"pattern": f"{sub}/**", "metadata": {"language": lang, "scope": "sdk-specific"}})
         taxonomy.setdefault("language", {"description": LANGUAGE_DESCRIPTION})
         taxonomy.setdefault("scope", {"description": SCOPE_DESCRIPTION})
-        reasons.append("language folders " + ", ".join(f"{f}/ ({lang})" for f, lang in sorted(folders.items()))
-                       + ": language and scope sdk-specific there, scope global-guide elsewhere")
+        reasons.append(
+            "language folders "
+            + ", ".join(f"{f}/ ({lang})" for f, lang in sorted(folders.items()))
+            + ": language and scope sdk-specific there, scope global-guide elsewhere"
+        )
     elif (lang := dominant_language(stats)) is not None:
         metadata = dict(out.get("metadata") or {})
         metadata.setdefault("language", lang)
         out["metadata"] = metadata
         taxonomy.setdefault("language", {"description": LANGUAGE_DESCRIPTION})
-        reasons.append(f"language {lang}: at least {int(FENCE_DOMINANCE * 100)}% of the code fences in a "
-                       "programming language are " + lang)
+        reasons.append(
+            f"language {lang}: at least {int(FENCE_DOMINANCE * 100)}% of the code fences in a "
+            "programming language are " + lang
+        )
     if taxonomy:
         out["taxonomy"] = taxonomy
     if overrides:
@@ -328,7 +406,7 @@ def _folder_levels(local: dict[str, FileStats], prefix: str, level: str, reasons
     """Overrides for subfolders (of MIN_GROUP files or more) whose own best level differs from the one in effect."""
     children: dict[str, list[FileStats]] = {}
     for rel, s in local.items():
-        rest = rel[len(prefix):] if rel.startswith(prefix) else None
+        rest = rel[len(prefix) :] if rel.startswith(prefix) else None
         if rest and "/" in rest:
             children.setdefault(prefix + rest.split("/", 1)[0], []).append(s)
     overrides: list[dict[str, Any]] = []
@@ -336,8 +414,11 @@ def _folder_levels(local: dict[str, FileStats], prefix: str, level: str, reasons
         if len(stats) < MIN_GROUP:
             continue
         best, why = choose_level(stats)
-        if best != level and not cuts_examples(stats, level) and \
-                level_cost(stats, level) - level_cost(stats, best) < LEVEL_MARGIN:
+        if (
+            best != level
+            and not cuts_examples(stats, level)
+            and level_cost(stats, level) - level_cost(stats, best) < LEVEL_MARGIN
+        ):
             best = level  # not different enough to be worth an override
         why = why if best != level else ""
         if best != level:
@@ -348,8 +429,14 @@ def _folder_levels(local: dict[str, FileStats], prefix: str, level: str, reasons
     return overrides
 
 
-def _repairs(folder: str, manifest: dict[str, Any], stats: list[FileStats], loaded_relpath: str,
-             reasons: list[str], notes: list[str]) -> dict[str, Any]:
+def _repairs(
+    folder: str,
+    manifest: dict[str, Any],
+    stats: list[FileStats],
+    loaded_relpath: str,
+    reasons: list[str],
+    notes: list[str],
+) -> dict[str, Any]:
     """Per-file overrides to a deeper level for files whose sections outgrow max_chunk_size at theirs."""
     loaded = LoadedManifest(loaded_relpath, folder, Manifest.model_validate(manifest))
     added = []
@@ -364,23 +451,28 @@ def _repairs(folder: str, manifest: dict[str, Any], stats: list[FileStats], load
         if biggest <= limit:
             continue
         if s.hinted:
-            notes.append(f"{s.relpath}: a section of {biggest} characters is over max_chunk_size {limit}; its "
-                         "mcp_chunking_hint sets the strategy, so change chunk_by there")
+            notes.append(
+                f"{s.relpath}: a section of {biggest} characters is over max_chunk_size {limit}; its "
+                "mcp_chunking_hint sets the strategy, so change chunk_by there"
+            )
             continue
         deeper = [lv for lv in LEVELS if level == "file" or lv > level]
         fit = next((lv for lv in deeper if max(s.sizes[lv] or [0]) <= limit and not cuts_examples([s], lv)), None)
         if fit is None:
             unfixable.append(s.relpath)
             continue
-        added.append({"pattern": _local(s.relpath, folder),
-                      "strategy": {"chunk_by": fit, "max_chunk_size": limit}})
-        reasons.append(f"{s.relpath}: its largest section at chunk_by {level} is {biggest} characters (over "
-                       f"max_chunk_size {limit}); chunk_by {fit} keeps every section under it")
+        added.append({"pattern": _local(s.relpath, folder), "strategy": {"chunk_by": fit, "max_chunk_size": limit}})
+        reasons.append(
+            f"{s.relpath}: its largest section at chunk_by {level} is {biggest} characters (over "
+            f"max_chunk_size {limit}); chunk_by {fit} keeps every section under it"
+        )
     if unfixable:
         more = f" and {len(unfixable) - 3} more" if len(unfixable) > 3 else ""
-        notes.append(f"{len(unfixable)} file(s) have a section over their max_chunk_size that no deeper heading level "
-                     f"fixes ({', '.join(unfixable[:3])}{more}); build cuts those sections between blocks, which is "
-                     "fine for long tables and code; add sub-headings to choose the cuts yourself")
+        notes.append(
+            f"{len(unfixable)} file(s) have a section over their max_chunk_size that no deeper heading level "
+            f"fixes ({', '.join(unfixable[:3])}{more}); build cuts those sections between blocks, which is "
+            "fine for long tables and code; add sub-headings to choose the cuts yourself"
+        )
     if added:
         manifest = dict(manifest)
         manifest["overrides"] = list(manifest.get("overrides") or []) + added
@@ -392,8 +484,10 @@ def _unmatched_overrides(loaded: LoadedManifest, governed: list[str]) -> list[st
     for i, override in enumerate(loaded.manifest.overrides):
         if not any(glob_match(override.pattern, _local(rel, loaded.folder)) for rel in governed):
             line = loaded.lines.get(("overrides", i), 1)
-            notes.append(f"{loaded.relpath}:{line}: overrides[{i}] pattern {override.pattern!r} matches no file it "
-                         "governs; fix the pattern or remove the override")
+            notes.append(
+                f"{loaded.relpath}:{line}: overrides[{i}] pattern {override.pattern!r} matches no file it "
+                "governs; fix the pattern or remove the override"
+            )
     return notes
 
 
@@ -433,7 +527,8 @@ def corpus_summary(scan: CorpusScan, stats: dict[str, FileStats], limit: int = 6
     summary: dict[str, Any] = {
         "files": len(scan.markdown),
         "folders": [f"{show_path(f)} ({n} files)" for f, n in folders.most_common(30)],
-        "headings": [], "snippets": [],
+        "headings": [],
+        "snippets": [],
     }
     fences: Counter[str] = Counter()
     for s in stats.values():

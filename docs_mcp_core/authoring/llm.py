@@ -34,8 +34,9 @@ def _client(base_url: str | None) -> Any:
     key = os.environ.get("OPENAI_API_KEY")
     if not key:
         raise DocsMcpError("--llm needs an API key in OPENAI_API_KEY (any value for a local server that ignores it)")
-    return OpenAI(api_key=key, base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None, max_retries=2,
-                  timeout=120)
+    return OpenAI(
+        api_key=key, base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None, max_retries=2, timeout=120
+    )
 
 
 def _parse(content: str) -> dict[str, Any]:
@@ -49,8 +50,9 @@ def _parse(content: str) -> dict[str, Any]:
     except ValueError:
         data = None
     if not isinstance(data, dict):
-        raise DocsMcpError("the --llm model did not answer with a JSON object; try another --llm-model, or run "
-                           "without --llm")
+        raise DocsMcpError(
+            "the --llm model did not answer with a JSON object; try another --llm-model, or run without --llm"
+        )
     return data
 
 
@@ -63,15 +65,20 @@ def improve_with_llm(report: FixReport, *, base_url: str | None, model: str) -> 
         return
     manifest = json.loads(root.new)
     keys = sorted(manifest.get("taxonomy") or {})
-    user = json.dumps({"taxonomy_keys": keys, "metadata": manifest.get("metadata", {}),
-                       "corpus": report.summary}, ensure_ascii=False)
+    user = json.dumps(
+        {"taxonomy_keys": keys, "metadata": manifest.get("metadata", {}), "corpus": report.summary}, ensure_ascii=False
+    )
     try:
         reply = _client(base_url).chat.completions.create(
-            model=model, temperature=0,
-            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}])
+            model=model,
+            temperature=0,
+            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
+        )
     except openai.OpenAIError as exc:
-        raise DocsMcpError(f"--llm request failed ({type(exc).__name__}: {exc}); check --llm-base-url, "
-                           "--llm-model and OPENAI_API_KEY, or run without --llm") from None
+        raise DocsMcpError(
+            f"--llm request failed ({type(exc).__name__}: {exc}); check --llm-base-url, "
+            "--llm-model and OPENAI_API_KEY, or run without --llm"
+        ) from None
     data = _parse(reply.choices[0].message.content or "")
     described = data.get("taxonomy") if isinstance(data.get("taxonomy"), dict) else {}
     changed = False
@@ -86,5 +93,7 @@ def improve_with_llm(report: FixReport, *, base_url: str | None, model: str) -> 
         changed = True
     if changed:
         root.new = _dump(manifest)
-        root.reasons.append(f"taxonomy descriptions and mcpServerInstructions written by {model} from a "
-                            f"{len(user)}-character corpus summary")
+        root.reasons.append(
+            f"taxonomy descriptions and mcpServerInstructions written by {model} from a "
+            f"{len(user)}-character corpus summary"
+        )

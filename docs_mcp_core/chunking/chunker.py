@@ -67,15 +67,31 @@ def _sections(filepath: str, blocks: list[Block], strategy: Strategy, title: str
         heading = first.heading_text if first else ""
         end = blocks[first_start].start if first_start < len(blocks) else n_lines
         sections.append(
-            Section(f"{filepath}#{PREAMBLE}", "preamble", heading, first.heading_level if first else 0,
-                    [heading] if heading else [], pre, 0, end)
+            Section(
+                f"{filepath}#{PREAMBLE}",
+                "preamble",
+                heading,
+                first.heading_level if first else 0,
+                [heading] if heading else [],
+                pre,
+                0,
+                end,
+            )
         )
     for n, (i, text, level, ancestors, slug) in enumerate(starts):
         j = starts[n + 1][0] if n + 1 < len(starts) else len(blocks)
         end = blocks[j].start if j < len(blocks) else n_lines
         sections.append(
-            Section(section_id(filepath, [s for _, s in ancestors] + [slug]), "heading", text, level,
-                    [t for t, _ in ancestors] + [text], blocks[i:j], blocks[i].start, end)
+            Section(
+                section_id(filepath, [s for _, s in ancestors] + [slug]),
+                "heading",
+                text,
+                level,
+                [t for t, _ in ancestors] + [text],
+                blocks[i:j],
+                blocks[i].start,
+                end,
+            )
         )
     return sections
 

@@ -57,4 +57,3 @@ def part_id(base_id: str, part: int) -> str:
 def file_part_id(filepath: str, part: int) -> str:
     """`chunk_by: file` IDs: the bare path, then `{path}#_part-N` for size splits."""
     return filepath if part == 1 else f"{filepath}#_part-{part}"
-

@@ -21,7 +21,7 @@ class Piece:
     text: str
     plain: str
     trail: tuple[str, ...]  # sub-headings (below the section's level) in effect where it starts
-    units: list["Unit"] | None = None  # the blocks it spans, when it can be cut finer
+    units: list[Unit] | None = None  # the blocks it spans, when it can be cut finer
 
     @property
     def size(self) -> int:
@@ -117,7 +117,9 @@ def _cut_line(line: str, width: int) -> list[str]:
 
 def _wrapped(prefix: str | None, body: list[str], suffix: str | None, max_size: int) -> list[str] | None:
     """Texts `prefix + group + suffix`, each at most max_size; None if the wrapper leaves no room."""
-    budget = max_size + 1 - (len(prefix) + 1 if prefix is not None else 0) - (len(suffix) + 1 if suffix is not None else 0)
+    budget = (
+        max_size + 1 - (len(prefix) + 1 if prefix is not None else 0) - (len(suffix) + 1 if suffix is not None else 0)
+    )
     if budget < 40:
         return None
     texts = []

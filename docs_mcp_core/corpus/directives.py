@@ -36,7 +36,9 @@ class FileHints:
 
 def _strategy(raw: Any, path: str, line: int, what: str, hints: FileHints) -> Strategy | None:
     if not isinstance(raw, dict):
-        hints.diagnostics.append(error(path, line, f"{what} must be an object like {{\"chunk_by\": \"h2\"}}", "hint-invalid"))
+        hints.diagnostics.append(
+            error(path, line, f'{what} must be an object like {{"chunk_by": "h2"}}', "hint-invalid")
+        )
         return None
     try:
         return Strategy.model_validate(raw)
@@ -50,9 +52,13 @@ def _strategy(raw: Any, path: str, line: int, what: str, hints: FileHints) -> St
         return None
 
 
-def _metadata(raw: Any, path: str, line: int, what: str, hints: FileHints, key_lines: dict[str, int] | None = None) -> dict[str, str]:
+def _metadata(
+    raw: Any, path: str, line: int, what: str, hints: FileHints, key_lines: dict[str, int] | None = None
+) -> dict[str, str]:
     if not isinstance(raw, dict):
-        hints.diagnostics.append(error(path, line, f"{what} must be a mapping of key: value strings", "metadata-invalid"))
+        hints.diagnostics.append(
+            error(path, line, f"{what} must be a mapping of key: value strings", "metadata-invalid")
+        )
         return {}
     out: dict[str, str] = {}
     parent_line = line
@@ -60,7 +66,12 @@ def _metadata(raw: Any, path: str, line: int, what: str, hints: FileHints, key_l
         line = (key_lines or {}).get(f"metadata.{key}", parent_line)
         if not isinstance(value, str):
             hints.diagnostics.append(
-                error(path, line, f"{what}.{key} must be a string (got {type(value).__name__}); quote it", "metadata-invalid")
+                error(
+                    path,
+                    line,
+                    f"{what}.{key} must be a string (got {type(value).__name__}); quote it",
+                    "metadata-invalid",
+                )
             )
             continue
         try:
@@ -88,7 +99,9 @@ def read_frontmatter(yaml_text: str, path: str, hints: FileHints) -> None:
     if data is None:
         return
     if not isinstance(data, dict):
-        hints.diagnostics.append(error(path, 2, "frontmatter must be a YAML mapping of keys to values", "frontmatter-invalid"))
+        hints.diagnostics.append(
+            error(path, 2, "frontmatter must be a YAML mapping of keys to values", "frontmatter-invalid")
+        )
         return
     key_lines = _yaml_key_lines(yaml_text)
     for key, value in data.items():
@@ -104,23 +117,36 @@ def read_frontmatter(yaml_text: str, path: str, hints: FileHints) -> None:
             if isinstance(value, str) and value.strip():
                 hints.title = value.strip()
             else:
-                hints.diagnostics.append(error(path, line, "frontmatter title must be a non-empty string", "frontmatter-invalid"))
+                hints.diagnostics.append(
+                    error(path, line, "frontmatter title must be a non-empty string", "frontmatter-invalid")
+                )
         elif key == "source_url":
             if isinstance(value, str) and value.startswith(("http://", "https://")) and value == value.strip():
                 hints.source_url = value
             else:
-                hints.diagnostics.append(error(path, line, "frontmatter source_url must be an http(s) URL", "frontmatter-invalid"))
+                hints.diagnostics.append(
+                    error(path, line, "frontmatter source_url must be an http(s) URL", "frontmatter-invalid")
+                )
         elif key == "source_anchors":
             pairs = value if isinstance(value, list) else None
-            if pairs is None or not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
-                                        for p in pairs):
-                hints.diagnostics.append(error(path, line, "frontmatter source_anchors must be a list of "
-                                                           "[heading, anchor] string pairs", "frontmatter-invalid"))
+            if pairs is None or not all(
+                isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in pairs
+            ):
+                hints.diagnostics.append(
+                    error(
+                        path,
+                        line,
+                        "frontmatter source_anchors must be a list of [heading, anchor] string pairs",
+                        "frontmatter-invalid",
+                    )
+                )
             else:
                 hints.source_anchors = [(p[0], p[1]) for p in pairs]
         elif key == "description":
             if not isinstance(value, str):
-                hints.diagnostics.append(error(path, line, "frontmatter description must be a string", "frontmatter-invalid"))
+                hints.diagnostics.append(
+                    error(path, line, "frontmatter description must be a string", "frontmatter-invalid")
+                )
         else:
             hints.diagnostics.append(
                 warning(
@@ -163,7 +189,9 @@ def _walk(tokens: list[Token], line: int = 0):
             yield from _walk(tok.children, here)
 
 
-def read_directives(tokens: list[Token], path: str, line_offset: int, hints: FileHints, had_frontmatter_hint: bool) -> None:
+def read_directives(
+    tokens: list[Token], path: str, line_offset: int, hints: FileHints, had_frontmatter_hint: bool
+) -> None:
     """Inline hints apply to the whole file; they must stand alone at the top level."""
     hint_lines: list[int] = []
     markers: list[tuple[str, str, int]] = []
@@ -175,21 +203,36 @@ def read_directives(tokens: list[Token], path: str, line_offset: int, hints: Fil
             name, payload = m.group(1), m.group(2).strip()
             if name not in DIRECTIVES:
                 hints.diagnostics.append(
-                    error(path, line, f"orphaned metadata comment '{name}': not a docs-mcp directive "
-                          f"(known: {', '.join(DIRECTIVES)}); fix the name or remove the comment", "directive-unknown")
+                    error(
+                        path,
+                        line,
+                        f"orphaned metadata comment '{name}': not a docs-mcp directive "
+                        f"(known: {', '.join(DIRECTIVES)}); fix the name or remove the comment",
+                        "directive-unknown",
+                    )
                 )
                 continue
             if not top_level:
                 hints.diagnostics.append(
-                    error(path, line, f"dangling {name} comment: it must stand on its own line at the top level "
-                          "of the document, not inside a paragraph, list or quote", "directive-misplaced")
+                    error(
+                        path,
+                        line,
+                        f"dangling {name} comment: it must stand on its own line at the top level "
+                        "of the document, not inside a paragraph, list or quote",
+                        "directive-misplaced",
+                    )
                 )
                 continue
             try:
                 value = json.loads(payload)
             except json.JSONDecodeError as exc:
                 hints.diagnostics.append(
-                    error(path, line, f"malformed {name}: expected a JSON object after the colon ({exc.msg})", "hint-invalid")
+                    error(
+                        path,
+                        line,
+                        f"malformed {name}: expected a JSON object after the colon ({exc.msg})",
+                        "hint-invalid",
+                    )
                 )
                 continue
             except RecursionError:
@@ -202,7 +245,12 @@ def read_directives(tokens: list[Token], path: str, line_offset: int, hints: Fil
             hint_lines.append(line)
             if len(hint_lines) > 1:
                 hints.diagnostics.append(
-                    error(path, line, f"second mcp_chunking_hint in this file (first on line {hint_lines[0]}); keep one", "hint-duplicate")
+                    error(
+                        path,
+                        line,
+                        f"second mcp_chunking_hint in this file (first on line {hint_lines[0]}); keep one",
+                        "hint-duplicate",
+                    )
                 )
                 continue
             strategy = _strategy(value, path, line, "mcp_chunking_hint", hints)
@@ -210,8 +258,12 @@ def read_directives(tokens: list[Token], path: str, line_offset: int, hints: Fil
                 continue
             if had_frontmatter_hint:
                 hints.diagnostics.append(
-                    warning(path, line, "this mcp_chunking_hint is ignored: the frontmatter mcp_chunking_hint wins",
-                            "hint-ignored")
+                    warning(
+                        path,
+                        line,
+                        "this mcp_chunking_hint is ignored: the frontmatter mcp_chunking_hint wins",
+                        "hint-ignored",
+                    )
                 )
             else:
                 hints.strategy, hints.strategy_source = strategy, f"{path}:{line} inline hint"
@@ -224,12 +276,32 @@ def _check_markers(markers: list[tuple[str, str, int]], path: str, hints: FileHi
     for kind, label, line in markers:
         if kind == "Start":
             if label in open_:
-                hints.diagnostics.append(warning(path, open_[label], f"orphaned HTML metadata comment 'Start {label}': no matching 'End {label}'", "marker-orphaned"))
+                hints.diagnostics.append(
+                    warning(
+                        path,
+                        open_[label],
+                        f"orphaned HTML metadata comment 'Start {label}': no matching 'End {label}'",
+                        "marker-orphaned",
+                    )
+                )
             open_[label] = line
         elif label in open_:
             del open_[label]
         else:
-            hints.diagnostics.append(warning(path, line, f"orphaned HTML metadata comment 'End {label}': no matching 'Start {label}' before it", "marker-orphaned"))
+            hints.diagnostics.append(
+                warning(
+                    path,
+                    line,
+                    f"orphaned HTML metadata comment 'End {label}': no matching 'Start {label}' before it",
+                    "marker-orphaned",
+                )
+            )
     for label, line in open_.items():
-        hints.diagnostics.append(warning(path, line, f"orphaned HTML metadata comment 'Start {label}': no matching 'End {label}'",
-                                         "marker-orphaned"))
+        hints.diagnostics.append(
+            warning(
+                path,
+                line,
+                f"orphaned HTML metadata comment 'Start {label}': no matching 'End {label}'",
+                "marker-orphaned",
+            )
+        )

@@ -67,9 +67,11 @@ class Strategy(BaseModel):
     min_chunk_size: Annotated[StrictInt, Field(ge=0)] | None = None
 
     @model_validator(mode="after")
-    def _min_below_max(self) -> "Strategy":
+    def _min_below_max(self) -> Strategy:
         if self.min_chunk_size is not None and self.min_chunk_size >= self.max_size:
-            raise ValueError(f"min_chunk_size ({self.min_chunk_size}) must be smaller than max_chunk_size ({self.max_size})")
+            raise ValueError(
+                f"min_chunk_size ({self.min_chunk_size}) must be smaller than max_chunk_size ({self.max_size})"
+            )
         return self
 
     @property
@@ -122,7 +124,7 @@ class Manifest(BaseModel):
     strategy: Strategy | None = None
     metadata: MetadataMap = Field(default_factory=dict)
     taxonomy: dict[StrictStr, TaxonomyFieldConfig] = Field(default_factory=dict)
-    mcpServerInstructions: StrictStr | None = None
+    mcpServerInstructions: StrictStr | None = None  # noqa: N815 - the manifest's JSON field name (reference contract)
     overrides: list[Override] = Field(default_factory=list)
     exclude: list[StrictStr] = Field(default_factory=list)  # globs relative to this folder; files left out
 

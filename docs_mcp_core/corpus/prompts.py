@@ -50,8 +50,15 @@ def _default_name(relpath: str) -> str:
 
 
 def _errors(relpath: str, exc: ValidationError, line: int = 1) -> list[Diagnostic]:
-    return [error(relpath, line, f"prompt {format_loc(tuple(e['loc']))}: {e['msg'].removeprefix('Value error, ')}", "prompt-invalid")
-            for e in exc.errors()]
+    return [
+        error(
+            relpath,
+            line,
+            f"prompt {format_loc(tuple(e['loc']))}: {e['msg'].removeprefix('Value error, ')}",
+            "prompt-invalid",
+        )
+        for e in exc.errors()
+    ]
 
 
 def load_prompt(root: Path, relpath: str) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
@@ -65,7 +72,14 @@ def load_prompt(root: Path, relpath: str) -> tuple[dict[str, Any] | None, list[D
             meta = PromptFrontmatter.model_validate(raw or {})
             body = doc.body.strip()
             if not body:
-                return None, [error(relpath, doc.body_line + 1, "prompt template has no body; write the message after the frontmatter", "prompt-invalid")]
+                return None, [
+                    error(
+                        relpath,
+                        doc.body_line + 1,
+                        "prompt template has no body; write the message after the frontmatter",
+                        "prompt-invalid",
+                    )
+                ]
             messages = [{"role": "user", "content": body}]
         else:
             raw = yaml.safe_load(text)
@@ -73,12 +87,21 @@ def load_prompt(root: Path, relpath: str) -> tuple[dict[str, Any] | None, list[D
             messages = [m.model_dump() for m in meta.messages]  # type: ignore[attr-defined]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        return None, [error(relpath, (mark.line + 1) if mark else 1, f"invalid YAML: {getattr(exc, 'problem', exc)}", "prompt-invalid")]
+        return None, [
+            error(
+                relpath,
+                (mark.line + 1) if mark else 1,
+                f"invalid YAML: {getattr(exc, 'problem', exc)}",
+                "prompt-invalid",
+            )
+        ]
     except ValidationError as exc:
         return None, _errors(relpath, exc)
     name = meta.name or _default_name(relpath)
     if not _NAME.match(name):
-        return None, [error(relpath, 1, f"prompt name {name!r} may use only letters, digits, '_', '-' and '.'", "prompt-invalid")]
+        return None, [
+            error(relpath, 1, f"prompt name {name!r} may use only letters, digits, '_', '-' and '.'", "prompt-invalid")
+        ]
     prompt: dict[str, Any] = {"name": name}
     if meta.title:
         prompt["title"] = meta.title
@@ -100,7 +123,14 @@ def load_prompts(root: Path, relpaths: list[str]) -> tuple[list[dict[str, Any]],
         if prompt is None:
             continue
         if prompt["name"] in seen:
-            diags.append(error(rel, 1, f"prompt name '{prompt['name']}' is already used by {seen[prompt['name']]}; set a unique 'name'", "prompt-duplicate"))
+            diags.append(
+                error(
+                    rel,
+                    1,
+                    f"prompt name '{prompt['name']}' is already used by {seen[prompt['name']]}; set a unique 'name'",
+                    "prompt-duplicate",
+                )
+            )
             continue
         seen[prompt["name"]] = rel
         prompts.append(prompt)

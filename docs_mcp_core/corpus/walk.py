@@ -83,8 +83,10 @@ def _folder_skip_reason(name: str) -> str:
 
 def show_path(relpath: str) -> str:
     """A relpath printable on one line: control characters and bad bytes escaped."""
-    return "".join(c if c.isprintable() else (repr(c)[1:-1] if ord(c) < 0xD800 or ord(c) > 0xDFFF
-                                               else f"\\x{ord(c) - 0xDC00:02x}") for c in relpath)
+    return "".join(
+        c if c.isprintable() else (repr(c)[1:-1] if ord(c) < 0xD800 or ord(c) > 0xDFFF else f"\\x{ord(c) - 0xDC00:02x}")
+        for c in relpath
+    )
 
 
 def bad_name(relpath: str) -> str | None:
@@ -127,8 +129,15 @@ class Tree:
     def add(self, kind: str, relpath: str) -> None:
         problem = bad_name(relpath)
         if problem:
-            self.diagnostics.append(error(show_path(relpath), 1, f"the path {problem}; rename the file or folder "
-                                          "(chunk IDs are built from paths and must work in get_doc)", "bad-path"))
+            self.diagnostics.append(
+                error(
+                    show_path(relpath),
+                    1,
+                    f"the path {problem}; rename the file or folder "
+                    "(chunk IDs are built from paths and must work in get_doc)",
+                    "bad-path",
+                )
+            )
             return
         {"markdown": self.markdown, "manifest": self.manifests, "template": self.templates}[kind].append(relpath)
 
@@ -180,7 +189,9 @@ def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Tree:
                     what = file_type(entry.stat(follow_symlinks=False).st_mode)
                 except OSError:
                     continue  # vanished while walking
-                tree.diagnostics.append(warning(show_path(rel), 1, f"skipped: {what}, not a regular file", "not-regular-file"))
+                tree.diagnostics.append(
+                    warning(show_path(rel), 1, f"skipped: {what}, not a regular file", "not-regular-file")
+                )
             else:
                 tree.add(kind, rel)
         folders.extend(reversed(subfolders))
@@ -248,14 +259,29 @@ def _follow_link(root: Path, real_root: str, rel: str, name: str, tree: Tree, li
     if kind is None:
         return
     if not inside:
-        tree.diagnostics.append(warning(shown, 1, f"skipped: symlink to {where}, outside the docs folder; "
-                                                  "copy the file into the docs folder if it belongs there", "symlink-outside"))
+        tree.diagnostics.append(
+            warning(
+                shown,
+                1,
+                f"skipped: symlink to {where}, outside the docs folder; "
+                "copy the file into the docs folder if it belongs there",
+                "symlink-outside",
+            )
+        )
     elif not stat.S_ISREG(mode):
-        tree.diagnostics.append(warning(shown, 1, f"skipped: symlink to {file_type(mode)}, not a regular file",
-                                         "not-regular-file"))
+        tree.diagnostics.append(
+            warning(shown, 1, f"skipped: symlink to {file_type(mode)}, not a regular file", "not-regular-file")
+        )
     elif kind == "markdown" and target in listed:
-        tree.diagnostics.append(warning(shown, 1, f"skipped: symlink to {show_path(listed[target])}, which is "
-                                                  "indexed under its own path (each file is indexed once)", "symlink-duplicate"))
+        tree.diagnostics.append(
+            warning(
+                shown,
+                1,
+                f"skipped: symlink to {show_path(listed[target])}, which is "
+                "indexed under its own path (each file is indexed once)",
+                "symlink-duplicate",
+            )
+        )
     else:
         tree.add(kind, rel)
         if kind == "markdown":
@@ -276,8 +302,13 @@ def read_hashed(path: str | Path, relpath: str) -> tuple[bytes | None, str, Diag
     try:
         data = read_bytes(path)
     except OSError as exc:
-        return None, "", error(show_path(relpath), 1, f"cannot read this file ({exc.strerror}); fix or remove it",
-                               "file-unreadable")
+        return (
+            None,
+            "",
+            error(
+                show_path(relpath), 1, f"cannot read this file ({exc.strerror}); fix or remove it", "file-unreadable"
+            ),
+        )
     return data, hashlib.sha256(data).hexdigest(), None
 
 
@@ -287,8 +318,12 @@ def decode_text(data: bytes, relpath: str) -> tuple[str | None, Diagnostic | Non
         return normalize_newlines(data.decode("utf-8")), None
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return None, error(show_path(relpath), line,
-                           f"not valid UTF-8 (byte offset {exc.start}); re-save the file as UTF-8", "not-utf8")
+        return None, error(
+            show_path(relpath),
+            line,
+            f"not valid UTF-8 (byte offset {exc.start}); re-save the file as UTF-8",
+            "not-utf8",
+        )
 
 
 def load_manifests(root: Path, relpaths: list[str], diagnostics: list[Diagnostic]) -> dict[str, LoadedManifest]:
@@ -309,8 +344,9 @@ def manifest_rules(relpath: str, manifests: dict[str, LoadedManifest]) -> Resolu
     return resolve_manifest_rules(relpath, nearest_manifest(relpath, manifests))
 
 
-def resolve_file(relpath: str, text: str, sha256: str, manifests: dict[str, LoadedManifest],
-                 rules: Resolution | None = None) -> tuple[SourceFile, list[Diagnostic]]:
+def resolve_file(
+    relpath: str, text: str, sha256: str, manifests: dict[str, LoadedManifest], rules: Resolution | None = None
+) -> tuple[SourceFile, list[Diagnostic]]:
     """Manifest baseline and overrides, then inline hints, then frontmatter (which wins)."""
     loaded = nearest_manifest(relpath, manifests)
     rules = rules or resolve_manifest_rules(relpath, loaded)
@@ -323,20 +359,35 @@ def resolve_file(relpath: str, text: str, sha256: str, manifests: dict[str, Load
     has_fm_hint = hints.strategy is not None
     tokens = parser().parse(doc.body)
     read_directives(tokens, relpath, doc.body_line, hints, has_fm_hint)
-    strategy, source = (hints.strategy, hints.strategy_source or "") if hints.strategy else (rules.strategy, rules.strategy_source)
+    strategy, source = (
+        (hints.strategy, hints.strategy_source or "") if hints.strategy else (rules.strategy, rules.strategy_source)
+    )
     metadata = {**rules.metadata, **hints.metadata}
     diags = list(hints.diagnostics)
     if source == "default":
         where = f"its manifest {loaded.relpath} sets no strategy" if loaded else f"no {MANIFEST_NAME} governs it"
         diags.append(
-            warning(relpath, 1, f"no explicit chunking strategy ({where}); the default chunk_by: h2 applies", "no-strategy")
+            warning(
+                relpath, 1, f"no explicit chunking strategy ({where}); the default chunk_by: h2 applies", "no-strategy"
+            )
         )
     if not doc.body.strip():
-        diags.append(warning(relpath, 1, "file has no content after frontmatter; nothing from it is indexed",
-                             "empty-file"))
+        diags.append(
+            warning(relpath, 1, "file has no content after frontmatter; nothing from it is indexed", "empty-file")
+        )
     source_file = SourceFile(
-        relpath, sha256, doc.body, doc.body_line, strategy, source, metadata, hints.title, rules.manifest, tokens,
-        hints.source_url, hints.source_anchors,
+        relpath,
+        sha256,
+        doc.body,
+        doc.body_line,
+        strategy,
+        source,
+        metadata,
+        hints.title,
+        rules.manifest,
+        tokens,
+        hints.source_url,
+        hints.source_anchors,
     )
     return source_file, diags
 
@@ -345,8 +396,13 @@ def scan_corpus(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Corpus
     root = Path(root)
     check_docs_dir(root)
     tree = list_tree(root, exclude)
-    scan = CorpusScan(root=root, markdown=tree.markdown, templates=tree.templates, diagnostics=list(tree.diagnostics),
-                      skipped=tree.skipped)
+    scan = CorpusScan(
+        root=root,
+        markdown=tree.markdown,
+        templates=tree.templates,
+        diagnostics=list(tree.diagnostics),
+        skipped=tree.skipped,
+    )
     scan.manifests = load_manifests(root, tree.manifests, scan.diagnostics)
     return scan
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .input import PassageSplitter
 
@@ -46,25 +47,36 @@ class ProviderSettings:
         "openai: OpenAI or any OpenAI-compatible endpoint (key from OPENAI_API_KEY); "
         "local: an offline model, needs docs-mcp[semantic] (or docs-mcp[local] for torch; "
         "the alias sentence-transformers picks the torch backend).",
-        default="none", choices=PROVIDERS, in_index=True)
+        default="none",
+        choices=PROVIDERS,
+        in_index=True,
+    )
     model: str | None = _setting(
         "Model name or folder (openai default: text-embedding-3-small; "
-        "local default: sentence-transformers/all-MiniLM-L6-v2).", in_index=True)
+        "local default: sentence-transformers/all-MiniLM-L6-v2).",
+        in_index=True,
+    )
     dimensions: int | None = _setting(
         "Vector size (hash default 256; openai: the model's size, or a smaller one for text-embedding-3).",
-        min=1, in_index=True)
+        min=1,
+        in_index=True,
+    )
     base_url: str | None = _setting(
-        "OpenAI-compatible base URL, e.g. http://localhost:11434/v1 for Ollama.", in_index=True)
+        "OpenAI-compatible base URL, e.g. http://localhost:11434/v1 for Ollama.", in_index=True
+    )
     batch_size: int | None = _setting("Inputs per embedding request (openai default 128).", min=1)
     concurrency: int | None = _setting("Embedding requests in flight at once (openai default 4).", min=1)
     max_retries: int | None = _setting(
-        "Retries per request on 429, 5xx and connection errors (openai default 5).", min=0)
+        "Retries per request on 429, 5xx and connection errors (openai default 5).", min=0
+    )
     device: str | None = _setting("Torch device for the local provider: cpu (default), cuda, cuda:1, mps.")
     backend: str | None = _setting(  # None: onnx when it can run the model
         "How the local provider runs its model: onnx (ONNX Runtime, no torch; the default when "
         "docs-mcp[semantic] is installed and the model has an ONNX file) or torch "
         "(sentence-transformers: any model, GPUs). Each gives its own vectors.",
-        choices=BACKENDS, in_index=True)
+        choices=BACKENDS,
+        in_index=True,
+    )
 
 
 def provider_setting_fields() -> list[tuple[Field[Any], Setting]]:
@@ -116,7 +128,7 @@ class EmbeddingProvider(ABC):
             return None
         return {"provider": self.name, "model": self.model, "dimensions": self.dimensions}
 
-    def load(self) -> None:
+    def load(self) -> None:  # noqa: B027 - an optional hook; the default does nothing
         """Get ready to embed (import libraries, load a model); `embed` calls it when needed."""
 
     def passages(self, text: str, heading: str, end: int | None = None) -> list[str]:
@@ -148,10 +160,10 @@ class EmbeddingProvider(ABC):
         depend on it (default: as given)."""
         return list(range(len(texts)))
 
-    def tune_for_queries(self) -> None:
+    def tune_for_queries(self) -> None:  # noqa: B027 - an optional hook; the default does nothing
         """Set up for embedding one short query at a time (a server's query embedder); default: as built."""
 
-    def prepare_queries(self) -> None:
+    def prepare_queries(self) -> None:  # noqa: B027 - an optional hook; the default does nothing
         """Make ahead of time what `tune_for_queries` will open, so a server's first start does not (a build
         that embedded something calls it: the model is loaded then); default: nothing to make."""
 
@@ -159,5 +171,5 @@ class EmbeddingProvider(ABC):
         """Tokens, estimated cost and truncated inputs so far; free local providers report nothing."""
         return Usage()
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook; the default does nothing
         """Release clients or models; the default has nothing to release."""

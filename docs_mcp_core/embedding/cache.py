@@ -106,8 +106,14 @@ class EmbedResult:
 def _schema(dims: int):  # type: ignore[no-untyped-def]
     import pyarrow as pa
 
-    return pa.schema([("fingerprint", pa.string()), ("chunk_id", pa.string()), ("vector", pa.list_(pa.float32(), dims)),
-                      ("checksum", pa.string())])
+    return pa.schema(
+        [
+            ("fingerprint", pa.string()),
+            ("chunk_id", pa.string()),
+            ("vector", pa.list_(pa.float32(), dims)),
+            ("checksum", pa.string()),
+        ]
+    )
 
 
 def row_checksum(fingerprint: str, vector: np.ndarray) -> str:
@@ -126,8 +132,12 @@ def _batch(fps: list[str], chunk_ids: list[str], vectors: np.ndarray):  # type: 
     flat = pa.array(vectors.reshape(-1), pa.float32())
     sums = [row_checksum(fp, vec) for fp, vec in zip(fps, vectors)]
     return pa.table(
-        [pa.array(fps, pa.string()), pa.array(chunk_ids, pa.string()), pa.FixedSizeListArray.from_arrays(flat, dims),
-         pa.array(sums, pa.string())],
+        [
+            pa.array(fps, pa.string()),
+            pa.array(chunk_ids, pa.string()),
+            pa.FixedSizeListArray.from_arrays(flat, dims),
+            pa.array(sums, pa.string()),
+        ],
         schema=_schema(dims),
     )
 
@@ -142,8 +152,9 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:160]}"
 
 
-def _lookup(table: Any, fps: list[str], dims: int,
-            rejected: set[str] | None = None) -> Iterator[tuple[str, np.ndarray]]:
+def _lookup(
+    table: Any, fps: list[str], dims: int, rejected: set[str] | None = None
+) -> Iterator[tuple[str, np.ndarray]]:
     """Yield (fingerprint, vector) once per fingerprint the table holds a sound vector for, a batch at a time.
 
     A sound vector has `dims` finite values and matches its row checksum (tables written
@@ -206,8 +217,10 @@ def read_vectors(sources: list[Path], fingerprints: list[str], dims: int) -> np.
             out[where[fp]] = vec
             remaining.discard(fp)
     if remaining:
-        raise DocsMcpError(f"the embedding cache at {sources[0]} lacks {len(remaining)} vector(s) this build needs; "
-                           "it changed during the build — run the build again")
+        raise DocsMcpError(
+            f"the embedding cache at {sources[0]} lacks {len(remaining)} vector(s) this build needs; "
+            "it changed during the build — run the build again"
+        )
     return out
 
 
@@ -222,7 +235,8 @@ def _meta_type_problem(meta: dict[str, Any]) -> str | None:
         return "field 'files' is not an object"
     for rel, want in (files or {}).items():
         sound = (isinstance(want, int) and not isinstance(want, bool)) or (
-            isinstance(want, dict) and isinstance(want.get("size"), int) and isinstance(want.get("sha256"), str))
+            isinstance(want, dict) and isinstance(want.get("size"), int) and isinstance(want.get("sha256"), str)
+        )
         if not sound or ".." in Path(rel).parts or Path(rel).is_absolute():
             return f"field 'files' has a bad entry for {rel!r}"
     return None
@@ -277,7 +291,9 @@ class EmbeddingCache:
         if not self.path.exists():
             if (self.tmp / META_FILE).exists():
                 self.tmp.rename(self.path)
-                self.reporter.warn(f"embedding cache: completed an interrupted swap ({self.tmp.name} → {self.path.name})")
+                self.reporter.warn(
+                    f"embedding cache: completed an interrupted swap ({self.tmp.name} → {self.path.name})"
+                )
             elif (self.old / META_FILE).exists():
                 self.old.rename(self.path)
                 self.reporter.warn(f"embedding cache: restored {self.old.name} left by an interrupted swap")
@@ -302,7 +318,9 @@ class EmbeddingCache:
         if typed:
             return f"{META_FILE} is corrupt ({typed})"
         if str(meta.get("cache_version", "")).split(".")[0] != CACHE_VERSION:
-            return f"cache_version {meta.get('cache_version')!r} is not supported (this docs-mcp writes {CACHE_VERSION})"
+            return (
+                f"cache_version {meta.get('cache_version')!r} is not supported (this docs-mcp writes {CACHE_VERSION})"
+            )
         if meta.get("format_version") != want["format_version"]:
             return "format_version mismatch (the embedding input format changed)"
         if meta.get("config_fingerprint") != want["config_fingerprint"]:
@@ -356,8 +374,10 @@ class EmbeddingCache:
 
         vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.shape != (len(fps), self.provider.dimensions) or not np.isfinite(vectors).all():
-            raise DocsMcpError(f"{self.provider.name} returned vectors of shape {vectors.shape} or with NaN/inf "
-                               f"values for {len(fps)} input(s); expected {self.provider.dimensions} finite numbers each")
+            raise DocsMcpError(
+                f"{self.provider.name} returned vectors of shape {vectors.shape} or with NaN/inf "
+                f"values for {len(fps)} input(s); expected {self.provider.dimensions} finite numbers each"
+            )
         batch = _batch(fps, chunk_ids, vectors)
         if not (self.pending / f"{TABLE}.lance").exists():
             self.pending.mkdir(parents=True, exist_ok=True)
@@ -410,16 +430,21 @@ class EmbeddingCache:
         stats.cost = usage.cost
         truncated = usage.truncated
         if truncated:
-            self.reporter.warn(f"{len(truncated)} embedding input(s) were longer than {provider.model}'s limit and "
-                               f"were truncated (longest: {max(truncated)} characters)")
+            self.reporter.warn(
+                f"{len(truncated)} embedding input(s) were longer than {provider.model}'s limit and "
+                f"were truncated (longest: {max(truncated)} characters)"
+            )
         if failure is not None:
             if isinstance(failure, DocsMcpError):
                 reason = str(failure)
             else:
                 reason = f"{type(failure).__name__}: {failure}"
-            kept = (f"embedded {stats.embedded} of {len(items)} missing chunks before the failure; they are kept in "
-                    f"{self.pending} and the next build will not pay for them again." if stats.embedded else
-                    f"none of the {len(items)} missing chunks were embedded.")
+            kept = (
+                f"embedded {stats.embedded} of {len(items)} missing chunks before the failure; they are kept in "
+                f"{self.pending} and the next build will not pay for them again."
+                if stats.embedded
+                else f"none of the {len(items)} missing chunks were embedded."
+            )
             raise DocsMcpError(f"{reason}\n{kept} The published index and the embedding cache are unchanged.")
 
     # 6. prune and write (after publish) --------------------------------------------------
@@ -460,15 +485,22 @@ class EmbeddingCache:
         for batch in batches():
             table.add(batch)
         if remaining:
-            self.reporter.warn(f"embedding cache: {len(remaining)} vector(s) could not be read back and were left out; "
-                               "the next build embeds them again")
+            self.reporter.warn(
+                f"embedding cache: {len(remaining)} vector(s) could not be read back and were left out; "
+                "the next build embeds them again"
+            )
             wanted = [fp for fp in wanted if fp not in remaining]
         table.create_index("fingerprint", config=BTree())
         table_dir = self.tmp / f"{TABLE}.lance"
-        files = {str(p.relative_to(self.tmp)): {"size": p.stat().st_size, "sha256": file_sha256(p)}
-                 for p in sorted(table_dir.rglob("*")) if p.is_file()}
-        write_json_atomic(self.tmp / META_FILE, {**self.expected_meta(), "entries": len(wanted),
-                                                 "entries_digest": entries_digest(wanted), "files": files})
+        files = {
+            str(p.relative_to(self.tmp)): {"size": p.stat().st_size, "sha256": file_sha256(p)}
+            for p in sorted(table_dir.rglob("*"))
+            if p.is_file()
+        }
+        write_json_atomic(
+            self.tmp / META_FILE,
+            {**self.expected_meta(), "entries": len(wanted), "entries_digest": entries_digest(wanted), "files": files},
+        )
         if self.path.exists():
             self.path.rename(self.old)
         self.tmp.rename(self.path)
@@ -478,8 +510,11 @@ class EmbeddingCache:
 
     def drop(self, folder: Path, why: str) -> None:
         """Discard a cache or pending store found damaged while reading it."""
-        which = "embedding cache invalidated" if folder == self.path else \
-            "embedding cache: discarding vectors kept by an unfinished build"
+        which = (
+            "embedding cache invalidated"
+            if folder == self.path
+            else "embedding cache: discarding vectors kept by an unfinished build"
+        )
         self.reporter.warn(f"{which}: {why}")
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -514,9 +549,19 @@ def embed_with_cache(
     events: dict[str, str] = {}
 
     def result(sources: list[Path], commit: bool, pruned: list[tuple[str, str]]) -> EmbedResult:
-        return EmbedResult(fingerprints, dims, str(cache.path), stats, forced=rebuild, fingerprint_events=events,
-                           pruned=pruned, sources=[str(p) for p in sources], chunk_ids=list(chunk_ids), commit=commit,
-                           passages_key=passages_key(provider.config_fingerprint))
+        return EmbedResult(
+            fingerprints,
+            dims,
+            str(cache.path),
+            stats,
+            forced=rebuild,
+            fingerprint_events=events,
+            pruned=pruned,
+            sources=[str(p) for p in sources],
+            chunk_ids=list(chunk_ids),
+            commit=commit,
+            passages_key=passages_key(provider.config_fingerprint),
+        )
 
     if meta is not None and not pending and meta.get("entries_digest") == entries_digest(unique):
         # The cache holds exactly this build's vectors: nothing to embed, nothing to rewrite. Its files
@@ -550,20 +595,26 @@ def embed_with_cache(
         else:
             sources.append(cache.path)
             if bad_cached:
-                reporter.warn(f"embedding cache: {len(bad_cached)} damaged vector(s) ignored (wrong dimension, NaN/inf or "
-                              "checksum mismatch); they are embedded again")
+                reporter.warn(
+                    f"embedding cache: {len(bad_cached)} damaged vector(s) ignored (wrong dimension, NaN/inf or "
+                    "checksum mismatch); they are embedded again"
+                )
     stats.pruned = len(pruned)
     if pending:
         bad_pending: set[str] = set()
         try:
-            kept = {fp for fp, _ in _lookup(_open(cache.pending), [fp for fp in unique if fp not in have], dims,
-                                            bad_pending)}
+            kept = {
+                fp
+                for fp, _ in _lookup(_open(cache.pending), [fp for fp in unique if fp not in have], dims, bad_pending)
+            }
         except Exception as exc:  # noqa: BLE001 - a damaged pending store only costs what it held
             cache.drop(cache.pending, f"the vectors table is unreadable ({_reason(exc)})")
             kept = set()
         if bad_pending:
-            reporter.warn(f"embedding cache: {len(bad_pending)} damaged vector(s) kept by an unfinished build ignored "
-                          "(wrong dimension, NaN/inf or checksum mismatch); they are embedded again")
+            reporter.warn(
+                f"embedding cache: {len(bad_pending)} damaged vector(s) kept by an unfinished build ignored "
+                "(wrong dimension, NaN/inf or checksum mismatch); they are embedded again"
+            )
         stats.reused_pending = len(kept)
         have |= kept
     sources.append(cache.pending)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -35,7 +35,7 @@ def code_blocks(markdown: str) -> list[str]:
         body: list[str] = []
         while i < len(lines) and not lines[i].lstrip().startswith(fence):
             line = lines[i]
-            body.append(line[min(indent, len(line) - len(line.lstrip())):])  # the fence's indent, as a list item has
+            body.append(line[min(indent, len(line) - len(line.lstrip())) :])  # the fence's indent, as a list item has
             i += 1
         i += 1
         blocks.append("\n".join(body).strip("\n"))
@@ -93,7 +93,7 @@ def embedding_parts(chunk: Chunk) -> list[str]:
     for block in code_blocks(chunk.content):
         at = text.find(block)
         if at >= 0:  # a block content_text holds differently stays where it is
-            text = text[:at] + text[at + len(block):]
+            text = text[:at] + text[at + len(block) :]
             moved.append(block)
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     return [heading_path(chunk), text, *moved]

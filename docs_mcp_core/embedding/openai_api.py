@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -73,7 +73,9 @@ class OpenAIProvider(EmbeddingProvider):
 
     @property
     def config_fingerprint(self) -> str:
-        return config_fingerprint(provider=self.name, model=self.model, dimensions=self.dimensions, base_url=self.base_url)
+        return config_fingerprint(
+            provider=self.name, model=self.model, dimensions=self.dimensions, base_url=self.base_url
+        )
 
     def describe(self) -> dict[str, object] | None:
         described = super().describe() or {}
@@ -90,7 +92,9 @@ class OpenAIProvider(EmbeddingProvider):
                 if self.base_url == DEFAULT_BASE_URL:
                     raise DocsMcpError(f"set {API_KEY_ENV} to use the openai embedding provider")
                 key = "unused"  # local OpenAI-compatible servers usually need no key
-            self._client = OpenAI(api_key=key, base_url=self.base_url, max_retries=self.max_retries, timeout=self.timeout)
+            self._client = OpenAI(
+                api_key=key, base_url=self.base_url, max_retries=self.max_retries, timeout=self.timeout
+            )
         return self._client
 
     def _prepare(self, text: str) -> str:
@@ -133,8 +137,9 @@ class OpenAIProvider(EmbeddingProvider):
 
     def usage(self) -> Usage:
         with self._lock:
-            return Usage(self.tokens_used, self.tokens_used * self.cost_per_million_tokens / 1_000_000,
-                         tuple(self.truncated))
+            return Usage(
+                self.tokens_used, self.tokens_used * self.cost_per_million_tokens / 1_000_000, tuple(self.truncated)
+            )
 
     def close(self) -> None:
         if self._client is not None:

@@ -11,8 +11,9 @@ import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -56,8 +57,10 @@ class QueryEmbedder:
             if digest and provider.digest is not None and provider.digest != digest:
                 raise RuntimeError(f"the model {provider.model} here differs from the one the index was built with")
             if provider.dimensions != self.expected.get("dimensions"):
-                raise RuntimeError(f"the provider makes {provider.dimensions}-dimension vectors, the index has "
-                                   f"{self.expected.get('dimensions')}")
+                raise RuntimeError(
+                    f"the provider makes {provider.dimensions}-dimension vectors, the index has "
+                    f"{self.expected.get('dimensions')}"
+                )
             provider.tune_for_queries()
             if provider.slow_to_load:
                 pause("query-model-load")  # a failpoint: tests hold the model back to see text-only answers

@@ -8,8 +8,15 @@ from dataclasses import replace
 from ..errors import DocsMcpError
 from .base import BACKENDS, PROVIDERS, EmbeddingProvider, ProviderSettings, provider_setting_fields
 
-__all__ = ["BACKENDS", "PROVIDERS", "default_provider", "local_backend", "make_provider", "resolve_settings",
-           "settings_from_metadata"]
+__all__ = [
+    "BACKENDS",
+    "PROVIDERS",
+    "default_provider",
+    "local_backend",
+    "make_provider",
+    "resolve_settings",
+    "settings_from_metadata",
+]
 
 
 def default_provider() -> tuple[ProviderSettings, str]:
@@ -19,10 +26,14 @@ def default_provider() -> tuple[ProviderSettings, str]:
     from .local_onnx import SEMANTIC_EXTRA, has_onnx_model, onnx_available
 
     if onnx_available() and has_onnx_model(None):
-        return (ProviderSettings("local", backend="onnx"),
-                f"embedding: local (onnx, {DEFAULT_MODEL}), the default; --embedding-provider none for text-only")
-    return (ProviderSettings("none"),
-            f"embedding: none (text-only), the default without the semantic extra; {SEMANTIC_EXTRA} for semantic search")
+        return (
+            ProviderSettings("local", backend="onnx"),
+            f"embedding: local (onnx, {DEFAULT_MODEL}), the default; --embedding-provider none for text-only",
+        )
+    return (
+        ProviderSettings("none"),
+        f"embedding: none (text-only), the default without the semantic extra; {SEMANTIC_EXTRA} for semantic search",
+    )
 
 
 def resolve_settings(settings: ProviderSettings | None, provider: str | None) -> tuple[ProviderSettings, str | None]:
@@ -61,8 +72,10 @@ def local_backend(settings: ProviderSettings) -> str:
     if onnx_available() and has_onnx_model(settings.model):
         return "onnx"
     if not onnx_available() and importlib.util.find_spec("sentence_transformers") is None:
-        raise DocsMcpError(f"the local embedding provider needs a backend: {SEMANTIC_EXTRA} (ONNX Runtime, "
-                           "offline model included) or pip install 'docs-mcp[local]' (torch)")
+        raise DocsMcpError(
+            f"the local embedding provider needs a backend: {SEMANTIC_EXTRA} (ONNX Runtime, "
+            "offline model included) or pip install 'docs-mcp[local]' (torch)"
+        )
     return "torch"
 
 
@@ -90,13 +103,16 @@ def make_provider(settings: ProviderSettings) -> EmbeddingProvider:
     if name in ("local", "sentence-transformers"):
         if local_backend(settings) == "onnx":
             if settings.device not in (None, "cpu"):
-                raise DocsMcpError(f"--embedding-device {settings.device} needs --embedding-backend torch; "
-                                   "the onnx backend runs on the CPU")
+                raise DocsMcpError(
+                    f"--embedding-device {settings.device} needs --embedding-backend torch; "
+                    "the onnx backend runs on the CPU"
+                )
             from .local_onnx import OnnxProvider
 
             return OnnxProvider(settings.model, batch_size=settings.batch_size, dimensions=settings.dimensions)
         from .local import LocalProvider
 
-        return LocalProvider(settings.model, device=settings.device, batch_size=settings.batch_size,
-                             dimensions=settings.dimensions)
+        return LocalProvider(
+            settings.model, device=settings.device, batch_size=settings.batch_size, dimensions=settings.dimensions
+        )
     raise DocsMcpError(f"unknown embedding provider {name!r}; choose one of: {', '.join(PROVIDERS)}")

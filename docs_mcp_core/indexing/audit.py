@@ -54,9 +54,26 @@ MIGRATIONS = (
     "ALTER TABLE builds ADD COLUMN IF NOT EXISTS model_sha256 VARCHAR",  # what made the vectors, as in metadata.json
     "ALTER TABLE builds ADD COLUMN IF NOT EXISTS config_fingerprint VARCHAR",  # as in the embedding cache
 )
-BUILD_COLUMNS = ("build_id", "corpus", "finished_at", "source_commit", "files", "files_reparsed", "chunks", "hits",
-                 "misses", "embedded", "pruned", "provider", "model", "table_version", "seconds", "backend",
-                 "model_sha256", "config_fingerprint")
+BUILD_COLUMNS = (
+    "build_id",
+    "corpus",
+    "finished_at",
+    "source_commit",
+    "files",
+    "files_reparsed",
+    "chunks",
+    "hits",
+    "misses",
+    "embedded",
+    "pruned",
+    "provider",
+    "model",
+    "table_version",
+    "seconds",
+    "backend",
+    "model_sha256",
+    "config_fingerprint",
+)
 
 
 def migrate(con: Any) -> None:
@@ -70,7 +87,7 @@ PENDING_FOLD_BYTES = 64 * 1024  # a deferred build moves the pending rows into t
 
 
 def new_build_id() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
+    return dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
 
 
 def record_build(
@@ -99,13 +116,32 @@ def record_build(
     stats = embedded.stats
     described = provider.describe() or {}
     events = embedded.fingerprint_events
-    rows = [(cid, fp, events.get(fp)) for cid, fp in zip(embedded.chunk_ids, fingerprints) if events.get(fp)] \
-        if events else []
+    rows = (
+        [(cid, fp, events.get(fp)) for cid, fp in zip(embedded.chunk_ids, fingerprints) if events.get(fp)]
+        if events
+        else []
+    )
     rows += [(cid, fp, "pruned") for fp, cid in embedded.pruned]
-    build = [build_id, corpus, dt.datetime.now(dt.timezone.utc), source_commit, len(chunkset.files), chunkset.reparsed,
-             chunkset.chunk_count, stats.hits, stats.misses, stats.embedded, stats.pruned,
-             provider.name, provider.model, table_version, round(seconds, 3), provider.backend,
-             described.get("model_sha256"), provider.config_fingerprint]
+    build = [
+        build_id,
+        corpus,
+        dt.datetime.now(dt.UTC),
+        source_commit,
+        len(chunkset.files),
+        chunkset.reparsed,
+        chunkset.chunk_count,
+        stats.hits,
+        stats.misses,
+        stats.embedded,
+        stats.pruned,
+        provider.name,
+        provider.model,
+        table_version,
+        round(seconds, 3),
+        provider.backend,
+        described.get("model_sha256"),
+        provider.config_fingerprint,
+    ]
     layout = OutputLayout(out)
     layout.state.mkdir(parents=True, exist_ok=True)
     if defer and not rows and not pages and layout.audit.is_file():
@@ -124,12 +160,19 @@ def record_build(
         if build:
             _insert_builds(con, "builds", [build])
         if rows:  # three lists unnested side by side: half the time of an Arrow table, and no pyarrow import
-            con.execute("INSERT INTO chunk_events SELECT $1, unnest($2::VARCHAR[]), unnest($3::VARCHAR[]), "
-                        "unnest($4::VARCHAR[])", [build_id, *(list(column) for column in zip(*rows))])
+            con.execute(
+                "INSERT INTO chunk_events SELECT $1, unnest($2::VARCHAR[]), unnest($3::VARCHAR[]), "
+                "unnest($4::VARCHAR[])",
+                [build_id, *(list(column) for column in zip(*rows))],
+            )
         if pages:
-            con.executemany("INSERT INTO page_events VALUES (?, ?, ?, ?, ?, ?)",
-                            [(build_id, p.get("path"), p.get("url"), p.get("event"), p.get("status") or 0,
-                              p.get("detail") or "") for p in pages])
+            con.executemany(
+                "INSERT INTO page_events VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (build_id, p.get("path"), p.get("url"), p.get("event"), p.get("status") or 0, p.get("detail") or "")
+                    for p in pages
+                ],
+            )
         con.execute("COMMIT")
     layout.audit_pending.unlink(missing_ok=True)  # moved in (a crash before this only re-offers rows already in)
 
@@ -156,8 +199,9 @@ def pending_builds(out: Path) -> list[list[Any]]:
 def _insert_builds(con: Any, table: str, builds: list[list[Any]], *, ignore_existing: bool = False) -> None:
     if builds:
         verb = "INSERT OR IGNORE" if ignore_existing else "INSERT"
-        con.executemany(f"{verb} INTO {table} ({', '.join(BUILD_COLUMNS)}) "
-                        f"VALUES ({', '.join('?' * len(BUILD_COLUMNS))})", builds)
+        con.executemany(
+            f"{verb} INTO {table} ({', '.join(BUILD_COLUMNS)}) VALUES ({', '.join('?' * len(BUILD_COLUMNS))})", builds
+        )
 
 
 # Audit SQL may read the audit database and nothing else: no COPY ... TO, no ATTACH, no file
@@ -181,8 +225,10 @@ def query(out: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     require_metadata(out)  # a reading command: a folder that is not an index gets the build command, nothing else
     path = OutputLayout(out).audit
     if not path.is_file():
-        raise DocsMcpError(f"no audit database at {path}; it is written by every `docs-mcp build --out {out}` "
-                           "since audits were added: build the index again")
+        raise DocsMcpError(
+            f"no audit database at {path}; it is written by every `docs-mcp build --out {out}` "
+            "since audits were added: build the index again"
+        )
     try:
         with duckdb.connect(str(path), read_only=True, config=dict(READ_ONLY_CONFIG)) as con:
             pending = pending_builds(out)
@@ -191,15 +237,19 @@ def query(out: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
                 con.execute("CREATE TEMP TABLE pending_builds AS SELECT * FROM builds WHERE false")
                 _insert_builds(con, "temp.main.pending_builds", pending)
                 catalog = con.execute("SELECT current_database()").fetchone()[0]
-                con.execute(f'CREATE TEMP VIEW builds AS SELECT * FROM "{catalog}".main.builds UNION ALL BY NAME '
-                            "SELECT * FROM temp.main.pending_builds WHERE build_id NOT IN "
-                            f'(SELECT build_id FROM "{catalog}".main.builds)')
+                con.execute(
+                    f'CREATE TEMP VIEW builds AS SELECT * FROM "{catalog}".main.builds UNION ALL BY NAME '
+                    "SELECT * FROM temp.main.pending_builds WHERE build_id NOT IN "
+                    f'(SELECT build_id FROM "{catalog}".main.builds)'
+                )
             cursor = con.execute(sql)
             columns = [d[0] for d in cursor.description or []]
             return columns, cursor.fetchall()
     except duckdb.PermissionException:
-        raise DocsMcpError("audit SQL can only read the audit tables (builds, chunk_events, page_events): files, COPY ... TO, "
-                           "ATTACH and extensions are disabled") from None
+        raise DocsMcpError(
+            "audit SQL can only read the audit tables (builds, chunk_events, page_events): files, COPY ... TO, "
+            "ATTACH and extensions are disabled"
+        ) from None
     except duckdb.Error as exc:
         raise DocsMcpError(f"audit query failed: {str(exc).splitlines()[0]}") from None
 
@@ -213,4 +263,6 @@ def format_table(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
     line = "  ".join(c.ljust(w) for c, w in zip(columns, widths))
     body = ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in cells]
-    return "\n".join([line, "  ".join("-" * w for w in widths), *body, f"({len(rows)} row{'s' if len(rows) != 1 else ''})"])
+    return "\n".join(
+        [line, "  ".join("-" * w for w in widths), *body, f"({len(rows)} row{'s' if len(rows) != 1 else ''})"]
+    )

@@ -59,8 +59,11 @@ def index_rows_match_chunks(out: Path, version: int) -> CheckOutcome:
     rows = _table(out, version).count_rows()
     chunks = len(_chunks(out))
     if rows != chunks:
-        return CheckOutcome(False, f"table version {version} has {rows} rows but chunks.json has {chunks} chunks",
-                            {"rows": rows, "chunks": chunks})
+        return CheckOutcome(
+            False,
+            f"table version {version} has {rows} rows but chunks.json has {chunks} chunks",
+            {"rows": rows, "chunks": chunks},
+        )
     return CheckOutcome(True, f"{rows} rows = {chunks} chunks", {"rows": rows, "chunks": chunks})
 
 
@@ -70,8 +73,11 @@ def no_chunks_from_removed_files(out: Path, version: int, staged_files: set[str]
     paths |= set(_column(out, version, "filepath"))
     stale = sorted(paths - staged_files)
     if stale:
-        return CheckOutcome(False, f"{len(stale)} file(s) in the index are not in the staged corpus, e.g. {stale[0]}",
-                            {"stale_files": stale[:20]})
+        return CheckOutcome(
+            False,
+            f"{len(stale)} file(s) in the index are not in the staged corpus, e.g. {stale[0]}",
+            {"stale_files": stale[:20]},
+        )
     return CheckOutcome(True, f"all {len(paths)} indexed files are in the staged corpus", {"files": len(paths)})
 
 
@@ -108,6 +114,9 @@ def vector_dimensions_match(out: Path) -> CheckOutcome:
     expected = meta.embedding.dimensions if meta and meta.embedding else None
     actual = vector_column(table.schema)[0] or None
     if expected != actual:
-        return CheckOutcome(False, f"metadata.json says {expected} dimensions but table version {version} has {actual}",
-                            {"metadata_dimensions": expected, "table_dimensions": actual})
+        return CheckOutcome(
+            False,
+            f"metadata.json says {expected} dimensions but table version {version} has {actual}",
+            {"metadata_dimensions": expected, "table_dimensions": actual},
+        )
     return CheckOutcome(True, f"vector dimensions {actual} match metadata.json", {"dimensions": actual or 0})

@@ -77,7 +77,7 @@ def head(line: bytes) -> tuple[str, str]:
         path_at = line.find(_PATH_AT)
         path_end = line.find(_PATH_END, path_at)
         if path_at > 0 and path_end > 0:
-            return _unescape(line[len(_ID_AT):path_at]), _unescape(line[path_at + len(_PATH_AT):path_end])
+            return _unescape(line[len(_ID_AT) : path_at]), _unescape(line[path_at + len(_PATH_AT) : path_end])
     data = json.loads(line)  # not the layout chunk_line writes: read it the slow way
     return data["chunk_id"], data["filepath"]
 

@@ -131,8 +131,9 @@ def published_files(out: Path, chunks_sha256: str) -> tuple[Path | None, Path | 
     states = [(p, _read_state(p)) for p in (pending_state, OutputLayout(out).file_state)]
     state = next((p for p, s in states if s is not None and s.get("chunks_sha256") == chunks_sha256), None)
     recorded = next((s for p, s in states if p == state), None)
-    chunks = next((p for p in (OutputLayout(out).chunks, pending_chunks) if chunks_match(p, chunks_sha256, recorded)),
-                  None)
+    chunks = next(
+        (p for p in (OutputLayout(out).chunks, pending_chunks) if chunks_match(p, chunks_sha256, recorded)), None
+    )
     return chunks, state
 
 
@@ -153,8 +154,11 @@ class PreviousChunks:
         if key != self.passages_key:
             return None
         found = self.files.get(relpath, {}).get("passages")
-        if not isinstance(found, list) or len(found) != chunks or not all(
-                isinstance(row, list) and len(row) > 1 and all(isinstance(v, str) for v in row) for row in found):
+        if (
+            not isinstance(found, list)
+            or len(found) != chunks
+            or not all(isinstance(row, list) and len(row) > 1 and all(isinstance(v, str) for v in row) for row in found)
+        ):
             return None  # not as a build writes it: the file's passages are split again
         return found
 
@@ -244,13 +248,23 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
         return None, "chunks.json does not match the published index"
     scanned = state.get("scanned_ns")
     key = state.get("passages_key")
-    return PreviousChunks(state.get("files", {}), chunks_file, sha, moved_to=OutputLayout(out).chunks,
-                          scanned_ns=scanned if isinstance(scanned, int) else 0,
-                          passages_key=key if isinstance(key, str) else None), None
+    return PreviousChunks(
+        state.get("files", {}),
+        chunks_file,
+        sha,
+        moved_to=OutputLayout(out).chunks,
+        scanned_ns=scanned if isinstance(scanned, int) else 0,
+        passages_key=key if isinstance(key, str) else None,
+    ), None
 
 
-def state_json(chunks_sha256: str, chunks_stat: list[int] | None, files: list[Any],
-               scanned_ns: int = 0, passages: Passages | None = None) -> dict[str, Any]:
+def state_json(
+    chunks_sha256: str,
+    chunks_stat: list[int] | None,
+    files: list[Any],
+    scanned_ns: int = 0,
+    passages: Passages | None = None,
+) -> dict[str, Any]:
     """What a chunks.json was built from (FileRecord list): the reuse state saved with it, with each
     file's sha256 and stat (file_stat) as that build found them when it began at `scanned_ns`, and
     the fingerprints its chunks' passages had (a later build that reuses the file reuses them too)."""
@@ -293,8 +307,9 @@ def write_pending_chunks(out: Path, lines: Iterable[bytes]) -> str:
     return write_atomic_pieces(pending_paths(out)[0], framed(lines))
 
 
-def write_pending(out: Path, chunks_sha256: str, files: list[Any], scanned_ns: int = 0,
-                  passages: Passages | None = None) -> None:
+def write_pending(
+    out: Path, chunks_sha256: str, files: list[Any], scanned_ns: int = 0, passages: Passages | None = None
+) -> None:
     """Put the reuse state aside next to the chunks.json it describes (the pending one, or the one in
     place when this build's chunks are the published ones); publish_pending moves them in after metadata.json."""
     chunks, state = pending_paths(out)

@@ -67,9 +67,13 @@ def _init_worker(manifests: dict[str, LoadedManifest]) -> None:
 def parse_one(job: ParseJob, manifests: dict[str, LoadedManifest]) -> Parsed:
     """One file's chunks, diagnostics and metadata (frontmatter, hints and manifest rules applied)."""
     source, diags = resolve_file(job.relpath, job.text, job.sha256, manifests, job.rules)
-    chunks = with_source_urls(chunk_markdown(job.relpath, source.body, source.strategy, source.metadata,
-                                             tokens=source.tokens, title=source.title),
-                              source.source_url, source.source_anchors)
+    chunks = with_source_urls(
+        chunk_markdown(
+            job.relpath, source.body, source.strategy, source.metadata, tokens=source.tokens, title=source.title
+        ),
+        source.source_url,
+        source.source_anchors,
+    )
     return Parsed(chunks, diags, source.metadata)
 
 
@@ -85,8 +89,9 @@ class Parser:
     `min_files` files need parsing.
     """
 
-    def __init__(self, manifests: dict[str, LoadedManifest], workers: int | None = None,
-                 min_files: int = PARALLEL_MIN_FILES) -> None:
+    def __init__(
+        self, manifests: dict[str, LoadedManifest], workers: int | None = None, min_files: int = PARALLEL_MIN_FILES
+    ) -> None:
         self.manifests = manifests
         self.workers = max(1, workers if workers is not None else default_workers())
         self.min_files = min_files if workers is None else 1
@@ -133,8 +138,12 @@ class Parser:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_init_worker, initargs=(self.manifests,))
+        self.pool = ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_init_worker,
+            initargs=(self.manifests,),
+        )
         self.used_workers = self.workers
 
     def _submit(self, job: ParseJob) -> Iterator[Parsed]:
@@ -156,7 +165,8 @@ def _result(future: Future[list[Parsed]]) -> list[Parsed]:
     try:
         return future.result()
     except BrokenProcessPool:
-        raise DocsMcpError("a worker process parsing the docs stopped unexpectedly (out of memory, killed, or a "
-                           "script calling build() without `if __name__ == \"__main__\":`); nothing was published — "
-                           "build again, or with --workers 1") from None
-
+        raise DocsMcpError(
+            "a worker process parsing the docs stopped unexpectedly (out of memory, killed, or a "
+            'script calling build() without `if __name__ == "__main__":`); nothing was published — '
+            "build again, or with --workers 1"
+        ) from None

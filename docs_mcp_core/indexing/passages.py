@@ -51,13 +51,16 @@ class PassagePlan:
                 self.texts.update((passage_fingerprint(text, config), text) for text in texts)
         lost = [fp for fp in missing if fp not in self.texts]
         if lost:
-            raise DocsMcpError(f"{len(lost)} passage fingerprint(s) recorded in the build state (.docs-mcp/files.json) "
-                               "match no chunk; rebuild with --force")
+            raise DocsMcpError(
+                f"{len(lost)} passage fingerprint(s) recorded in the build state (.docs-mcp/files.json) "
+                "match no chunk; rebuild with --force"
+            )
         return {fp: self.texts[fp] for fp in missing}
 
 
-def split_passages(chunkset: ChunkSet, provider: EmbeddingProvider,
-                   only: set[str] | None = None) -> Iterator[tuple[str, list[str]]]:
+def split_passages(
+    chunkset: ChunkSet, provider: EmbeddingProvider, only: set[str] | None = None
+) -> Iterator[tuple[str, list[str]]]:
     """(chunk_id, its passages) per chunk of the files in `only` (default every file), in order."""
     for line in chunkset.lines(only):
         chunk = parse_line(line)

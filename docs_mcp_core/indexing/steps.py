@@ -33,9 +33,21 @@ from ..progress import NullReporter, Reporter, Timer
 from ..vector_index import INDEX_KIND, VectorIndexPolicy
 from .audit import new_build_id, record_build
 from .chunk_lines import SourceUrls, Spill, chunk_line, parse_line
-from .file_reuse import (PreviousChunks, chunk_pieces, discard_pending, file_key, file_stat, load_previous, pending_paths,
-                         publish_pending, published_files, recorded_passages_key, write_pending, write_pending_chunks)
-from .parsing import Parsed, Parser, ParseJob
+from .file_reuse import (
+    PreviousChunks,
+    chunk_pieces,
+    discard_pending,
+    file_key,
+    file_stat,
+    load_previous,
+    pending_paths,
+    publish_pending,
+    published_files,
+    recorded_passages_key,
+    write_pending,
+    write_pending_chunks,
+)
+from .parsing import Parsed, ParseJob, Parser
 from .passages import passage_plan, recorded_passages
 from .tablefiles import forget_records, manifests, record_files, remove_files, unrecorded_files, version_problem
 
@@ -111,8 +123,10 @@ class ChunkSet:
                 ahead[path] = lines
             found = ahead.pop(record.relpath, [])
             if len(found) != record.chunks:
-                raise DocsMcpError(f"the previous chunks.json does not have the {record.chunks} chunks its build state "
-                                   f"records for {record.relpath}; rebuild with --force")
+                raise DocsMcpError(
+                    f"the previous chunks.json does not have the {record.chunks} chunks its build state "
+                    f"records for {record.relpath}; rebuild with --force"
+                )
             yield from found  # as this chunker wrote them (the reuse key changes with CHUNKER_VERSION)
         for _ in previous:  # read to the end: that checks its sha256
             pass
@@ -147,7 +161,7 @@ class ChunkSet:
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (between Dagster assets) with its chunks: the previous chunks.json may be gone by then."""
-        self.chunks
+        _ = self.chunks  # loads them: the property reads the previous chunks.json on first use
         return {**self.__dict__, "_previous": None, "_spill": None}
 
     @property
@@ -163,8 +177,14 @@ def _titles(chunks: list[Chunk]) -> list[str]:
     return [c.heading for c in chunks if c.heading_level == 1 and c.heading]
 
 
-def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: PreviousChunks | None = None, *,
-                   workers: int | None = None, spill_dir: Path | None = None) -> ChunkSet:
+def analyze_corpus(
+    docs_dir: Path,
+    reporter: Reporter | None = None,
+    previous: PreviousChunks | None = None,
+    *,
+    workers: int | None = None,
+    spill_dir: Path | None = None,
+) -> ChunkSet:
     """Parse, check and chunk every file, reusing unchanged files' chunks from `previous`.
 
     Files that need parsing go to `workers` processes (default: one per core) when there are
@@ -238,9 +258,20 @@ def analyze_corpus(docs_dir: Path, reporter: Reporter | None = None, previous: P
     diags.extend(tax_diags)
     instructions, instr_diags = server_instructions(scan.manifests)
     diags.extend(instr_diags)
-    chunkset = ChunkSet(str(scan.root), files, taxonomy, instructions, prompts, sorted(set(diags)),
-                        reparsed=len(files) - reused, reused=reused, seconds=timer.seconds, workers=parser.used_workers,
-                        hashed=hashed, scanned_ns=scanned_ns)
+    chunkset = ChunkSet(
+        str(scan.root),
+        files,
+        taxonomy,
+        instructions,
+        prompts,
+        sorted(set(diags)),
+        reparsed=len(files) - reused,
+        reused=reused,
+        seconds=timer.seconds,
+        workers=parser.used_workers,
+        hashed=hashed,
+        scanned_ns=scanned_ns,
+    )
     if previous is not None:  # what a table update has to replace (indexing/table.py update_table)
         kept = {f.relpath for f in files if f.reused}
         chunkset.base_sha256 = previous.chunks_sha256
@@ -256,13 +287,27 @@ def _duplicate_ids(chunks: Iterable[Chunk], seen: set[str]) -> list[Diagnostic]:
     diags = []
     for c in chunks:
         if c.chunk_id in seen:
-            diags.append(error(c.filepath, 1, f"two chunks get the ID '{c.chunk_id}'; rename one of the headings", "duplicate-chunk-id"))
+            diags.append(
+                error(
+                    c.filepath,
+                    1,
+                    f"two chunks get the ID '{c.chunk_id}'; rename one of the headings",
+                    "duplicate-chunk-id",
+                )
+            )
         seen.add(c.chunk_id)
     return diags
 
 
-def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from: Path | None = None,
-                 allow_empty: bool = False, workers: int | None = None, spill_dir: Path | None = None) -> ChunkSet:
+def chunk_corpus(
+    docs_dir: Path,
+    reporter: Reporter | None = None,
+    *,
+    reuse_from: Path | None = None,
+    allow_empty: bool = False,
+    workers: int | None = None,
+    spill_dir: Path | None = None,
+) -> ChunkSet:
     """The chunk step: validation errors stop the build; unchanged files reuse `reuse_from`'s chunks.
 
     Parsed chunks wait for the later steps in an unnamed file in `spill_dir` (default:
@@ -281,30 +326,40 @@ def chunk_corpus(docs_dir: Path, reporter: Reporter | None = None, *, reuse_from
     if has_errors(chunkset.diagnostics):
         raise ValidationFailed(chunkset.diagnostics)
     if not chunkset.chunk_count and not allow_empty:
-        found = (f"its {len(chunkset.files)} Markdown file(s) have no content" if chunkset.files
-                 else "it has no Markdown files (*.md, *.markdown, *.mdx, outside dot-folders and node_modules)")
-        raise DocsMcpError(f"nothing to index in {docs_dir}: {found}; check the docs folder, or pass --allow-empty "
-                           "(allow_empty: true in docs-mcp.yaml) to publish an empty index")
+        found = (
+            f"its {len(chunkset.files)} Markdown file(s) have no content"
+            if chunkset.files
+            else "it has no Markdown files (*.md, *.markdown, *.mdx, outside dot-folders and node_modules)"
+        )
+        raise DocsMcpError(
+            f"nothing to index in {docs_dir}: {found}; check the docs folder, or pass --allow-empty "
+            "(allow_empty: true in docs-mcp.yaml) to publish an empty index"
+        )
     for d in chunkset.warnings:
         if d.code != "no-strategy":
             reporter.warn(d.format())
     defaults = sum(d.code == "no-strategy" for d in chunkset.warnings)
     if defaults:
-        reporter.warn(f"{defaults} file(s) have no explicit chunking strategy; the default chunk_by: h2 applies "
-                      "(run `docs-mcp validate` for the list)")
+        reporter.warn(
+            f"{defaults} file(s) have no explicit chunking strategy; the default chunk_by: h2 applies "
+            "(run `docs-mcp validate` for the list)"
+        )
     notes = [f"{chunkset.reused} unchanged files reused"] if chunkset.reused else []
     if chunkset.workers > 1:
         notes.append(f"{chunkset.workers} worker processes")
     read = ""
     if chunkset.reused:  # the others were trusted by their recorded size and times, not read
         read = f"; {chunkset.hashed} file{'' if chunkset.hashed == 1 else 's'} read"
-    reporter.info(f"parsed {len(chunkset.files)} files into {chunkset.chunk_count} chunks in "
-                  f"{chunkset.seconds:.1f}s" + (f" ({'; '.join(notes)})" if notes else "") + read)
+    reporter.info(
+        f"parsed {len(chunkset.files)} files into {chunkset.chunk_count} chunks in "
+        f"{chunkset.seconds:.1f}s" + (f" ({'; '.join(notes)})" if notes else "") + read
+    )
     return chunkset
 
 
-def load_model_early(provider: EmbeddingProvider, cache_dir: Path, *, rebuild: bool = False,
-                     changed: bool = False) -> threading.Thread | None:
+def load_model_early(
+    provider: EmbeddingProvider, cache_dir: Path, *, rebuild: bool = False, changed: bool = False
+) -> threading.Thread | None:
     """Start loading a slow model in a background thread when this build will embed every chunk, or
     (`changed`: files were parsed because their text changed) probably some.
 
@@ -355,7 +410,9 @@ def embed_chunks(
 ) -> EmbedResult:
     """Vectors for every passage of every chunk: cache hits reused, only misses sent to the provider."""
     if not provider.produces_vectors:
-        return embed_with_cache([], [], fingerprints, provider, Path(cache_dir), rebuild=rebuild_cache, reporter=reporter)
+        return embed_with_cache(
+            [], [], fingerprints, provider, Path(cache_dir), rebuild=rebuild_cache, reporter=reporter
+        )
     plan = passage_plan(chunkset, provider)
     ids = [row[0] for row in plan.rows for _ in row[1:]]
     counts = [len(row) - 1 for row in plan.rows]
@@ -410,8 +467,9 @@ def _clean_leftovers(out: Path, published: IndexRef | None) -> None:
     """
     layout = OutputLayout(out)
     remove_temp_files(layout.root, [CHUNKS, METADATA])
-    remove_temp_files(layout.state, [p.name for p in (layout.file_state, layout.written, layout.writing_marker,
-                                                      layout.table_files)])
+    remove_temp_files(
+        layout.state, [p.name for p in (layout.file_state, layout.written, layout.writing_marker, layout.table_files)]
+    )
     remove_temp_files(layout.pending, [CHUNKS, FILE_STATE])
     if published is not None and published.chunks_sha256:
         publish_pending(out, published.chunks_sha256)
@@ -422,8 +480,16 @@ def _clean_leftovers(out: Path, published: IndexRef | None) -> None:
 UPDATE_MAX_SHARE = 0.1  # a change to at most this share of the rows updates the table; more rewrites it
 
 
-def _update_published(out: Path, published: IndexRef, chunkset: ChunkSet, embedded: EmbedResult, keys: list[str],
-                      digest: str, reporter: Reporter, source_urls: bool) -> IndexInfo | None:
+def _update_published(
+    out: Path,
+    published: IndexRef,
+    chunkset: ChunkSet,
+    embedded: EmbedResult,
+    keys: list[str],
+    digest: str,
+    reporter: Reporter,
+    source_urls: bool,
+) -> IndexInfo | None:
     """A new table version made by updating the published one (table.update_table), or None when the
     table is to be written whole: it was not built from the previous chunks, it is damaged, its
     vectors were made under another config or format than this build's (or it does not say: a
@@ -445,8 +511,9 @@ def _update_published(out: Path, published: IndexRef, chunkset: ChunkSet, embedd
     vectors = RowVectors.of(chunks, embedded) if embedded.dimensions else None
     marker = OutputLayout(out).writing_marker
     write_atomic(marker, b"")
-    updated = update_table(out, published.version, chunkset.changed_files, chunks, keys, digest,
-                           source_urls=source_urls, vectors=vectors)
+    updated = update_table(
+        out, published.version, chunkset.changed_files, chunks, keys, digest, source_urls=source_urls, vectors=vectors
+    )
     marker.unlink()
     if updated is not None:
         reporter.info(f"updated the table: the rows of {len(changed)} changed file(s) replaced, indexes rebuilt")
@@ -466,9 +533,16 @@ def _reuse_problem(out: Path, published: IndexRef) -> tuple[str, bool] | None:
     return None
 
 
-def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: Reporter | None = None, *,
-                force: bool = False, vector_index: VectorIndexPolicy | None = None,
-                publish_to: RemoteIndex | None = None) -> IndexInfo:
+def write_index(
+    out: Path,
+    chunkset: ChunkSet,
+    embedded: EmbedResult,
+    reporter: Reporter | None = None,
+    *,
+    force: bool = False,
+    vector_index: VectorIndexPolicy | None = None,
+    publish_to: RemoteIndex | None = None,
+) -> IndexInfo:
     """Write a new, fully indexed table version, and chunks.json aside (nothing is published yet).
 
     If nothing the table is made of changed and the published version is intact, it is
@@ -508,14 +582,28 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
         elif problem:
             reporter.info(f"{problem[0]}; writing a new version so they can be removed")
         if reuse and published and not problem:  # the same fingerprints: the same passages key
-            info = IndexInfo(published.table, published.version, published.rows, digest, chunks_sha256=chunks_sha,
-                             passages_key=embedded.passages_key, vectors=vector_rows)
+            info = IndexInfo(
+                published.table,
+                published.version,
+                published.rows,
+                digest,
+                chunks_sha256=chunks_sha,
+                passages_key=embedded.passages_key,
+                vectors=vector_rows,
+            )
             reporter.info("index unchanged: reusing the published table version")
-        elif not (ann or force or embedded.forced) and published and (
-                updated := _update_published(out, published, chunkset, embedded, keys, digest, reporter,
-                                             bool(source_urls and source_urls.found))):
-            info = dataclasses.replace(updated, chunks_sha256=chunks_sha, passages_key=embedded.passages_key,
-                                       vectors=vector_rows)
+        elif (
+            not (ann or force or embedded.forced)
+            and published
+            and (
+                updated := _update_published(
+                    out, published, chunkset, embedded, keys, digest, reporter, bool(source_urls and source_urls.found)
+                )
+            )
+        ):
+            info = dataclasses.replace(
+                updated, chunks_sha256=chunks_sha, passages_key=embedded.passages_key, vectors=vector_rows
+            )
             record_files(out, info.table, info.version, info.files)
         else:
             from .table import write_table  # LanceDB is imported only when a table is written
@@ -525,16 +613,31 @@ def write_index(out: Path, chunkset: ChunkSet, embedded: EmbedResult, reporter: 
             intact = published is not None and version_problem(out, published) is None
             if ann:
                 reporter.info(f"adding a vector index ({chunkset.chunk_count} rows, --vector-index to change)")
-            written = write_table(out, chunks_file, vectors, keys, digest, discard_damaged=not intact,
-                                  vector_index=ann, passages=embedded.passages)
-            info = dataclasses.replace(written, chunks_sha256=chunks_sha, passages_key=embedded.passages_key,
-                                       vectors=vector_rows)
+            written = write_table(
+                out,
+                chunks_file,
+                vectors,
+                keys,
+                digest,
+                discard_damaged=not intact,
+                vector_index=ann,
+                passages=embedded.passages,
+            )
+            info = dataclasses.replace(
+                written, chunks_sha256=chunks_sha, passages_key=embedded.passages_key, vectors=vector_rows
+            )
             record_files(out, info.table, info.version, info.files)
             marker.unlink()
         key = embedded.passages_key if embedded.chunk_ids else None
-        if chunkset.hashed or chunks_sha != chunkset.unchanged_sha256 or published_files(out, chunks_sha)[1] is None \
-                or recorded_passages_key(out, chunks_sha) != key:
-            write_pending(out, chunks_sha, chunkset.files, chunkset.scanned_ns, recorded_passages(chunkset.files, embedded))
+        if (
+            chunkset.hashed
+            or chunks_sha != chunkset.unchanged_sha256
+            or published_files(out, chunks_sha)[1] is None
+            or recorded_passages_key(out, chunks_sha) != key
+        ):
+            write_pending(
+                out, chunks_sha, chunkset.files, chunkset.scanned_ns, recorded_passages(chunkset.files, embedded)
+            )
         # else every file was trusted by its recorded stat: the state in place already says all this one would
         write_json_atomic(OutputLayout(out).written, info.to_json())  # the version written, not yet published
     if info.rows != chunkset.chunk_count:
@@ -559,12 +662,16 @@ def default_description(name: str, chunkset: ChunkSet) -> str:
     parts = [f"{files} Markdown file{'s' if files != 1 else ''}"]
     if titles:
         more = len(titles) - DESCRIPTION_TITLES
-        parts.append("pages such as " + ", ".join(titles[:DESCRIPTION_TITLES]) + (f" and {more} more" if more > 0 else ""))
+        parts.append(
+            "pages such as " + ", ".join(titles[:DESCRIPTION_TITLES]) + (f" and {more} more" if more > 0 else "")
+        )
     for key, field_ in sorted(chunkset.taxonomy.items()):
         values = list(field_.get("values", []))
         if values:
             more = len(values) - DESCRIPTION_VALUES
-            parts.append(f"{key}: " + ", ".join(values[:DESCRIPTION_VALUES]) + (f" and {more} more" if more > 0 else ""))
+            parts.append(
+                f"{key}: " + ", ".join(values[:DESCRIPTION_VALUES]) + (f" and {more} more" if more > 0 else "")
+            )
     return f"{name} documentation ({'; '.join(parts)})"
 
 
@@ -623,8 +730,10 @@ def publish_metadata(
         if publish_to is not None:  # the mirror is published: copy it up, metadata.json last
             timer = Timer()
             stats = _objectstore().push(out, publish_to)
-            (reporter or NullReporter()).info(f"published to {publish_to.url}: {stats.uploaded} files ({stats.uploaded_bytes / 2**20:.1f} MB) "
-                          f"uploaded, {stats.deleted} deleted in {timer.seconds:.1f}s")
+            (reporter or NullReporter()).info(
+                f"published to {publish_to.url}: {stats.uploaded} files ({stats.uploaded_bytes / 2**20:.1f} MB) "
+                f"uploaded, {stats.deleted} deleted in {timer.seconds:.1f}s"
+            )
         if embedded is not None:
             commit_cache(embedded, provider, reporter)
     return metadata
@@ -688,26 +797,68 @@ def build(
     with build_lock(out):
         loading = load_model_early(provider, cache_dir, rebuild=rebuild_cache or force)
         try:
-            chunkset = chunk_corpus(docs_dir, reporter, reuse_from=None if force else out, allow_empty=allow_empty,
-                                    workers=workers, spill_dir=OutputLayout(out).state)
+            chunkset = chunk_corpus(
+                docs_dir,
+                reporter,
+                reuse_from=None if force else out,
+                allow_empty=allow_empty,
+                workers=workers,
+                spill_dir=OutputLayout(out).state,
+            )
             if loading is None and chunkset.reparsed:
                 loading = load_model_early(provider, cache_dir, changed=True)
             fingerprints = fingerprint_chunks(chunkset, provider)
-            embedded = embed_chunks(chunkset, fingerprints, provider, cache_dir=cache_dir,
-                                    rebuild_cache=rebuild_cache or force, reporter=reporter)
-            info = write_index(out, chunkset, embedded, reporter, force=force, vector_index=vector_index,
-                               publish_to=publish_to)
-            metadata = publish_metadata(out, chunkset, info, provider, description=description, source_commit=source_commit,
-                                        embedded=embedded, reporter=reporter, corpus=corpus, publish_to=publish_to)
+            embedded = embed_chunks(
+                chunkset,
+                fingerprints,
+                provider,
+                cache_dir=cache_dir,
+                rebuild_cache=rebuild_cache or force,
+                reporter=reporter,
+            )
+            info = write_index(
+                out, chunkset, embedded, reporter, force=force, vector_index=vector_index, publish_to=publish_to
+            )
+            metadata = publish_metadata(
+                out,
+                chunkset,
+                info,
+                provider,
+                description=description,
+                source_commit=source_commit,
+                embedded=embedded,
+                reporter=reporter,
+                corpus=corpus,
+                publish_to=publish_to,
+            )
             reporter.info(f"wrote {chunkset.chunk_count} chunks and .lancedb index to {out}")
             try:
-                record_build(out, build_id=new_build_id(), corpus=corpus or out.resolve().name, source_commit=source_commit,
-                             chunkset=chunkset, fingerprints=fingerprints, embedded=embedded, provider=provider,
-                             table_version=info.version, seconds=timer.seconds, pages=pages, defer=True)
+                record_build(
+                    out,
+                    build_id=new_build_id(),
+                    corpus=corpus or out.resolve().name,
+                    source_commit=source_commit,
+                    chunkset=chunkset,
+                    fingerprints=fingerprints,
+                    embedded=embedded,
+                    provider=provider,
+                    table_version=info.version,
+                    seconds=timer.seconds,
+                    pages=pages,
+                    defer=True,
+                )
             except Exception as exc:  # noqa: BLE001 - the index is published; a locked audit file must not undo that
                 reporter.warn(f"could not record this build in the audit database: {exc}")
-            return BuildSummary(str(out), len(chunkset.files), chunkset.chunk_count, chunkset.reused, embedded,
-                                timer.seconds, info, metadata)
+            return BuildSummary(
+                str(out),
+                len(chunkset.files),
+                chunkset.chunk_count,
+                chunkset.reused,
+                embedded,
+                timer.seconds,
+                info,
+                metadata,
+            )
         finally:
             if loading is not None:  # embed waited for it already; a failed build waits here
                 loading.join()
@@ -719,8 +870,15 @@ def _objectstore() -> Any:
     return objectstore
 
 
-def build_remote(docs_dir: Path, url: str, provider: EmbeddingProvider, *, state_dir: Path | None = None,
-                 reporter: Reporter | None = None, **options: Any) -> BuildSummary:
+def build_remote(
+    docs_dir: Path,
+    url: str,
+    provider: EmbeddingProvider,
+    *,
+    state_dir: Path | None = None,
+    reporter: Reporter | None = None,
+    **options: Any,
+) -> BuildSummary:
     """`build` into the local mirror of `url` (`state_dir`), publishing it there (objectstore.py).
 
     The mirror is brought up to date before anything is parsed, so unchanged files are reused.

@@ -30,8 +30,16 @@ from ..layout import OutputLayout
 from ..models import Chunk, IndexInfo, meta_column, sql_literal
 from ..vector_index import VECTOR_COLUMN, index_config
 from .chunk_lines import ChunkOrder
-from .tablefiles import (complete_versions, files_of, forget_missing, manifests, recorded_files, remove_files, table_dir,
-                         unrecorded_files)
+from .tablefiles import (
+    complete_versions,
+    files_of,
+    forget_missing,
+    manifests,
+    recorded_files,
+    remove_files,
+    table_dir,
+    unrecorded_files,
+)
 
 TABLE = "chunks"
 # Lance deletes versions older than an age; ours are removed by number before it runs (see
@@ -43,12 +51,24 @@ WRITE_BATCH = 2048  # rows per Arrow batch: the table is written as a stream, ne
 
 
 def _schema(keys: list[str], dims: int, source_urls: bool, multivector: bool = False) -> pa.Schema:
-    fields = [("chunk_id", pa.string()), ("filepath", pa.string()), ("heading", pa.string()),
-              ("heading_level", pa.int32()), ("breadcrumb", pa.string()), ("content", pa.string()),
-              ("content_text", pa.string()), ("chunk_index", pa.int32()), ("metadata", pa.string()),
-              # derived search fields (derived_fields.py); search uses each only when the table has it
-              ("content_subwords", pa.string()), ("code_languages", pa.string()), ("content_chars", pa.int32()),
-              ("content_digest", pa.string()), ("navigation", pa.float32()), ("bare_code", pa.bool_())]
+    fields = [
+        ("chunk_id", pa.string()),
+        ("filepath", pa.string()),
+        ("heading", pa.string()),
+        ("heading_level", pa.int32()),
+        ("breadcrumb", pa.string()),
+        ("content", pa.string()),
+        ("content_text", pa.string()),
+        ("chunk_index", pa.int32()),
+        ("metadata", pa.string()),
+        # derived search fields (derived_fields.py); search uses each only when the table has it
+        ("content_subwords", pa.string()),
+        ("code_languages", pa.string()),
+        ("content_chars", pa.int32()),
+        ("content_digest", pa.string()),
+        ("navigation", pa.float32()),
+        ("bare_code", pa.bool_()),
+    ]
     if source_urls:  # website corpora only: file corpora keep their schema
         fields.append(("source_url", pa.string()))
     fields += [(meta_column(key), pa.string()) for key in keys]
@@ -58,8 +78,9 @@ def _schema(keys: list[str], dims: int, source_urls: bool, multivector: bool = F
     return pa.schema(fields)
 
 
-def _batch(rows: list[Chunk], vectors: np.ndarray | None, keys: list[str], schema: pa.Schema,
-           counts: list[int] | None = None) -> pa.RecordBatch:
+def _batch(
+    rows: list[Chunk], vectors: np.ndarray | None, keys: list[str], schema: pa.Schema, counts: list[int] | None = None
+) -> pa.RecordBatch:
     """One Arrow batch of rows; with `counts`, `vectors` holds counts[i] passage vectors for row i."""
     cols: list[pa.Array] = [
         pa.array([c.chunk_id for c in rows], pa.string()),
@@ -91,8 +112,9 @@ def _batch(rows: list[Chunk], vectors: np.ndarray | None, keys: list[str], schem
     return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
-def _rows(order: ChunkOrder, vectors: np.ndarray | None, keys: list[str],
-          passages: list[int] | None = None) -> pa.RecordBatchReader:
+def _rows(
+    order: ChunkOrder, vectors: np.ndarray | None, keys: list[str], passages: list[int] | None = None
+) -> pa.RecordBatchReader:
     """The table's rows sorted by chunk_id (BM25 ties then come back in a stable order), batch by batch,
     read back from chunks.json a file at a time (`vectors` are in chunks.json's order; with `passages`,
     passages[i] consecutive rows of them belong to chunk i)."""
@@ -128,9 +150,17 @@ def connect(out: Path) -> lancedb.DBConnection:
     return lancedb.connect(str(OutputLayout(out).lancedb))
 
 
-def write_table(out: Path, chunks_file: Path, vectors: np.ndarray | None, keys: list[str], digest: str, *,
-                discard_damaged: bool = False, vector_index: bool = False,
-                passages: list[int] | None = None) -> IndexInfo:
+def write_table(
+    out: Path,
+    chunks_file: Path,
+    vectors: np.ndarray | None,
+    keys: list[str],
+    digest: str,
+    *,
+    discard_damaged: bool = False,
+    vector_index: bool = False,
+    passages: list[int] | None = None,
+) -> IndexInfo:
     """Write a new table version with all its indexes from a build's chunks.json; the caller publishes it.
 
     With `vector_index` (see vector_index.VectorIndexPolicy) the `vector` column also gets an
@@ -147,8 +177,10 @@ def write_table(out: Path, chunks_file: Path, vectors: np.ndarray | None, keys: 
         table = connect(out).create_table(TABLE, data=_rows(order, vectors, keys, passages), mode="overwrite")
     except Exception as exc:  # noqa: BLE001 - LanceDB raises plain errors for a corrupt table
         if not discard_damaged:
-            raise DocsMcpError(f"cannot write a new version of {table_dir(out, TABLE)} "
-                               f"({str(exc).splitlines()[0][:200]}); the published index is unchanged") from None
+            raise DocsMcpError(
+                f"cannot write a new version of {table_dir(out, TABLE)} "
+                f"({str(exc).splitlines()[0][:200]}); the published index is unchanged"
+            ) from None
         shutil.rmtree(table_dir(out, TABLE), ignore_errors=True)
         before = {}
         table = connect(out).create_table(TABLE, data=_rows(order, vectors, keys, passages), mode="overwrite")
@@ -163,8 +195,9 @@ def write_table(out: Path, chunks_file: Path, vectors: np.ndarray | None, keys: 
     files = {rel: size for rel, size in files_of(out, TABLE).items() if before.get(rel) != size}
     if vector_index:  # the optimize replaced index files: record only those this version uses
         live = {str(getattr(i, "index_uuid", "")) for i in table.list_indices()}
-        files = {rel: size for rel, size in files.items()
-                 if not rel.startswith("_indices/") or rel.split("/")[1] in live}
+        files = {
+            rel: size for rel, size in files.items() if not rel.startswith("_indices/") or rel.split("/")[1] in live
+        }
     return IndexInfo(TABLE, table.version, rows, digest, files=files)
 
 
@@ -179,9 +212,15 @@ def _create_indexes(table: Any, keys: list[str], replace: bool = False) -> None:
     all six took 0.29 s one by one and 0.19 s two at a time, with the same indexes and the same
     number of versions; a 1% edit rebuilds them all, so that BM25 statistics equal a full build's.
     """
-    specs = [("content_text", FTS(with_position=True)), ("heading", FTS(with_position=True)),
-             ("breadcrumb", FTS()), ("content_subwords", FTS()), ("chunk_id", BTree()), ("filepath", BTree()),
-             *((meta_column(key), Bitmap()) for key in keys)]
+    specs = [
+        ("content_text", FTS(with_position=True)),
+        ("heading", FTS(with_position=True)),
+        ("breadcrumb", FTS()),
+        ("content_subwords", FTS()),
+        ("chunk_id", BTree()),
+        ("filepath", BTree()),
+        *((meta_column(key), Bitmap()) for key in keys),
+    ]
     with ThreadPoolExecutor(max_workers=INDEX_WORKERS, thread_name_prefix="docs-mcp-index") as pool:
         futures = [pool.submit(table.create_index, column, config=config, replace=replace) for column, config in specs]
     for future in futures:
@@ -216,8 +255,17 @@ class RowVectors:
         return _batch(rows, stacked, keys, schema, counts if self.multivector else None)
 
 
-def update_table(out: Path, base_version: int, changed_files: list[str], chunks: list[Chunk], keys: list[str],
-                 digest: str, *, source_urls: bool, vectors: RowVectors | None = None) -> IndexInfo | None:
+def update_table(
+    out: Path,
+    base_version: int,
+    changed_files: list[str],
+    chunks: list[Chunk],
+    keys: list[str],
+    digest: str,
+    *,
+    source_urls: bool,
+    vectors: RowVectors | None = None,
+) -> IndexInfo | None:
     """A new version of a table, made from `base_version` by replacing the rows of `changed_files`
     with `chunks` (theirs now, with `vectors` when the table has vectors), then rebuilding every
     index over the result and compacting it; None when the table is not fit for it (another
@@ -258,11 +306,19 @@ def update_table(out: Path, base_version: int, changed_files: list[str], chunks:
     live = {str(getattr(i, "index_uuid", "")) for i in table.list_indices()}
     now = files_of(out, TABLE)
     added = {rel: size for rel, size in now.items() if before.get(rel) != size}
-    files = {rel: size for rel, size in {**base_record, **added}.items()
-             if not rel.startswith("_indices/") or rel.split("/")[1] in live}
+    files = {
+        rel: size
+        for rel, size in {**base_record, **added}.items()
+        if not rel.startswith("_indices/") or rel.split("/")[1] in live
+    }
     compacted = {rel for rel in now if rel.startswith("data/") and rel not in uncompacted}
-    return IndexInfo(TABLE, table.version, table.count_rows(), digest,
-                     files=_rows_files_in_use(files, compacted, _version_summary(table)))
+    return IndexInfo(
+        TABLE,
+        table.version,
+        table.count_rows(),
+        digest,
+        files=_rows_files_in_use(files, compacted, _version_summary(table)),
+    )
 
 
 def _version_summary(table: Any) -> dict[str, str]:
@@ -280,8 +336,11 @@ def _rows_files_in_use(files: dict[str, int], compacted: set[str], summary: dict
     the record, they would stay on disk as long as the version is kept, and each later update on top
     would carry them on; a partial compaction keeps the superset, which only costs disk."""
     rows_file = ("data/", "_deletions/")
-    if not compacted or summary.get("total_data_files") != str(len(compacted)) \
-            or summary.get("total_deletion_files") != "0":
+    if (
+        not compacted
+        or summary.get("total_data_files") != str(len(compacted))
+        or summary.get("total_deletion_files") != "0"
+    ):
         return files
     return {rel: size for rel, size in files.items() if not rel.startswith(rows_file) or rel in compacted}
 

@@ -92,8 +92,7 @@ def forget_records(out: Path, table: str, keep: set[int]) -> None:
 def complete_versions(out: Path, table: str, versions: set[int]) -> set[int]:
     """The versions in `versions` whose recorded files are all present."""
     root = table_dir(out, table)
-    return {v for v in versions
-            if all((root / rel).exists() for rel in (recorded_files(out, table, v) or {}))}
+    return {v for v in versions if all((root / rel).exists() for rel in (recorded_files(out, table, v) or {}))}
 
 
 def forget_missing(out: Path, table: str, versions: set[int]) -> None:

@@ -11,7 +11,8 @@ MIN_TARGET_CHARS), then the nearest neighbours that fit whole.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .budget import cut, resume
 from .hits import SearchHit, TrimNote
@@ -35,12 +36,23 @@ def _context_note(omitted: list[str], chunk_id: str, position: int, ids: list[st
     after = [c for c in omitted if ids.index(c) > position]
     nearest = min(after or omitted, key=lambda c: abs(ids.index(c) - position))
     noun = "chunk" if len(omitted) == 1 else "chunks"
-    return (f"[trimmed: {len(omitted)} more context {noun} left out ({', '.join(omitted)}); "
-            f"next: {_call(tool, {'chunk_id': nearest})}]")
+    return (
+        f"[trimmed: {len(omitted)} more context {noun} left out ({', '.join(omitted)}); "
+        f"next: {_call(tool, {'chunk_id': nearest})}]"
+    )
 
 
-def render_doc(chunk_id: str, ids: list[str], window: list[str], contents: dict[str, str], *,
-               max_chars: int | None = None, offset: int = 0, tool: str = "get_doc", trailer: str = "") -> str:
+def render_doc(
+    chunk_id: str,
+    ids: list[str],
+    window: list[str],
+    contents: dict[str, str],
+    *,
+    max_chars: int | None = None,
+    offset: int = 0,
+    tool: str = "get_doc",
+    trailer: str = "",
+) -> str:
     """The get_doc text: the target (from `offset`), then the neighbours of `window` that fit.
 
     Every left-out part ends the answer as one `[trimmed: …; next: get_doc {…}]` line; `trailer`
@@ -52,9 +64,12 @@ def render_doc(chunk_id: str, ids: list[str], window: list[str], contents: dict[
     if offset:
         header = header[: -len(" ---")] + f" (from character {offset} of {len(full)}) ---"
     text = resume(full, offset) if offset else full  # may start with a re-opened fence line
-    neighbours = sorted((c for c in window if c != chunk_id), key=lambda c: (abs(ids.index(c) - position), ids.index(c)))
+    neighbours = sorted(
+        (c for c in window if c != chunk_id), key=lambda c: (abs(ids.index(c) - position), ids.index(c))
+    )
     target_note = ""
     if max_chars is not None:
+
         def pointer(end: int) -> dict[str, Any]:
             return {"chunk_id": chunk_id, "offset": end, "max_chars": max_chars}
 
@@ -106,11 +121,16 @@ def _target_note(left: int, pointer: dict[str, Any], tool: str) -> str:
     return f"[trimmed: {left} more characters of this chunk; next: {_call(tool, pointer)}]"
 
 
-def fit_page(page_json: Callable[[list[SearchHit], str | None, TrimNote | None], dict[str, Any]],
-             hits: list[SearchHit], next_cursor: str | None, cursor_at: Callable[[int], str],
-             max_chars: int) -> tuple[list[SearchHit], str | None, TrimNote | None]:
+def fit_page(
+    page_json: Callable[[list[SearchHit], str | None, TrimNote | None], dict[str, Any]],
+    hits: list[SearchHit],
+    next_cursor: str | None,
+    cursor_at: Callable[[int], str],
+    max_chars: int,
+) -> tuple[list[SearchHit], str | None, TrimNote | None]:
     """The most leading hits whose JSON answer fits in max_chars (at least one, its snippet
     shortened if need be), the cursor that continues at the first hit left out, and a note."""
+
     def size(kept: list[SearchHit], cursor: str | None, note: TrimNote | None) -> int:
         return len(json.dumps(page_json(kept, cursor, note), ensure_ascii=False))
 
@@ -119,9 +139,11 @@ def fit_page(page_json: Callable[[list[SearchHit], str | None, TrimNote | None],
 
     def note(kept: int) -> TrimNote:
         dropped = len(hits) - kept
-        return {"dropped_hits": dropped,
-                "message": f"{dropped} more hit{'s' if dropped != 1 else ''} on this page did not fit in "
-                           f"max_chars={max_chars}; pass next_cursor (same query, filters and max_chars) to continue."}
+        return {
+            "dropped_hits": dropped,
+            "message": f"{dropped} more hit{'s' if dropped != 1 else ''} on this page did not fit in "
+            f"max_chars={max_chars}; pass next_cursor (same query, filters and max_chars) to continue.",
+        }
 
     for kept in range(len(hits) - 1, 0, -1):
         cursor = cursor_at(kept)

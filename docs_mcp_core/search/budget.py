@@ -44,8 +44,12 @@ def lines_of(text: str) -> list[Line]:
                 fence, marker = raw, match.group(2)
         else:
             out.append(Line(offset, raw, fence, False))
-            closes = (match is not None and match.group(2)[0] == marker[0] and len(match.group(2)) >= len(marker)
-                      and not match.group(3).strip())
+            closes = (
+                match is not None
+                and match.group(2)[0] == marker[0]
+                and len(match.group(2)) >= len(marker)
+                and not match.group(3).strip()
+            )
             if closes:
                 fence, previous_closed = None, True
         previous_blank = not raw.strip()

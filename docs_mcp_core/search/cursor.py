@@ -13,8 +13,8 @@ import hmac
 import json
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..errors import DocsMcpError, SearchError
 from ..layout import OutputLayout
@@ -41,13 +41,17 @@ def load_secret(out: Path | str, *, log: Callable[[str], None] | None = None) ->
     given = os.environ.get(SECRET_ENV)
     if given:
         if len(given) < MIN_SECRET_CHARS:
-            raise DocsMcpError(f"{SECRET_ENV} is {len(given)} characters; use at least {MIN_SECRET_CHARS} random "
-                               "characters, e.g. the output of `python -c \"import secrets; print(secrets.token_hex(32))\"`")
+            raise DocsMcpError(
+                f"{SECRET_ENV} is {len(given)} characters; use at least {MIN_SECRET_CHARS} random "
+                'characters, e.g. the output of `python -c "import secrets; print(secrets.token_hex(32))"`'
+            )
         return given.encode()
     if isinstance(out, str) and out.startswith("s3://"):  # nothing local to keep a secret beside
         if log:
-            log(f"cursors are signed with a key for this process only; set {SECRET_ENV} to share one across "
-                "restarts and replicas of an s3:// index")
+            log(
+                f"cursors are signed with a key for this process only; set {SECRET_ENV} to share one across "
+                "restarts and replicas of an s3:// index"
+            )
         return _new_secret().encode()
     layout = OutputLayout(out)
     if not layout.metadata.is_file():
@@ -59,17 +63,21 @@ def load_secret(out: Path | str, *, log: Callable[[str], None] | None = None) ->
         except OSError as exc:
             if not path.is_file():  # not a race lost to another server: this folder cannot hold a secret
                 if log:
-                    log(f"warning: cannot write the cursor secret {path} ({exc.strerror or exc}); using one for "
-                        f"this process only, so cursors will not survive a restart. Set {SECRET_ENV} to share one.")
+                    log(
+                        f"warning: cannot write the cursor secret {path} ({exc.strerror or exc}); using one for "
+                        f"this process only, so cursors will not survive a restart. Set {SECRET_ENV} to share one."
+                    )
                 return _new_secret().encode()
     try:
         secret = path.read_text().strip()
     except (OSError, UnicodeDecodeError) as exc:
-        raise DocsMcpError(f"cannot read the cursor secret {path} ({exc}); fix it or delete it, "
-                           f"or set {SECRET_ENV}") from None
+        raise DocsMcpError(
+            f"cannot read the cursor secret {path} ({exc}); fix it or delete it, or set {SECRET_ENV}"
+        ) from None
     if len(secret) < MIN_SECRET_CHARS:
-        raise DocsMcpError(f"{path} holds no usable cursor secret (under {MIN_SECRET_CHARS} characters); "
-                           "delete it and start again")
+        raise DocsMcpError(
+            f"{path} holds no usable cursor secret (under {MIN_SECRET_CHARS} characters); delete it and start again"
+        )
     return secret.encode()
 
 
@@ -116,16 +124,22 @@ def decode(secret: bytes, cursor: str, *, query: str, filters: dict[str, str], i
         data = json.loads(payload)
         offset = int(data["o"])
     except (ValueError, KeyError, TypeError):
-        raise CursorError("cursor is malformed; pass the next_cursor value exactly as returned, "
-                          "or search again without a cursor") from None
+        raise CursorError(
+            "cursor is malformed; pass the next_cursor value exactly as returned, or search again without a cursor"
+        ) from None
     expected = hmac.new(secret, payload, hashlib.sha256).digest()
     if not hmac.compare_digest(signature, expected):
-        raise CursorError("cursor signature is invalid (it was altered or comes from another server); "
-                          "search again without a cursor")
+        raise CursorError(
+            "cursor signature is invalid (it was altered or comes from another server); search again without a cursor"
+        )
     if data.get("k") != request_key(query, filters) or offset < 0:  # first: another query searches other corpora
-        raise CursorError("cursor belongs to a different query or filters; repeat the original query and "
-                          "filters with it, or search again without a cursor")
+        raise CursorError(
+            "cursor belongs to a different query or filters; repeat the original query and "
+            "filters with it, or search again without a cursor"
+        )
     if data.get("i") != index:
-        raise CursorError("cursor is stale: the index was rebuilt since it was issued; "
-                          "search again without a cursor to get fresh results")
+        raise CursorError(
+            "cursor is stale: the index was rebuilt since it was issued; "
+            "search again without a cursor to get fresh results"
+        )
     return offset

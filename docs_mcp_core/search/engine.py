@@ -17,23 +17,25 @@ import os
 import re
 import sys
 from collections import Counter, OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
-from ..vector_index import VECTOR_MEMORY_BYTES, ann_query, has_vector_index, vector_column
 from ..layout import CHUNKS, OutputLayout
 from ..metadata import EmbeddingInfo, TaxonomyKey, require_metadata
-from ..objectstore import RemoteIndex, is_remote, location, remote_signature
 from ..models import CHUNK_ID, meta_column, sql_literal
+from ..objectstore import RemoteIndex, is_remote, location, remote_signature
+from ..vector_index import VECTOR_MEMORY_BYTES, ann_query, has_vector_index, vector_column
 from . import answers
 from . import cursor as cursors
 from .hits import SearchHit, TrimNote, ZeroResultHint
-from .proximity import SLOP as PROXIMITY_SLOP, term_pairs
+from .proximity import SLOP as PROXIMITY_SLOP
+from .proximity import term_pairs
 from .repeats import stems, without_repeats
 from .vector_scan import QuantizedScan, nearest_rows
 from .weights import Weights
@@ -47,8 +49,10 @@ _T = TypeVar("_T")
 def unreadable_index(out: Path, exc: BaseException) -> SearchError:
     """LanceDB failing to open or read the table means files under `.lancedb` are missing or damaged."""
     reason = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
-    return SearchError(f"the index at {out} cannot be read ({reason}); rebuild it with "
-                       f"`docs-mcp build --docs-dir DOCS --out {out}` (a damaged table is rewritten)")
+    return SearchError(
+        f"the index at {out} cannot be read ({reason}); rebuild it with "
+        f"`docs-mcp build --docs-dir DOCS --out {out}` (a damaged table is rewritten)"
+    )
 
 
 def _readable(method: Callable[..., Awaitable[_T]]) -> Callable[..., Awaitable[_T]]:
@@ -147,7 +151,11 @@ def validate_filters(filters: dict[str, Any], taxonomy: dict[str, TaxonomyKey]) 
 def where_clause(filters: dict[str, str], taxonomy: dict[str, TaxonomyKey]) -> str | None:
     """A prefilter from validated values. `language` without `scope` also admits global guides."""
     auto_include = "language" in filters and "scope" not in filters and "scope" in taxonomy
-    clauses = [f"{meta_column(k)} = {sql_literal(v)}" for k, v in sorted(filters.items()) if not (auto_include and k == "language")]
+    clauses = [
+        f"{meta_column(k)} = {sql_literal(v)}"
+        for k, v in sorted(filters.items())
+        if not (auto_include and k == "language")
+    ]
     if auto_include:
         lang, scope, language = sql_literal(filters["language"]), meta_column("scope"), meta_column("language")
         clauses.append(
@@ -191,7 +199,7 @@ def score_fusion(lists: list[tuple[float, Ranked, bool]]) -> list[tuple[str, flo
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
-def text_query(query: str, index: "PublishedIndex", weights: Weights) -> Any:
+def text_query(query: str, index: PublishedIndex, weights: Weights) -> Any:
     """BM25 over the chunk's fields, each times its boost: heading, breadcrumb (file path and parent
     headings), content_text, and the identifier sub-words of the chunk (fields.py). `weights.fields`
     "max" keeps the best field's score (LanceDB's MultiMatchQuery), "sum" adds them. A camelCase
@@ -229,11 +237,14 @@ GENERIC_HEADING_CHUNKS = 5
 GENERIC_HEADING_SHARE = 0.01
 
 
-def says_nothing(info: ChunkInfo, index: "PublishedIndex", query_stems: frozenset[str]) -> bool:
+def says_nothing(info: ChunkInfo, index: PublishedIndex, query_stems: frozenset[str]) -> bool:
     """Bare code (no words of its own) under a heading that names no subject (index.generic_headings)
     and shares no word with the query: only its code can have matched the question."""
-    return info.bare_code and info.heading.strip().lower() in index.generic_headings \
+    return (
+        info.bare_code
+        and info.heading.strip().lower() in index.generic_headings
         and not stems(info.heading) & query_stems
+    )
 
 
 def text_scale(info: ChunkInfo, weights: Weights) -> float:
@@ -251,8 +262,9 @@ def in_language(info: ChunkInfo, language: str) -> bool:
     return (value is not None and normalize_language(value) == language) or language in info.code_languages
 
 
-def fuse(index: "PublishedIndex", lists: dict[str, Ranked], weights: Weights,
-         filters: dict[str, str], query: str = "") -> list[tuple[str, float]]:
+def fuse(
+    index: PublishedIndex, lists: dict[str, Ranked], weights: Weights, filters: dict[str, str], query: str = ""
+) -> list[tuple[str, float]]:
     """The ranked lists → one ranking. With a vector list, the weighted sum of min-max scaled scores
     (score_fusion; `weights.hybrid` "rrf" ranks instead); full text alone, weighted RRF. Then a chunk with
     less text than `weights.short` characters (a bare title, a one-line stub) scales by its share of it; a
@@ -264,14 +276,20 @@ def fuse(index: "PublishedIndex", lists: dict[str, Ranked], weights: Weights,
     weight = {"text": weights.text, "phrase": weights.phrase, "vector": weights.vector}
     if weights.by_scores("vector" in lists):
         # a full-text list shorter than its depth holds every chunk the query matches (see _ranked's run)
-        fused = score_fusion([(weight[name], ranked[: weights.depth], name != "vector" and len(ranked) < weights.depth)
-                              for name, ranked in lists.items()])
+        fused = score_fusion(
+            [
+                (weight[name], ranked[: weights.depth], name != "vector" and len(ranked) < weights.depth)
+                for name, ranked in lists.items()
+            ]
+        )
     else:
-        fused = rrf([(weight[name], [cid for cid, _ in ranked[: weights.depth]]) for name, ranked in lists.items()],
-                    weights.k)
+        fused = rrf(
+            [(weight[name], [cid for cid, _ in ranked[: weights.depth]]) for name, ranked in lists.items()], weights.k
+        )
     language = normalize_language(filters["language"]) if "language" in filters else None
     query_stems = stems(query)
     if weights.short > 0 or weights.navigation > 0 or weights.bare_code > 0 or (language and weights.language):
+
         def prior(info: ChunkInfo) -> float:
             factor = min(1.0, (info.chars + 1) / weights.short) if weights.short > 0 and info.chars is not None else 1.0
             if weights.navigation > 0 and info.navigation > NAVIGATION_FROM:
@@ -282,15 +300,19 @@ def fuse(index: "PublishedIndex", lists: dict[str, Ranked], weights: Weights,
                 factor *= 1 + weights.language
             return factor
 
-        fused = sorted(((cid, score * prior(index.info[cid])) for cid, score in fused),
-                       key=lambda item: (-item[1], item[0]))
+        fused = sorted(
+            ((cid, score * prior(index.info[cid])) for cid, score in fused), key=lambda item: (-item[1], item[0])
+        )
     active = [k for k in index.collapse_keys if k not in filters]
     seen: set[str] = set()
     kept = []
     for chunk_id, score in fused:
         info = index.info[chunk_id]
-        groups = [g for g in (collapse_key(info, active) if active else None,
-                              f"digest:{info.digest}" if info.digest else None) if g is not None]
+        groups = [
+            g
+            for g in (collapse_key(info, active) if active else None, f"digest:{info.digest}" if info.digest else None)
+            if g is not None
+        ]
         if not any(g in seen for g in groups):
             kept.append((chunk_id, score))
             seen.update(groups)
@@ -319,7 +341,9 @@ def hint_for(query: str, filters: dict[str, str], suggestions: dict[str, list[st
     summary = ", ".join(f"{k}='{v}'" for k, v in sorted(filters.items()))
     if suggestions:
         tips = "; ".join(f"{k}: {', '.join(v)}" for k, v in suggestions.items())
-        message = f"0 results found for query '{query}' with filters {summary}. It does match with other values ({tips})."
+        message = (
+            f"0 results found for query '{query}' with filters {summary}. It does match with other values ({tips})."
+        )
     elif filters:
         message = f"0 results found for query '{query}' with filters {summary}, nor without them. Try other words."
     else:
@@ -389,7 +413,7 @@ class PublishedIndex:
         self._masks: dict[str, np.ndarray] = {}
         self._lock = asyncio.Lock()
 
-    async def open(self) -> "PublishedIndex":
+    async def open(self) -> PublishedIndex:
         async with self._lock:
             if self.table is not None:
                 return self
@@ -415,7 +439,11 @@ class PublishedIndex:
                 text_bytes = int(pc.sum(chars.column("content_chars")).as_py() or 0)
             else:  # content + content_text: an upper bound on the text kept
                 text_bytes = self._chunks_bytes()
-            wanted = _LIGHT + (_DERIVED if self.has_fields else []) + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
+            wanted = (
+                _LIGHT
+                + (_DERIVED if self.has_fields else [])
+                + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
+            )
             wanted += ["source_url"] if "source_url" in schema.names else []
             wanted += [name for name in ("navigation", "bare_code") if name in schema.names]
             dims, multivector = vector_column(schema)
@@ -423,8 +451,11 @@ class PublishedIndex:
 
             # the vectors the build recorded, as it counted them for its ANN decision; an older metadata.json
             # does not say, and a list of passages per row holds up to PASSAGES of them: budget for them all
-            vectors = (self.metadata.index.vectors if self.metadata.index and self.metadata.index.vectors
-                       else count * (PASSAGES if multivector else 1))
+            vectors = (
+                self.metadata.index.vectors
+                if self.metadata.index and self.metadata.index.vectors
+                else count * (PASSAGES if multivector else 1)
+            )
             if self.has_vectors and not self.vector_indexed and vectors * dims * 4 <= MEMORY_VECTOR_BYTES:
                 wanted.append("vector")
             rows = await table.query().with_row_id().select(wanted).limit(count).to_arrow()
@@ -452,15 +483,27 @@ class PublishedIndex:
                 languages = tuple(columns["code_languages"][i].split()) if self.has_fields else ()
                 digest = columns["content_digest"][i] if self.has_fields else None
                 chars = columns["content_chars"][i] if self.has_fields else None
-                self.info[chunk_id] = ChunkInfo(chunk_id, columns["filepath"][i], columns["heading"][i],
-                                                columns["breadcrumb"][i], columns["chunk_index"][i],
-                                                json.loads(columns["metadata"][i]), languages, digest, chars,
-                                                columns["source_url"][i] if "source_url" in columns else None,
-                                                int(row_ids[i]),
-                                                float(columns["navigation"][i] or 0.0) if "navigation" in columns else 0.0,
-                                                bool(columns["bare_code"][i]) if "bare_code" in columns else False)
-            sizes = await table.query().select({"chunk_id": "chunk_id", "chars": "character_length(content)"}) \
-                .limit(count).to_arrow()
+                self.info[chunk_id] = ChunkInfo(
+                    chunk_id,
+                    columns["filepath"][i],
+                    columns["heading"][i],
+                    columns["breadcrumb"][i],
+                    columns["chunk_index"][i],
+                    json.loads(columns["metadata"][i]),
+                    languages,
+                    digest,
+                    chars,
+                    columns["source_url"][i] if "source_url" in columns else None,
+                    int(row_ids[i]),
+                    float(columns["navigation"][i] or 0.0) if "navigation" in columns else 0.0,
+                    bool(columns["bare_code"][i]) if "bare_code" in columns else False,
+                )
+            sizes = (
+                await table.query()
+                .select({"chunk_id": "chunk_id", "chars": "character_length(content)"})
+                .limit(count)
+                .to_arrow()
+            )
             self.sizes = dict(zip(sizes.column("chunk_id").to_pylist(), sizes.column("chars").to_pylist()))
             for info in sorted(self.info.values(), key=lambda c: (c.filepath, c.chunk_index)):
                 self.files.setdefault(info.filepath, []).append(info.chunk_id)
@@ -551,8 +594,10 @@ class SearchEngine:
                         fresh = await PublishedIndex(self.out).open()
                     except Exception as exc:  # noqa: BLE001 - keep serving the index that works
                         self._refused = signature
-                        self._log(f"a new index was published but cannot be opened, still serving version "
-                                  f"{self.current.version}: {str(exc).splitlines()[0][:300]}")
+                        self._log(
+                            f"a new index was published but cannot be opened, still serving version "
+                            f"{self.current.version}: {str(exc).splitlines()[0][:300]}"
+                        )
                     else:
                         old = self.current
                         if fresh.embedding != old.embedding:
@@ -605,8 +650,10 @@ class SearchEngine:
                     last = max((sign * s for s, _ in raw), default=0.0)  # the last fetched row's sort key
                     kept = [(s, cid) for s, cid in raw if sign * s < last] if full else raw
                     if len(kept) >= depth or not full:
-                        pairs = sorted(((s * text_scale(index.info[cid], self.weights), cid) for s, cid in kept),
-                                       key=lambda p: (sign * p[0], p[1]))
+                        pairs = sorted(
+                            ((s * text_scale(index.info[cid], self.weights), cid) for s, cid in kept),
+                            key=lambda p: (sign * p[0], p[1]),
+                        )
                         return [(cid, s) for s, cid in pairs[:depth]]
                 else:
                     pairs = sorted(raw, key=lambda p: (sign * p[0], p[1]))
@@ -620,12 +667,15 @@ class SearchEngine:
                 return None
             if index.vectors is not None:
                 return await self._nearest_in_memory(index, vector, where, depth)
+
             async def vector_builder() -> Any:
                 builder = table.vector_search(vector.astype(np.float32)).distance_type("cosine")
                 return ann_query(builder, index.rows) if index.vector_indexed else builder
 
-            return [(cid, 1.0 - distance) for cid, distance in await run(vector_builder, "_distance", True,
-                                                                         depth + TIE_SLACK)]
+            return [
+                (cid, 1.0 - distance)
+                for cid, distance in await run(vector_builder, "_distance", True, depth + TIE_SLACK)
+            ]
 
         async def text_builder() -> Any:
             return await table.search(text_query(query, index, self.weights), query_type="fts")
@@ -640,8 +690,9 @@ class SearchEngine:
         ranked = await asyncio.gather(*jobs.values())
         return {name: found for name, found in zip(jobs, ranked) if found is not None}
 
-    async def _nearest_in_memory(self, index: PublishedIndex, vector: np.ndarray, where: str | None,
-                                 depth: int = CANDIDATES) -> Ranked:
+    async def _nearest_in_memory(
+        self, index: PublishedIndex, vector: np.ndarray, where: str | None, depth: int = CANDIDATES
+    ) -> Ranked:
         """Cosine ranking over the in-memory matrix; same prefilter, same tie-break as the table path."""
         assert index.vectors is not None
         query = vector.astype(np.float32)
@@ -659,9 +710,15 @@ class SearchEngine:
 
     def mode(self, index: PublishedIndex) -> str:
         """How a search would be answered now: "hybrid" once a query vector can take part, else "text"."""
-        return "hybrid" if index.has_vectors and self.embedder is not None and self.embedder.provider is not None else "text"
+        return (
+            "hybrid"
+            if index.has_vectors and self.embedder is not None and self.embedder.provider is not None
+            else "text"
+        )
 
-    async def _fused(self, index: PublishedIndex, query: str, filters: dict[str, str]) -> tuple[list[tuple[str, float]], str]:
+    async def _fused(
+        self, index: PublishedIndex, query: str, filters: dict[str, str]
+    ) -> tuple[list[tuple[str, float]], str]:
         expected = self.mode(index)
         base = (index.key, " ".join(query.split()), tuple(sorted(filters.items())))
         if base + (expected,) in self._cache:
@@ -676,24 +733,36 @@ class SearchEngine:
             self._cache.popitem(last=False)
         return fused, mode
 
-    async def search(self, query: str, *, limit: int = DEFAULT_LIMIT, filters: dict[str, Any] | None = None,
-                     cursor: str | None = None, max_chars: int | None = None) -> SearchPage:
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int = DEFAULT_LIMIT,
+        filters: dict[str, Any] | None = None,
+        cursor: str | None = None,
+        max_chars: int | None = None,
+    ) -> SearchPage:
         """One page of hits; with `max_chars`, only the leading hits whose JSON fits (see answers.fit_page).
 
         The same code as a server of several corpora, with this one alone (library.Library).
         """
         from .library import Corpus, Library
 
-        return await Library([Corpus("", self)]).search(query, limit=limit, filters=filters, cursor=cursor,
-                                                        max_chars=max_chars)
+        return await Library([Corpus("", self)]).search(
+            query, limit=limit, filters=filters, cursor=cursor, max_chars=max_chars
+        )
 
     async def _texts(self, index: PublishedIndex, ids: list[str], column: str = "content_text") -> dict[str, str]:
         if not ids:
             return {}
         if column == "content_text" and index.texts is not None:
             return {i: index.texts[i] for i in ids}
-        rows = await index.table.take_row_ids([index.info[i].row_id for i in ids]).with_row_id().select([column]) \
+        rows = (
+            await index.table.take_row_ids([index.info[i].row_id for i in ids])
+            .with_row_id()
+            .select([column])
             .to_arrow()
+        )
         return dict(zip(index.chunk_ids(rows.column("_rowid").to_numpy()), rows.column(column).to_pylist()))
 
     async def _hint(self, index: PublishedIndex, query: str, filters: dict[str, str]) -> ZeroResultHint:
@@ -709,16 +778,26 @@ class SearchEngine:
 
     # -- get_doc ----------------------------------------------------------------------------
     @_readable
-    async def get_doc(self, chunk_id: str, context: int = 0, *, max_chars: int | None = None, offset: int = 0,
-                      tool: str = "get_doc", prefix: str = "") -> str:
+    async def get_doc(
+        self,
+        chunk_id: str,
+        context: int = 0,
+        *,
+        max_chars: int | None = None,
+        offset: int = 0,
+        tool: str = "get_doc",
+        prefix: str = "",
+    ) -> str:
         """A chunk's Markdown with `context` neighbours (see answers.render_doc for the budgets).
 
         A bare file path reads the file's first chunk, followed by the list of its chunk IDs.
         `prefix` ("corpus:" when several corpora are served) goes before every chunk ID the answer names.
         """
         if not isinstance(chunk_id, str) or not CHUNK_ID.match(chunk_id):
-            raise SearchError(f"Chunk ID '{prefix}{chunk_id}' has invalid format. Expected {{filepath}} or "
-                              "{filepath}#{heading-path}, exactly as search_docs returns it.")
+            raise SearchError(
+                f"Chunk ID '{prefix}{chunk_id}' has invalid format. Expected {{filepath}} or "
+                "{filepath}#{heading-path}, exactly as search_docs returns it."
+            )
         if not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT:
             raise SearchError(f"context must be an integer from 0 to {MAX_CONTEXT}")
         index = await self.index()
@@ -729,21 +808,33 @@ class SearchEngine:
             target = index.info[file_ids[0]]
             listing = _file_listing(prefix + chunk_id, [prefix + i for i in file_ids], max_chars)
         if target is None:
-            same_file = index.files.get(chunk_id.split('#', 1)[0], [])
-            raise SearchError(f"Chunk ID '{prefix}{chunk_id}' not found. Use search_docs to discover valid chunk IDs."
-                              f"{_file_tip([prefix + i for i in same_file])}")
+            same_file = index.files.get(chunk_id.split("#", 1)[0], [])
+            raise SearchError(
+                f"Chunk ID '{prefix}{chunk_id}' not found. Use search_docs to discover valid chunk IDs."
+                f"{_file_tip([prefix + i for i in same_file])}"
+            )
         ids = index.files[target.filepath]
         position = ids.index(target.chunk_id)
         if not isinstance(offset, int) or not 0 <= offset < max(1, index.sizes.get(target.chunk_id, 1)):
-            raise SearchError(f"offset must be an integer from 0 to {index.sizes.get(target.chunk_id, 1) - 1}: "
-                              f"the position in chunk '{prefix}{target.chunk_id}' to read on from, as a [trimmed: …] "
-                              "note gave it")
+            raise SearchError(
+                f"offset must be an integer from 0 to {index.sizes.get(target.chunk_id, 1) - 1}: "
+                f"the position in chunk '{prefix}{target.chunk_id}' to read on from, as a [trimmed: …] "
+                "note gave it"
+            )
         window = ids[max(0, position - context) : position + context + 1]
         contents = {prefix + i: text for i, text in (await self._texts(index, window, "content")).items()}
         if target.source_url:  # website corpora: the page to cite
             listing = f"\n\nSource: {target.source_url}{listing}"
-        return answers.render_doc(prefix + target.chunk_id, [prefix + i for i in ids], [prefix + i for i in window],
-                                  contents, max_chars=max_chars, offset=offset, tool=tool, trailer=listing)
+        return answers.render_doc(
+            prefix + target.chunk_id,
+            [prefix + i for i in ids],
+            [prefix + i for i in window],
+            contents,
+            max_chars=max_chars,
+            offset=offset,
+            tool=tool,
+            trailer=listing,
+        )
 
     def has(self, index: PublishedIndex, chunk_id: str) -> bool:
         """Whether get_doc would find this ID (a chunk, or a bare file path) in the index."""
@@ -776,7 +867,11 @@ def _file_tip(same_file: list[str]) -> str:
         return ""
     shown = ", ".join(same_file[:FILE_TIP_IDS])
     more = len(same_file) - FILE_TIP_IDS
-    rest = f" and {more} more (get_doc {{\"chunk_id\": \"{same_file[0].split('#', 1)[0]}\"}} lists them all)" if more > 0 else ""
+    rest = (
+        f' and {more} more (get_doc {{"chunk_id": "{same_file[0].split("#", 1)[0]}"}} lists them all)'
+        if more > 0
+        else ""
+    )
     return f" That file has {len(same_file)} chunk{'s' if len(same_file) != 1 else ''}: {shown}{rest}."
 
 
@@ -793,13 +888,21 @@ def loaded_embedder(embedding: dict[str, Any]) -> QueryEmbedder:
     return embedder
 
 
-def run_search(out: Path, query: str, *, limit: int = DEFAULT_LIMIT, filters: dict[str, str] | None = None,
-               hybrid: bool = True, weights: Weights | None = None) -> SearchPage:
+def run_search(
+    out: Path,
+    query: str,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    filters: dict[str, str] | None = None,
+    hybrid: bool = True,
+    weights: Weights | None = None,
+) -> SearchPage:
     """One search from synchronous code, with the same engine the server uses."""
 
     async def once() -> SearchPage:
-        engine = SearchEngine(out, weights or Weights(), embedder_factory=loaded_embedder if hybrid else None,
-                              log=_stderr)
+        engine = SearchEngine(
+            out, weights or Weights(), embedder_factory=loaded_embedder if hybrid else None, log=_stderr
+        )
         try:
             return await engine.search(query, limit=limit, filters=filters)
         finally:

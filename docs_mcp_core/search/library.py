@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 from ..errors import SearchError
 from ..metadata import PublishedMetadata, TaxonomyKey
@@ -50,7 +51,6 @@ from .engine import (
     validate_filters,
 )
 from .hits import SearchHit, TrimNote, ZeroResultHint
-
 
 _T = TypeVar("_T")
 CORPUS_SIMILARITY_POWER = 3  # see the module docstring; 1-2 recover most of the loss, 3 and up all of it
@@ -78,10 +78,12 @@ def _reading(engine: SearchEngine) -> Iterator[None]:
         raise unreadable_index(engine.out, exc) from None
 
 
-async def _each(scope: list[tuple[Corpus, PublishedIndex]],
-                work: Callable[[Corpus, PublishedIndex], Awaitable[_T]]) -> list[_T]:
+async def _each(
+    scope: list[tuple[Corpus, PublishedIndex]], work: Callable[[Corpus, PublishedIndex], Awaitable[_T]]
+) -> list[_T]:
     """work(corpus, index) for every corpus searched, all at once (their LanceDB queries share the cores),
     each under _reading; results in scope order."""
+
     async def one(c: Corpus, index: PublishedIndex) -> _T:
         with _reading(c.engine):
             return await work(c, index)
@@ -99,9 +101,12 @@ class Served:
     def several(self) -> bool:
         return len(self.pairs) > 1
 
-    def same(self, other: "Served | None") -> bool:
-        return other is not None and len(other.pairs) == len(self.pairs) and \
-            all(a[1] is b[1] for a, b in zip(self.pairs, other.pairs))
+    def same(self, other: Served | None) -> bool:
+        return (
+            other is not None
+            and len(other.pairs) == len(self.pairs)
+            and all(a[1] is b[1] for a, b in zip(self.pairs, other.pairs))
+        )
 
     def key(self, scope: list[tuple[Corpus, PublishedIndex]]) -> str:
         """What a cursor is bound to: the indexes it pages through. A republish of a corpus it
@@ -144,8 +149,9 @@ class Served:
         if not self.several:
             return self.pairs[0][1].metadata
         parts = "; ".join(f"{corpus.name}: {corpus.describe(index)}" for corpus, index in self.pairs)
-        return PublishedMetadata(corpus_description=f"documentation of {len(self.pairs)} corpora ({parts})",
-                                 taxonomy=self.taxonomy)
+        return PublishedMetadata(
+            corpus_description=f"documentation of {len(self.pairs)} corpora ({parts})", taxonomy=self.taxonomy
+        )
 
     def corpora(self) -> list[tuple[str, str]]:
         return [(corpus.name, corpus.describe(index)) for corpus, index in self.pairs]
@@ -164,10 +170,17 @@ class Served:
         if not scope:
             wanted = ", ".join(f"{k}='{v}'" for k, v in sorted(filters.items()))
             where = f"corpus '{name}'" if name is not None else "any one corpus"
-            have = "; ".join(f"{c.name}: " + ", ".join(f"{k} in ({', '.join(i.taxonomy[k].values if k in i.taxonomy else [])})"
-                                                       for k in sorted(filters)) for c, i in chosen)
-            raise SearchError(f"No match for filters {wanted} in {where}: each corpus has its own values ({have}). "
-                              "Drop a filter or pick values of one corpus.")
+            have = "; ".join(
+                f"{c.name}: "
+                + ", ".join(
+                    f"{k} in ({', '.join(i.taxonomy[k].values if k in i.taxonomy else [])})" for k in sorted(filters)
+                )
+                for c, i in chosen
+            )
+            raise SearchError(
+                f"No match for filters {wanted} in {where}: each corpus has its own values ({have}). "
+                "Drop a filter or pick values of one corpus."
+            )
         return scope
 
 
@@ -206,12 +219,22 @@ class Library:
         """A corpus was republished since its index was opened (each corpus's metadata.json is watched)."""
         from .engine import metadata_signature
 
-        return any(c.engine.current.table is not None and metadata_signature(c.engine.out) != c.engine.current.signature
-                   for c in self.corpora)
+        return any(
+            c.engine.current.table is not None and metadata_signature(c.engine.out) != c.engine.current.signature
+            for c in self.corpora
+        )
 
     # -- search -----------------------------------------------------------------------------
-    async def search(self, query: str, *, limit: int = DEFAULT_LIMIT, filters: dict[str, Any] | None = None,
-                     cursor: str | None = None, max_chars: int | None = None, corpus: str | None = None) -> SearchPage:
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int = DEFAULT_LIMIT,
+        filters: dict[str, Any] | None = None,
+        cursor: str | None = None,
+        max_chars: int | None = None,
+        corpus: str | None = None,
+    ) -> SearchPage:
         query = (query or "").strip()
         if not query:
             raise SearchError("query must be a non-empty string: describe what you are looking for")
@@ -238,8 +261,10 @@ class Library:
             closest = await _closest(scope, query, modes)
             if closest:
                 top = max(closest.values()) or 1.0
-                ranked = [(c, i, cid, s * (max(closest[c.name], 0.0) / top) ** CORPUS_SIMILARITY_POWER)
-                          for c, i, cid, s in ranked]
+                ranked = [
+                    (c, i, cid, s * (max(closest[c.name], 0.0) / top) ** CORPUS_SIMILARITY_POWER)
+                    for c, i, cid, s in ranked
+                ]
         if served.several:
             ranked.sort(key=lambda r: (-r[3], order[r[0].name], r[2]))
         rows = ranked[offset : offset + limit]
@@ -274,14 +299,18 @@ class Library:
         shown_modes = modes if served.several else None
         page = SearchPage(hits, next_cursor, hint, mode, modes=shown_modes)
         if max_chars is not None and hits:
+
             def page_json(kept: list[SearchHit], next_at: str | None, note: TrimNote | None) -> dict[str, Any]:
                 return SearchPage(kept, next_at, hint, mode, note, shown_modes).to_json()
 
             page.hits, page.next_cursor, page.trimmed = answers.fit_page(
-                page_json, hits, next_cursor, lambda kept: cursor_at(offset + kept), max_chars)
+                page_json, hits, next_cursor, lambda kept: cursor_at(offset + kept), max_chars
+            )
         return page
 
-    async def _hint(self, scope: list[tuple[Corpus, PublishedIndex]], query: str, filters: dict[str, str]) -> ZeroResultHint:
+    async def _hint(
+        self, scope: list[tuple[Corpus, PublishedIndex]], query: str, filters: dict[str, str]
+    ) -> ZeroResultHint:
         """The zero-result hint over the corpora searched: the other values that would match, in any of them."""
         merged: dict[str, set[str]] = {}
         for hint in await _each(scope, lambda c, index: c.engine._hint(index, query, filters)):
@@ -290,12 +319,15 @@ class Library:
         return hint_for(query, filters, {key: sorted(values) for key, values in sorted(merged.items())})
 
     # -- get_doc ----------------------------------------------------------------------------
-    async def get_doc(self, chunk_id: str, context: int = 0, *, max_chars: int | None = None, offset: int = 0,
-                      tool: str = "get_doc") -> str:
+    async def get_doc(
+        self, chunk_id: str, context: int = 0, *, max_chars: int | None = None, offset: int = 0, tool: str = "get_doc"
+    ) -> str:
         """get_doc in the corpus the ID names: `corpus:ID` always works with several corpora; a bare
         ID or file path works when exactly one corpus has it (else the error lists the prefixed IDs)."""
         if not self.several:
-            return await self.corpora[0].engine.get_doc(chunk_id, context, max_chars=max_chars, offset=offset, tool=tool)
+            return await self.corpora[0].engine.get_doc(
+                chunk_id, context, max_chars=max_chars, offset=offset, tool=tool
+            )
         if not isinstance(chunk_id, str):
             raise SearchError("chunk_id must be a string, exactly as search_docs returns it")
         name, sep, rest = chunk_id.partition(":")
@@ -311,12 +343,15 @@ class Library:
             near = [c for c, index in served.pairs if path in index.files]
             if not holders and not near:
                 names = ", ".join(self.by_name)
-                raise SearchError(f"Chunk ID '{chunk_id}' not found in any corpus ({names}). Use search_docs to "
-                                  f"discover valid chunk IDs: they start with the corpus name, e.g. "
-                                  f"'{self.corpora[0].name}:README.md'.")
+                raise SearchError(
+                    f"Chunk ID '{chunk_id}' not found in any corpus ({names}). Use search_docs to "
+                    f"discover valid chunk IDs: they start with the corpus name, e.g. "
+                    f"'{self.corpora[0].name}:README.md'."
+                )
             corpus, bare = (holders or near)[0], chunk_id
-        return await corpus.engine.get_doc(bare, context, max_chars=max_chars, offset=offset, tool=tool,
-                                           prefix=f"{corpus.name}:")
+        return await corpus.engine.get_doc(
+            bare, context, max_chars=max_chars, offset=offset, tool=tool, prefix=f"{corpus.name}:"
+        )
 
     def close(self) -> None:
         closed: set[int] = set()  # corpora built with one model share its query embedder
@@ -347,6 +382,9 @@ def _best_score(engine: SearchEngine, query: str, mode: str) -> float:
     """The fused score of a chunk ranked first by every signal that ran for this query (engine._ranked):
     1 per list, times its weight, when scores are fused; 1 / (k + 1) per list when ranks are."""
     weights = engine.weights
-    total = weights.text + (weights.phrase if phrase_applies(query) else 0.0) + \
-        (weights.vector if mode == "hybrid" else 0.0)
+    total = (
+        weights.text
+        + (weights.phrase if phrase_applies(query) else 0.0)
+        + (weights.vector if mode == "hybrid" else 0.0)
+    )
     return (total if weights.by_scores(mode == "hybrid") else total / (weights.k + 1)) or 1.0

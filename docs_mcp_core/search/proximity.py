@@ -14,14 +14,16 @@ import re
 # What LanceDB's English full-text tokenizer drops, as surface words (found by indexing candidate
 # words with it). It stems before it drops stop words, so "mostly" goes (stem "most") while "because"
 # stays (stem "becaus"). tests/core/test_proximity.py checks every word here against LanceDB itself.
-STOP_WORDS = frozenset("""
+STOP_WORDS = frozenset(
+    """
 a about after again against ain all am an and are aren as at be been being below between both but by can couldn
 d did didn do doesn doing don down each few for from further had hadn has hasn have haven having he her here hers
 herself him himself his how i if in into is isn it its itself just ll m ma me mightn more most mostly mustn my
 myself needn no nor not now o of off on or other others our ours out over own re s same shan she should shouldn
 so some such t than that the their theirs them then there these they this those through to too under until up ve
 was wasn we were weren what when where which while who whom will with won wouldn y you your yours yourself
-""".split())
+""".split()
+)
 
 # The tokenizer splits on anything not a letter or digit (underscores too) and lowercases.
 TOKEN = re.compile(r"[^\W_]+")

@@ -83,7 +83,12 @@ class QuantizedScan:
         as quick), dimensions not a multiple of BLOCK, no onnxruntime and onnx (the semantic extra), or
         a kernel that fails the self-check."""
         rows, dims = vectors.shape
-        if vectors.nbytes < (SCAN_BYTES if min_bytes is None else min_bytes) or dims % BLOCK or not rows or not _available():
+        if (
+            vectors.nbytes < (SCAN_BYTES if min_bytes is None else min_bytes)
+            or dims % BLOCK
+            or not rows
+            or not _available()
+        ):
             return None
         try:
             packed = np.empty((rows, dims // BLOCK, BLOCK), dtype=np.uint8)  # the kernel's layout: code + 128
@@ -107,8 +112,9 @@ class QuantizedScan:
         sample of rows."""
         rng = np.random.default_rng(0)
         sample = np.sort(rng.choice(len(vectors), size=min(CHECK_ROWS, len(vectors)), replace=False))
-        rows = _dequantize((packed[sample].astype(np.int16) - 128).reshape(len(sample), -1).astype(np.int8),
-                           scales[sample]).astype(np.float64)
+        rows = _dequantize(
+            (packed[sample].astype(np.int16) - 128).reshape(len(sample), -1).astype(np.int8), scales[sample]
+        ).astype(np.float64)
         picks = rng.choice(len(vectors), size=min(PROBES, len(vectors)), replace=False)
         for n, row in enumerate(picks):
             query = vectors[row] if n % 2 == 0 else vectors[row] + vectors[picks[0]] * np.float32(0.5)
@@ -159,12 +165,27 @@ def _session(packed: np.ndarray, scales: np.ndarray) -> tuple[Any, tuple[Any, ..
             entry.key, entry.value = key, value
         return tensor
 
-    node = helper.make_node("MatMulNBits", ["query", "codes", "scales"], ["scores"], domain="com.microsoft",
-                            K=dims, N=rows, bits=8, block_size=BLOCK, accuracy_level=4)  # 4: int8 dot products
-    graph = helper.make_graph([node], "scan", [helper.make_tensor_value_info("query", TensorProto.FLOAT, [1, dims])],
-                              [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, rows])],
-                              [external("codes"), external("scales")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    node = helper.make_node(
+        "MatMulNBits",
+        ["query", "codes", "scales"],
+        ["scores"],
+        domain="com.microsoft",
+        K=dims,
+        N=rows,
+        bits=8,
+        block_size=BLOCK,
+        accuracy_level=4,
+    )  # 4: int8 dot products
+    graph = helper.make_graph(
+        [node],
+        "scan",
+        [helper.make_tensor_value_info("query", TensorProto.FLOAT, [1, dims])],
+        [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, rows])],
+        [external("codes"), external("scales")],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    )
     options = ort.SessionOptions()
     options.log_severity_level = 3
     options.intra_op_num_threads = 1  # the full-text queries run on the other core meanwhile
@@ -176,8 +197,14 @@ def _session(packed: np.ndarray, scales: np.ndarray) -> tuple[Any, tuple[Any, ..
     return session, (values, packed, flat_scales)
 
 
-def nearest_rows(vectors: np.ndarray, query: np.ndarray, starts: np.ndarray | None, allowed: np.ndarray | None,
-                 depth: int, scan: QuantizedScan | None) -> tuple[np.ndarray, np.ndarray]:
+def nearest_rows(
+    vectors: np.ndarray,
+    query: np.ndarray,
+    starts: np.ndarray | None,
+    allowed: np.ndarray | None,
+    depth: int,
+    scan: QuantizedScan | None,
+) -> tuple[np.ndarray, np.ndarray]:
     """(chunk rows, exact cosine similarities) holding every allowed chunk at least as close as the
     depth-th closest allowed one (maybe more): a chunk is as close as its closest passage (`starts`:
     each chunk's first row in `vectors`, None for one row per chunk). `query` is a unit float32 vector.

@@ -38,7 +38,9 @@ class Weights:
     navigation: float = 0.75  # a chunk that is mostly a list of links scales down to 1 - this at 100% (from 50%)
     depth: int = 100  # candidates per list
     proximity: float = 0.25  # each pair of neighbouring query words found together adds this times its phrase score
-    bare_code: float = 0.5  # code with no words, under a heading many chunks share and the query does not name, scales by 1 - this
+    bare_code: float = (
+        0.5  # code with no words, under a heading many chunks share and the query does not name, scales by 1 - this
+    )
 
     def by_scores(self, hybrid: bool) -> bool:
         """Whether a search fuses its lists' scaled scores (hybrid, `hybrid` "scores") or their ranks (RRF)."""

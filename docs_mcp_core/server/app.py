@@ -8,9 +8,10 @@ import re
 import sys
 import threading
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, NoReturn
 
 import anyio
 from jsonschema import Draft202012Validator
@@ -44,9 +45,12 @@ def _has_own_channel(connection: Any) -> bool:
     """A handshake-era connection that lasts across requests and can be sent notifications. Not a
     2026-07-28 one (each request brings its own; they hear of changes on subscriptions/listen), nor a
     stateless HTTP request's (no channel to push on)."""
-    return (connection is not None and getattr(connection, "has_standalone_channel", False)
-            and getattr(connection, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS
-            and hasattr(connection, "exit_stack"))
+    return (
+        connection is not None
+        and getattr(connection, "has_standalone_channel", False)
+        and getattr(connection, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS
+        and hasattr(connection, "exit_stack")
+    )
 
 
 def tool_names(tool_prefix: str | None) -> tuple[str, str]:
@@ -55,8 +59,10 @@ def tool_names(tool_prefix: str | None) -> tuple[str, str]:
     names = (f"{prefix}{tools.SEARCH}", f"{prefix}{tools.GET_DOC}")
     for name in names:
         if not (1 <= len(name) <= 64) or not all(c.isalnum() or c in "_-" for c in name):
-            raise DocsMcpError(f"tool name '{name}' is not a valid MCP tool name; use a shorter --tool-prefix "
-                               "made of letters, digits, '_' and '-'")
+            raise DocsMcpError(
+                f"tool name '{name}' is not a valid MCP tool name; use a shorter --tool-prefix "
+                "made of letters, digits, '_' and '-'"
+            )
     return names
 
 
@@ -64,10 +70,12 @@ class _Server(Server):
     """The SDK's low-level Server, declaring `tools.listChanged` on handshake-era connections
     (the SDK's transports build their initialization options without arguments)."""
 
-    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
-                                      *args: Any, **kwargs: Any) -> Any:
-        return super().create_initialization_options(notification_options or NotificationOptions(tools_changed=True),
-                                                      *args, **kwargs)
+    def create_initialization_options(
+        self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
+    ) -> Any:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), *args, **kwargs
+        )
 
 
 WATCH_SECONDS = 1.0  # how often a stdio server looks for a new publish while its client is idle
@@ -115,8 +123,14 @@ class DocsServer:
     def tool_signature(self, index: Served) -> str:
         """What tools/list shows for these indexes: when it changes, clients are told to list again."""
         schemas = self._schemas(index)
-        return json.dumps([tools.search_description(index.metadata, index.hybrid),
-                           schemas[self.search_name].schema, schemas[self.get_doc_name].schema], sort_keys=True)
+        return json.dumps(
+            [
+                tools.search_description(index.metadata, index.hybrid),
+                schemas[self.search_name].schema,
+                schemas[self.get_doc_name].schema,
+            ],
+            sort_keys=True,
+        )
 
     async def _follow(self, ctx: Any, index: Served) -> None:
         """Remember what this request's connection has seen, and tell every connection if the tools changed.
@@ -166,8 +180,10 @@ class DocsServer:
         if not index.same(self._schemas_for):
             self._schemas_for = index
             corpora = index.corpora()
-            self._schema_cache = {self.search_name: Draft202012Validator(tools.search_schema(index.taxonomy, corpora, index.by_corpus)),
-                                  self.get_doc_name: Draft202012Validator(tools.get_doc_schema(corpora))}
+            self._schema_cache = {
+                self.search_name: Draft202012Validator(tools.search_schema(index.taxonomy, corpora, index.by_corpus)),
+                self.get_doc_name: Draft202012Validator(tools.get_doc_schema(corpora)),
+            }
         return self._schema_cache
 
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
@@ -176,16 +192,28 @@ class DocsServer:
         schemas = self._schemas(index)
         hybrid = index.hybrid
         annotations = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
-        return types.ListToolsResult(tools=[
-            types.Tool(name=self.search_name, description=tools.search_description(index.metadata, hybrid),
-                       input_schema=schemas[self.search_name].schema, annotations=annotations),
-            types.Tool(name=self.get_doc_name, description=tools.GET_DOC_DESCRIPTION,
-                       input_schema=schemas[self.get_doc_name].schema, annotations=annotations),
-        ])
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=self.search_name,
+                    description=tools.search_description(index.metadata, hybrid),
+                    input_schema=schemas[self.search_name].schema,
+                    annotations=annotations,
+                ),
+                types.Tool(
+                    name=self.get_doc_name,
+                    description=tools.GET_DOC_DESCRIPTION,
+                    input_schema=schemas[self.get_doc_name].schema,
+                    annotations=annotations,
+                ),
+            ]
+        )
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name not in (self.search_name, self.get_doc_name):
-            return _text(f"Unknown tool '{params.name}'. Available: {self.search_name}, {self.get_doc_name}.", error=True)
+            return _text(
+                f"Unknown tool '{params.name}'. Available: {self.search_name}, {self.get_doc_name}.", error=True
+            )
         try:
             index = await self.library.served()
             await self._follow(ctx, index)
@@ -202,19 +230,27 @@ class DocsServer:
                 cursor = arguments.pop("cursor", None)
                 max_chars = arguments.pop("max_chars", None)
                 corpus = arguments.pop("corpus", None)
-                page = await self.library.search(query, limit=limit, filters=arguments, cursor=cursor,
-                                                 max_chars=max_chars, corpus=corpus)
+                page = await self.library.search(
+                    query, limit=limit, filters=arguments, cursor=cursor, max_chars=max_chars, corpus=corpus
+                )
                 return _text(json.dumps(page.to_json(), ensure_ascii=False))  # compact: fewer tokens for the agent
-            text = await self.library.get_doc(arguments["chunk_id"], arguments.get("context", 0),
-                                             max_chars=arguments.get("max_chars"), offset=arguments.get("offset", 0),
-                                             tool=self.get_doc_name)
+            text = await self.library.get_doc(
+                arguments["chunk_id"],
+                arguments.get("context", 0),
+                max_chars=arguments.get("max_chars"),
+                offset=arguments.get("offset", 0),
+                tool=self.get_doc_name,
+            )
             return _text(text)
         except SearchError as exc:
             return _text(str(exc), error=True)
         except Exception as exc:  # noqa: BLE001 - the client gets a sentence, the log gets the trace
             log(f"{params.name} failed:\n{traceback.format_exc()}")
-            return _text(f"{params.name} failed unexpectedly ({type(exc).__name__}: {exc}); try again, and report "
-                         "it if it persists.", error=True)
+            return _text(
+                f"{params.name} failed unexpectedly ({type(exc).__name__}: {exc}); try again, and report "
+                "it if it persists.",
+                error=True,
+            )
 
     # prompts --------------------------------------------------------------------------------
     async def _prompts(self) -> dict[str, Prompt]:
@@ -226,29 +262,40 @@ class DocsServer:
         return prompts
 
     async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[
-            types.Prompt(
-                name=p.name, title=p.title, description=p.description,
-                arguments=[types.PromptArgument(name=a.name, description=a.description, required=a.required)
-                           for a in p.arguments],
-            )
-            for p in (await self._prompts()).values()
-        ])
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=p.name,
+                    title=p.title,
+                    description=p.description,
+                    arguments=[
+                        types.PromptArgument(name=a.name, description=a.description, required=a.required)
+                        for a in p.arguments
+                    ],
+                )
+                for p in (await self._prompts()).values()
+            ]
+        )
 
     async def get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         prompts = await self._prompts()
         prompt = prompts.get(params.name)
         if prompt is None:
-            raise MCPError(types.INVALID_PARAMS, f"Prompt '{params.name}' not found. Available: "
-                                                 f"{', '.join(prompts) or 'none'}.")
+            raise MCPError(
+                types.INVALID_PARAMS, f"Prompt '{params.name}' not found. Available: {', '.join(prompts) or 'none'}."
+            )
         values = dict(params.arguments or {})
         for argument in prompt.arguments:
             if argument.required and not str(values.get(argument.name, "")).strip():
-                raise MCPError(types.INVALID_PARAMS, f"Missing required prompt argument '{argument.name}'"
-                                                     f" for prompt '{params.name}'.")
+                raise MCPError(
+                    types.INVALID_PARAMS,
+                    f"Missing required prompt argument '{argument.name}' for prompt '{params.name}'.",
+                )
         try:
-            messages = [types.PromptMessage(role=m.role, content=types.TextContent(type="text", text=render(m.content, values)))
-                        for m in prompt.messages]
+            messages = [
+                types.PromptMessage(role=m.role, content=types.TextContent(type="text", text=render(m.content, values)))
+                for m in prompt.messages
+            ]
         except TemplateError as exc:
             raise MCPError(types.INTERNAL_ERROR, f"prompt '{params.name}' has a broken template: {exc}") from None
         return types.GetPromptResult(description=prompt.description, messages=messages)
@@ -275,20 +322,27 @@ class ServedCorpus:
 def check_corpora(corpora: Sequence[ServedCorpus]) -> None:
     """Corpus names usable as chunk ID prefixes, and no name twice; a DocsMcpError saying how to name them."""
     if not corpora:
-        raise DocsMcpError("no index to serve: pass --index PATH (repeatable), or list corpora in docs-mcp.yaml's serve section")
+        raise DocsMcpError(
+            "no index to serve: pass --index PATH (repeatable), or list corpora in docs-mcp.yaml's serve section"
+        )
     for corpus in corpora if len(corpora) > 1 else []:  # a lone index's name is never shown
         if not CORPUS_NAME.match(corpus.corpus_name):
-            raise DocsMcpError(f"'{corpus.corpus_name}' (index {corpus.out}) cannot name a corpus: use letters, digits, "
-                               "'.', '_' and '-' (it prefixes chunk IDs); name it with --index NAME=PATH")
+            raise DocsMcpError(
+                f"'{corpus.corpus_name}' (index {corpus.out}) cannot name a corpus: use letters, digits, "
+                "'.', '_' and '-' (it prefixes chunk IDs); name it with --index NAME=PATH"
+            )
     names = [c.corpus_name for c in corpora]
     for name in dict.fromkeys(n for n in names if names.count(n) > 1):
         paths = [str(c.out) for c in corpora if c.corpus_name == name]
-        raise DocsMcpError(f"two indexes would both be served as corpus '{name}' ({', '.join(paths)}); give each a "
-                           "name with --index NAME=PATH, or name them in docs-mcp.yaml's serve section")
+        raise DocsMcpError(
+            f"two indexes would both be served as corpus '{name}' ({', '.join(paths)}); give each a "
+            "name with --index NAME=PATH, or name them in docs-mcp.yaml's serve section"
+        )
 
 
-def create_server(out: Path | str | Sequence[ServedCorpus], *, tool_prefix: str | None = None,
-                  weights: Weights | None = None) -> DocsServer:
+def create_server(
+    out: Path | str | Sequence[ServedCorpus], *, tool_prefix: str | None = None, weights: Weights | None = None
+) -> DocsServer:
     """Everything `docs-mcp serve` runs: reads each metadata.json now, opens LanceDB in the background.
 
     Every check that can refuse to start (tool names, corpus names, metadata.json, cursor secret)
@@ -309,11 +363,16 @@ def create_server(out: Path | str | Sequence[ServedCorpus], *, tool_prefix: str 
             embedders[key] = QueryEmbedder(embedding, log=log)
         return embedders[key]
 
-    library = Library([
-        Corpus(c.corpus_name, SearchEngine(location(c.out), weights or Weights(), embedder_factory=embedder_for, log=log),
-               c.description)
-        for c in corpora
-    ])
+    library = Library(
+        [
+            Corpus(
+                c.corpus_name,
+                SearchEngine(location(c.out), weights or Weights(), embedder_factory=embedder_for, log=log),
+                c.description,
+            )
+            for c in corpora
+        ]
+    )
     threading.Thread(target=lambda: __import__("lancedb"), name="warm-imports", daemon=True).start()
     return DocsServer(library, tool_prefix=tool_prefix)
 
@@ -353,6 +412,7 @@ def serve_then_exit(serve: Callable[[], None]) -> NoReturn:
 
 def ready_line(docs: DocsServer, transport: str) -> str:
     """What a person running `docs-mcp serve` by hand sees once the server waits for a client."""
+
     def chunks(engine: SearchEngine) -> Any:
         return engine.current.metadata.stats.total_chunks
 
@@ -360,8 +420,11 @@ def ready_line(docs: DocsServer, transport: str) -> str:
     if len(corpora) == 1:
         what = f"{docs.engine.out} ({chunks(docs.engine)} chunks)"
     else:
-        what = f"{len(corpora)} corpora (" + ", ".join(f"{c.name}: {c.engine.out}, {chunks(c.engine)} chunks"
-                                                       for c in corpora) + ")"
+        what = (
+            f"{len(corpora)} corpora ("
+            + ", ".join(f"{c.name}: {c.engine.out}, {chunks(c.engine)} chunks" for c in corpora)
+            + ")"
+        )
     return f"serving {what} over {transport}; waiting for an MCP client"
 
 

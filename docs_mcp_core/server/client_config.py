@@ -63,8 +63,14 @@ def snippet(client: str, name: str, launch: Launch) -> Snippet:
             if token:
                 input_id = f"{name}-token"
                 entry["headers"] = {"Authorization": f"Bearer ${{input:{input_id}}}"}
-                inputs.append({"type": "promptString", "id": input_id, "password": True,
-                               "description": f"Bearer token for {name} (the value of {token} on the server)"})
+                inputs.append(
+                    {
+                        "type": "promptString",
+                        "id": input_id,
+                        "password": True,
+                        "description": f"Bearer token for {name} (the value of {token} on the server)",
+                    }
+                )
         else:
             entry = {"type": "stdio", **_stdio(launch)}
         config: dict[str, Any] = {"servers": {name: entry}}
@@ -73,8 +79,10 @@ def snippet(client: str, name: str, launch: Launch) -> Snippet:
         return Snippet(config, ".vscode/mcp.json in your workspace (or your user profile's mcp.json)")
     if launch.url:
         if client == "claude-desktop":
-            raise DocsMcpError("Claude Desktop's config file starts local commands only; add a remote server under "
-                               "Settings > Connectors, or use --index for a local one")
+            raise DocsMcpError(
+                "Claude Desktop's config file starts local commands only; add a remote server under "
+                "Settings > Connectors, or use --index for a local one"
+            )
         entry = {"type": "http", "url": launch.url} if client == "claude-code" else {"url": launch.url}
         if token:
             ref = f"${{{token}}}" if client == "claude-code" else f"${{env:{token}}}"

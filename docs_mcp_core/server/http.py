@@ -24,9 +24,17 @@ WILDCARD = ("0.0.0.0", "::")
 
 
 async def _plain(send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                            (b"content-length", str(len(body)).encode()), *(headers or [])]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -47,11 +55,20 @@ class BearerTokenGate:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["path"].startswith("/mcp"):
             if not self._allowed(dict(scope.get("headers") or []).get(b"authorization", b"")):
-                body = json.dumps({"error": "unauthorized",
-                                   "message": "send the server's token as 'Authorization: Bearer <token>'"}).encode()
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
-                                        (b"content-length", str(len(body)).encode())]})
+                body = json.dumps(
+                    {"error": "unauthorized", "message": "send the server's token as 'Authorization: Bearer <token>'"}
+                ).encode()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b"Bearer"),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": body})
                 return
         await self.app(scope, receive, send)
@@ -97,7 +114,7 @@ class HostPolicy:
     origins: tuple[tuple[str, HostRule], ...]  # (scheme, rule) from --allowed-origin
 
     @classmethod
-    def make(cls, host: str, allowed_hosts: list[str], allowed_origins: list[str]) -> "HostPolicy":
+    def make(cls, host: str, allowed_hosts: list[str], allowed_origins: list[str]) -> HostPolicy:
         rules = [HostRule(name) for name in LOOPBACK]
         if host not in LOOPBACK and host not in WILDCARD:
             rules.append(HostRule(host.strip("[]").lower()))
@@ -107,8 +124,10 @@ class HostPolicy:
             if parsed is None:
                 from ..errors import DocsMcpError
 
-                raise DocsMcpError(f"--allowed-host {value!r} is not a host name with an optional port, e.g. "
-                                   "docs.example.com or docs.example.com:8443")
+                raise DocsMcpError(
+                    f"--allowed-host {value!r} is not a host name with an optional port, e.g. "
+                    "docs.example.com or docs.example.com:8443"
+                )
             rules.append(HostRule(parsed[0], parsed[1]))
         origins = []
         for value in allowed_origins:
@@ -161,8 +180,15 @@ class HostGate:
         await self.app(scope, receive, send)
 
 
-def build_app(docs: DocsServer, *, host: str = "127.0.0.1", token: str | None = None, stateless: bool = False,
-              allowed_hosts: list[str] | None = None, allowed_origins: list[str] | None = None) -> Any:
+def build_app(
+    docs: DocsServer,
+    *,
+    host: str = "127.0.0.1",
+    token: str | None = None,
+    stateless: bool = False,
+    allowed_hosts: list[str] | None = None,
+    allowed_origins: list[str] | None = None,
+) -> Any:
     policy = HostPolicy.make(host, allowed_hosts or [], allowed_origins or [])
 
     async def health(engine: Any) -> tuple[dict[str, Any], bool]:
@@ -170,8 +196,11 @@ def build_app(docs: DocsServer, *, host: str = "127.0.0.1", token: str | None = 
         try:
             index = await engine.index()
         except Exception as exc:  # noqa: BLE001 - health says what is wrong instead of a 500 page
-            return {"status": "error", "index_version": engine.current.version,
-                    "message": str(exc).splitlines()[0][:300]}, False
+            return {
+                "status": "error",
+                "index_version": engine.current.version,
+                "message": str(exc).splitlines()[0][:300],
+            }, False
         embedder = engine.embedder
         body: dict[str, Any] = {
             "status": "ok",
@@ -181,8 +210,10 @@ def build_app(docs: DocsServer, *, host: str = "127.0.0.1", token: str | None = 
             "mode": engine.mode(index),
         }
         if engine.publish_refused():
-            body["warning"] = (f"the index published last cannot be opened; still serving table version "
-                               f"{index.version} (see the server log)")
+            body["warning"] = (
+                f"the index published last cannot be opened; still serving table version "
+                f"{index.version} (see the server log)"
+            )
         return body, True
 
     async def healthz(request: Request) -> JSONResponse:
@@ -196,8 +227,9 @@ def build_app(docs: DocsServer, *, host: str = "127.0.0.1", token: str | None = 
             body, ok = await health(corpus.engine)
             listed.append({"name": corpus.name, **body})
             healthy = healthy and ok
-        return JSONResponse({"status": "ok" if healthy else "error", "corpora": listed},
-                            status_code=200 if healthy else 503)
+        return JSONResponse(
+            {"status": "ok" if healthy else "error", "corpora": listed}, status_code=200 if healthy else 503
+        )
 
     app = docs.server.streamable_http_app(
         stateless_http=stateless,
@@ -209,12 +241,21 @@ def build_app(docs: DocsServer, *, host: str = "127.0.0.1", token: str | None = 
     return HostGate(BearerTokenGate(app, token) if token else app, policy)
 
 
-def serve_http(docs: DocsServer, *, host: str, port: int, token: str | None, stateless: bool,
-               allowed_hosts: list[str], allowed_origins: list[str]) -> None:
+def serve_http(
+    docs: DocsServer,
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    stateless: bool,
+    allowed_hosts: list[str],
+    allowed_origins: list[str],
+) -> None:
     import uvicorn
 
-    app = build_app(docs, host=host, token=token, stateless=stateless, allowed_hosts=allowed_hosts,
-                    allowed_origins=allowed_origins)
+    app = build_app(
+        docs, host=host, token=token, stateless=stateless, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins
+    )
     shown = f"[{host}]" if ":" in host else host
     auth = "bearer token required" if token else "no auth"
     log(f"serving on http://{shown}:{port}/mcp ({auth}{', stateless' if stateless else ''}); health at /healthz")

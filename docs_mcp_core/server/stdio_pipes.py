@@ -17,8 +17,9 @@ import asyncio
 import os
 import stat
 import sys
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from typing import Any
 
 READ_LIMIT = 2**30  # a JSON-RPC message is one line, however long
 
@@ -94,11 +95,13 @@ async def pipe_stdio() -> AsyncIterator[tuple[Any, Any]]:
     transports: list[asyncio.BaseTransport] = []
     try:
         reader = asyncio.StreamReader(limit=READ_LIMIT)
-        read_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
-                                                         os.fdopen(private_in, "rb", buffering=0, closefd=False))
+        read_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(private_in, "rb", buffering=0, closefd=False)
+        )
         transports.append(read_transport)
-        write_transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
-                                                                  os.fdopen(private_out, "wb", buffering=0, closefd=False))
+        write_transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(private_out, "wb", buffering=0, closefd=False)
+        )
         transports.append(write_transport)
         write_transport.set_write_buffer_limits(high=0)  # flush() returns once the message is in the pipe
         writer = asyncio.StreamWriter(write_transport, protocol, None, loop)

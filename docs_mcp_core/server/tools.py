@@ -17,8 +17,11 @@ SEARCH = "search_docs"
 GET_DOC = "get_doc"
 
 
-def search_schema(taxonomy: dict[str, TaxonomyKey], corpora: list[tuple[str, str]] | None = None,
-                  by_corpus: dict[str, dict[str, list[str]]] | None = None) -> dict[str, Any]:
+def search_schema(
+    taxonomy: dict[str, TaxonomyKey],
+    corpora: list[tuple[str, str]] | None = None,
+    by_corpus: dict[str, dict[str, list[str]]] | None = None,
+) -> dict[str, Any]:
     """The search_docs input schema; with several corpora (name, description), a `corpus` enum
     and the union of their taxonomies, a key saying which corpora have which values when not all do."""
     properties: dict[str, Any] = {
@@ -26,21 +29,36 @@ def search_schema(taxonomy: dict[str, TaxonomyKey], corpora: list[tuple[str, str
             "type": "string",
             "minLength": 1,
             "description": "What to find: method or class names, error types, config keys, or a plain-language "
-                           "question (e.g. 'links.create', 'RateLimitError', 'how to paginate').",
+            "question (e.g. 'links.create', 'RateLimitError', 'how to paginate').",
         },
-        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT,
-                  "description": f"Maximum number of results (1-{MAX_LIMIT}). Default {DEFAULT_LIMIT}."},
-        "cursor": {"type": "string", "description": "next_cursor from a previous search_docs result, with the same "
-                                                    "query and filters, to get the next page. Omit for the first page."},
-        "max_chars": {"type": "integer", "minimum": MIN_MAX_CHARS, "maximum": MAX_MAX_CHARS,
-                      "description": "Largest answer to return, in characters. Hits that do not fit are left out "
-                                     "(the answer says how many) and next_cursor continues from the first of them. "
-                                     "Omit for the whole page."},
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+            "default": DEFAULT_LIMIT,
+            "description": f"Maximum number of results (1-{MAX_LIMIT}). Default {DEFAULT_LIMIT}.",
+        },
+        "cursor": {
+            "type": "string",
+            "description": "next_cursor from a previous search_docs result, with the same "
+            "query and filters, to get the next page. Omit for the first page.",
+        },
+        "max_chars": {
+            "type": "integer",
+            "minimum": MIN_MAX_CHARS,
+            "maximum": MAX_MAX_CHARS,
+            "description": "Largest answer to return, in characters. Hits that do not fit are left out "
+            "(the answer says how many) and next_cursor continues from the first of them. "
+            "Omit for the whole page.",
+        },
     }
     if corpora and len(corpora) > 1:
         described = "; ".join(f"'{name}': {description}" for name, description in corpora)
-        properties["corpus"] = {"type": "string", "enum": [name for name, _ in corpora],
-                                "description": f"Search only this corpus. Omit to search all of them. {described}."}
+        properties["corpus"] = {
+            "type": "string",
+            "enum": [name for name, _ in corpora],
+            "description": f"Search only this corpus. Omit to search all of them. {described}.",
+        }
     for key, field in sorted(taxonomy.items()):
         description = field.description or f"Filter results by {key}."
         if by_corpus and key in by_corpus:
@@ -53,24 +71,42 @@ def search_schema(taxonomy: dict[str, TaxonomyKey], corpora: list[tuple[str, str
 def get_doc_schema(corpora: list[tuple[str, str]] | None = None) -> dict[str, Any]:
     example = "'guides/retries.md#backoff'"
     if corpora and len(corpora) > 1:
-        example = (f"'{corpora[0][0]}:guides/retries.md#backoff' (several corpora are served: IDs start with the "
-                   "corpus name; a bare ID works when only one corpus has it)")
+        example = (
+            f"'{corpora[0][0]}:guides/retries.md#backoff' (several corpora are served: IDs start with the "
+            "corpus name; a bare ID works when only one corpus has it)"
+        )
     return {
         "type": "object",
         "properties": {
-            "chunk_id": {"type": "string", "minLength": 1,
-                         "description": f"A chunk_id exactly as search_docs returned it, e.g. {example}."},
-            "context": {"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "default": 0,
-                        "description": f"Neighbouring chunks of the same file to include on each side (0-{MAX_CONTEXT}). "
-                                       "Chunks are self-contained: start with 0."},
-            "max_chars": {"type": "integer", "minimum": MIN_MAX_CHARS, "maximum": MAX_MAX_CHARS,
-                          "description": "Largest answer to return, in characters. The chunk is cut at a paragraph, "
-                                         "list item or code block boundary and ends with a [trimmed: …] note giving "
-                                         "the exact call that reads on. Without it the chunk is whole and context "
-                                         f"neighbours share {CONTEXT_CHARS} characters."},
-            "offset": {"type": "integer", "minimum": 0, "default": 0,
-                       "description": "Character position in the chunk to read on from, as a [trimmed: …] note "
-                                      "gives it. Default 0."},
+            "chunk_id": {
+                "type": "string",
+                "minLength": 1,
+                "description": f"A chunk_id exactly as search_docs returned it, e.g. {example}.",
+            },
+            "context": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": MAX_CONTEXT,
+                "default": 0,
+                "description": f"Neighbouring chunks of the same file to include on each side (0-{MAX_CONTEXT}). "
+                "Chunks are self-contained: start with 0.",
+            },
+            "max_chars": {
+                "type": "integer",
+                "minimum": MIN_MAX_CHARS,
+                "maximum": MAX_MAX_CHARS,
+                "description": "Largest answer to return, in characters. The chunk is cut at a paragraph, "
+                "list item or code block boundary and ends with a [trimmed: …] note giving "
+                "the exact call that reads on. Without it the chunk is whole and context "
+                f"neighbours share {CONTEXT_CHARS} characters.",
+            },
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "default": 0,
+                "description": "Character position in the chunk to read on from, as a [trimmed: …] note "
+                "gives it. Default 0.",
+            },
         },
         "required": ["chunk_id"],
         "additionalProperties": False,
@@ -79,20 +115,27 @@ def get_doc_schema(corpora: list[tuple[str, str]] | None = None) -> dict[str, An
 
 def search_description(metadata: PublishedMetadata, hybrid: bool) -> str:
     corpus = (metadata.corpus_description or "documentation").strip().rstrip(".").rstrip()  # no ". —"
-    how = ("Use exact identifiers, method names, or describe what you want to do."
-           if hybrid else "Use exact identifiers, method names and the words the docs would use.")
+    how = (
+        "Use exact identifiers, method names, or describe what you want to do."
+        if hybrid
+        else "Use exact identifiers, method names and the words the docs would use."
+    )
     keys = sorted(metadata.taxonomy)
     filters = f" Filter with {', '.join(keys)} to narrow results." if keys else ""
-    return (f"Search the pre-indexed {corpus} — the authoritative reference for this documentation set, with API "
-            f"docs, code examples and guides. {how}{filters} Returns chunk IDs, breadcrumbs, snippets and each "
-            "chunk's size in characters (chars); read a chunk in full with get_doc.")
+    return (
+        f"Search the pre-indexed {corpus} — the authoritative reference for this documentation set, with API "
+        f"docs, code examples and guides. {how}{filters} Returns chunk IDs, breadcrumbs, snippets and each "
+        "chunk's size in characters (chars); read a chunk in full with get_doc."
+    )
 
 
-GET_DOC_DESCRIPTION = ("Read a documentation chunk in full by its chunk_id (from search_docs), as Markdown. Each chunk "
-                       "is self-contained: leave context at 0 first, and raise it (1-3) only if the chunk refers to "
-                       "neighbouring sections you need. Pass max_chars to cap the answer: a [trimmed: …] note at the end "
-                       "gives the exact call that reads on. A file path without '#' reads the file's first chunk and "
-                       "lists all its chunk IDs.")
+GET_DOC_DESCRIPTION = (
+    "Read a documentation chunk in full by its chunk_id (from search_docs), as Markdown. Each chunk "
+    "is self-contained: leave context at 0 first, and raise it (1-3) only if the chunk refers to "
+    "neighbouring sections you need. Pass max_chars to cap the answer: a [trimmed: …] note at the end "
+    "gives the exact call that reads on. A file path without '#' reads the file's first chunk and "
+    "lists all its chunk IDs."
+)
 
 
 match_taxonomy_case = match_case  # one implementation with `docs-mcp search --filter` (search.engine)

@@ -36,8 +36,16 @@ CONFIG_FILE = "docs-mcp.yaml"
 CONFIG_ENV = "DOCS_MCP_CONFIG"
 
 
-WEB_FIELDS = ("path_prefix", "max_pages", "llms_txt", "concurrency", "per_host", "timeout_seconds", "retries",
-              "max_page_bytes")
+WEB_FIELDS = (
+    "path_prefix",
+    "max_pages",
+    "llms_txt",
+    "concurrency",
+    "per_host",
+    "timeout_seconds",
+    "retries",
+    "max_page_bytes",
+)
 
 
 class SourceConfig(BaseModel):
@@ -63,9 +71,11 @@ class SourceConfig(BaseModel):
     max_page_bytes: Annotated[int, Field(ge=1024, strict=True)] = 5 * 2**20
 
     @model_validator(mode="after")
-    def _one_kind(self) -> "SourceConfig":
+    def _one_kind(self) -> SourceConfig:
         if sum(bool(v) for v in (self.path, self.git, self.url)) != 1:
-            raise ValueError("set exactly one of 'path' (a local folder), 'git' (a repository) or 'url' (a docs website)")
+            raise ValueError(
+                "set exactly one of 'path' (a local folder), 'git' (a repository) or 'url' (a docs website)"
+            )
         if not self.git and (self.subdir or self.ref != "HEAD"):
             raise ValueError("'ref' and 'subdir' apply to git sources only")
         if not self.url and (set(WEB_FIELDS) & self.model_fields_set):
@@ -81,7 +91,7 @@ class _EmbeddingBlock(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     @model_validator(mode="after")
-    def _known(self) -> "_EmbeddingBlock":
+    def _known(self) -> _EmbeddingBlock:
         values = self.model_dump()
         for f, setting in provider_setting_fields():
             value = values[f.name]
@@ -135,8 +145,10 @@ class CorpusConfig(BaseModel):
     @classmethod
     def _partition_key(cls, value: str) -> str:
         if not re.match(r"^[a-z0-9][a-z0-9_-]{0,62}$", value):
-            raise ValueError(f"{value!r} is not a valid corpus name: use lowercase letters, digits, '-' and '_' "
-                             "(it becomes the Dagster partition key)")
+            raise ValueError(
+                f"{value!r} is not a valid corpus name: use lowercase letters, digits, '-' and '_' "
+                "(it becomes the Dagster partition key)"
+            )
         return value
 
 
@@ -166,8 +178,9 @@ class ServedCorpusConfig(BaseModel):
     @classmethod
     def _prefix(cls, value: str) -> str:
         if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$", value):
-            raise ValueError(f"{value!r} is not a valid corpus name: use letters, digits, '.', '_' and '-' "
-                             "(it prefixes chunk IDs)")
+            raise ValueError(
+                f"{value!r} is not a valid corpus name: use letters, digits, '.', '_' and '-' (it prefixes chunk IDs)"
+            )
         return value
 
 
@@ -195,7 +208,7 @@ class PipelineConfig(BaseModel):
     serve: ServeConfig | None = None
 
     @model_validator(mode="after")
-    def _unique(self) -> "PipelineConfig":
+    def _unique(self) -> PipelineConfig:
         names = [c.name for c in self.corpora]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -233,7 +246,7 @@ class Corpora:
             return self.resolve(corpus.state_dir) if corpus.state_dir else remote.default_state_dir()
         return self.resolve(corpus.out or f"indexes/{name}")
 
-    def remote(self, name: str) -> "RemoteIndex | None":
+    def remote(self, name: str) -> RemoteIndex | None:
         """The s3:// location the corpus is published to, if its `out` is one."""
         from ..objectstore import RemoteIndex, is_remote
 
@@ -249,6 +262,7 @@ class Corpora:
     def served(self) -> list[tuple[str, Path | str, str | None]]:
         """(name, index folder or s3:// URL, description) of each corpus the serve section names;
         every corpus when there is no serve section."""
+
         def index_of(name: str) -> Path | str:
             corpus = self.get(name)
             return corpus.out.rstrip("/") if self.remote(name) is not None and corpus.out else self.out_dir(name)
@@ -273,8 +287,13 @@ class Corpora:
         from .web.fetch import Politeness
         from .web.stage import WebSource
 
-        politeness = Politeness(concurrency=source.concurrency, per_host=source.per_host,
-                                timeout=source.timeout_seconds, retries=source.retries, max_bytes=source.max_page_bytes)
+        politeness = Politeness(
+            concurrency=source.concurrency,
+            per_host=source.per_host,
+            timeout=source.timeout_seconds,
+            retries=source.retries,
+            max_bytes=source.max_page_bytes,
+        )
         return WebSource(source.url, source.path_prefix, source.max_pages, source.llms_txt, politeness)
 
     def git_source(self, name: str) -> str | None:
@@ -307,8 +326,9 @@ def load_config(path: str | Path | None = None) -> Corpora:
             f"corpora config {path} not found; create it, or point {CONFIG_ENV} at your docs-mcp.yaml"
         ) from None
     except OSError as exc:
-        raise DocsMcpError(f"corpora config {path} cannot be read ({exc.strerror}); point {CONFIG_ENV} at a "
-                           "readable docs-mcp.yaml") from None
+        raise DocsMcpError(
+            f"corpora config {path} cannot be read ({exc.strerror}); point {CONFIG_ENV} at a readable docs-mcp.yaml"
+        ) from None
     except UnicodeDecodeError as exc:
         raise DocsMcpError(f"{path}: not valid UTF-8 (byte offset {exc.start}); re-save it as UTF-8") from None
     except RecursionError:
@@ -327,8 +347,10 @@ def load_config(path: str | Path | None = None) -> Corpora:
     for n, entry in enumerate(config.serve.corpora if config.serve else []):
         if entry.index is None and entry.name not in corpora.names:
             line = _line_of(text, ("serve", "corpora", n))
-            raise DocsMcpError(f"{path}{line}: serve.corpora[{n}]: no corpus named {entry.name!r} above (known: "
-                               f"{', '.join(corpora.names)}); add `index: PATH` to serve another index under that name")
+            raise DocsMcpError(
+                f"{path}{line}: serve.corpora[{n}]: no corpus named {entry.name!r} above (known: "
+                f"{', '.join(corpora.names)}); add `index: PATH` to serve another index under that name"
+            )
     return corpora
 
 
@@ -344,4 +366,3 @@ def _line_of(text: str, loc: tuple[Any, ...]) -> str:
         return f":{node.start_mark.line + 1}"
     except Exception:  # noqa: BLE001 - a line number is a courtesy; the field path is still given
         return ""
-

@@ -82,8 +82,16 @@ def _wanted(name: str) -> bool:
     return base in (MANIFEST_NAME, GITIGNORE) or base.endswith(MARKDOWN_SUFFIXES) or base.endswith(TEMPLATE_SUFFIXES)
 
 
-def stage_git(source: str, ref: str, subdir: str | None, dest: Path, *, commit: str | None = None,
-              mirror: Path | None = None, exclude: list[str] | tuple[str, ...] = ()) -> StagedDocs:
+def stage_git(
+    source: str,
+    ref: str,
+    subdir: str | None,
+    dest: Path,
+    *,
+    commit: str | None = None,
+    mirror: Path | None = None,
+    exclude: list[str] | tuple[str, ...] = (),
+) -> StagedDocs:
     """Stage the docs of one exact commit (the ref's, or `commit` if given) into `dest`."""
     mirror = sync_mirror(source, mirror or dest.parent / "mirror.git")
     resolved = commit or str(git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=mirror)).strip()
@@ -100,7 +108,7 @@ def stage_git(source: str, ref: str, subdir: str | None, dest: Path, *, commit: 
                 try:
                     tar.extract(member, tmp, filter="data")
                 except tarfile.FilterError as exc:  # a link the data filter finds unsafe: skip it, say so
-                    shown = show_path(member.name[len(prefix) + 1:] if prefix else member.name)
+                    shown = show_path(member.name[len(prefix) + 1 :] if prefix else member.name)
                     skipped.append(warning(shown, 1, f"skipped: {exc}", "unsafe-link").format())
         root = Path(tmp) / prefix if prefix else Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
@@ -123,9 +131,15 @@ def _members(members: list[tarfile.TarInfo], prefix: str) -> tuple[list[tarfile.
         while name in by_name and by_name[name].issym() and hops < 40:
             target = posixpath.normpath(posixpath.join(posixpath.dirname(name), by_name[name].linkname))
             if by_name[name].linkname.startswith("/") or not _inside(target, prefix):
-                shown = show_path(link.name[len(prefix) + 1:] if prefix else link.name)
-                skipped.append(warning(shown, 1, f"skipped: symlink to {show_path(by_name[name].linkname)}, "
-                                                 "outside the docs folder", "symlink-outside").format())
+                shown = show_path(link.name[len(prefix) + 1 :] if prefix else link.name)
+                skipped.append(
+                    warning(
+                        shown,
+                        1,
+                        f"skipped: symlink to {show_path(by_name[name].linkname)}, outside the docs folder",
+                        "symlink-outside",
+                    ).format()
+                )
                 break
             keep.add(name)
             name, hops = target, hops + 1

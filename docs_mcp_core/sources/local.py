@@ -35,8 +35,9 @@ def listing_version(files: dict[str, str]) -> str:
     return hashlib.sha256(json.dumps(sorted(files.items())).encode()).hexdigest()
 
 
-def stage_local(source: Path, dest: Path, *, source_commit: str | None = None,
-                exclude: list[str] | tuple[str, ...] = ()) -> StagedDocs:
+def stage_local(
+    source: Path, dest: Path, *, source_commit: str | None = None, exclude: list[str] | tuple[str, ...] = ()
+) -> StagedDocs:
     """Mirror the indexable files of `source` into `dest`; report what changed since last time.
 
     The walk is the one validate and build use (corpus.list_tree), so the same symlinks and
@@ -91,6 +92,3 @@ def _remove_strays(dest: Path, keep: set[str]) -> None:
                 os.unlink(os.path.join(dirpath, name))
         if dirpath != str(dest) and not os.listdir(dirpath):
             os.rmdir(dirpath)
-
-
-

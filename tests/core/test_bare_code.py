@@ -67,8 +67,9 @@ def test_bare_code_means_code_and_next_to_no_words() -> None:
     assert not bare_code("```ts\n\n```")  # an empty block is no code
 
 
-def test_bare_code_under_a_generic_heading_ranks_below_the_section_that_explains(sdk_reference: Path,
-                                                                                 tmp_path: Path) -> None:
+def test_bare_code_under_a_generic_heading_ranks_below_the_section_that_explains(
+    sdk_reference: Path, tmp_path: Path
+) -> None:
     out = _build(sdk_reference, tmp_path / "out")
     query = "where do I put my API key"
     # six "Example Usage" blocks say API and key more often than the prose does: BM25 alone puts them first

@@ -27,8 +27,11 @@ from ..conftest import EXAMPLE_CHUNKS, write
 
 
 def snapshot(out: Path) -> dict[str, str]:
-    return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(out.rglob("*")) if p.is_file() and "build.lock" not in p.name}
+    return {
+        str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and "build.lock" not in p.name
+    }
 
 
 def metadata_without_time(out: Path) -> dict:
@@ -38,8 +41,9 @@ def metadata_without_time(out: Path) -> dict:
 
 
 def cli_build(runner: CliRunner, docs: Path, out: Path, *extra: str):
-    return runner.invoke(main, ["build", "--docs-dir", str(docs), "--out", str(out), "--embedding-provider", "none",
-                                *extra])
+    return runner.invoke(
+        main, ["build", "--docs-dir", str(docs), "--out", str(out), "--embedding-provider", "none", *extra]
+    )
 
 
 def test_build_writes_the_documented_layout(runner: CliRunner, example_docs: Path, tmp_path: Path) -> None:
@@ -49,15 +53,28 @@ def test_build_writes_the_documented_layout(runner: CliRunner, example_docs: Pat
     assert f"wrote {EXAMPLE_CHUNKS} chunks and .lancedb index to" in result.output
     assert f"embedded {EXAMPLE_CHUNKS} chunks via hash in" in result.output
     chunks = json.loads((out / "chunks.json").read_text())
-    assert [(c["filepath"], c["chunk_index"]) for c in chunks] == sorted((c["filepath"], c["chunk_index"]) for c in chunks)
-    assert list(chunks[0]) == ["chunk_id", "filepath", "heading", "heading_level", "breadcrumb", "content",
-                               "content_text", "chunk_index", "metadata"]
+    assert [(c["filepath"], c["chunk_index"]) for c in chunks] == sorted(
+        (c["filepath"], c["chunk_index"]) for c in chunks
+    )
+    assert list(chunks[0]) == [
+        "chunk_id",
+        "filepath",
+        "heading",
+        "heading_level",
+        "breadcrumb",
+        "content",
+        "content_text",
+        "chunk_index",
+        "metadata",
+    ]
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["metadata_version"] == "1.0.0" and meta["corpus_description"] == "Parcelly docs"
     assert meta["embedding"] == {"provider": "hash", "model": "hash-v1", "dimensions": 256}
     assert meta["taxonomy"]["language"] == {
         "description": "SDK language. Set it to get that SDK's code; global guides are included automatically.",
-        "values": ["go", "python", "typescript"], "vector_collapse": True}
+        "values": ["go", "python", "typescript"],
+        "vector_collapse": True,
+    }
     assert meta["stats"]["total_chunks"] == EXAMPLE_CHUNKS and meta["stats"]["total_files"] == 18
     assert meta["mcpServerInstructions"].startswith("Parcelly is a shipping API")
     assert [p["name"] for p in meta["prompts"]] == ["integrate-webhooks"]
@@ -80,20 +97,28 @@ def test_none_provider_has_no_vectors(runner: CliRunner, example_docs: Path, tmp
 
 def docs_mcp_process(seed: int, *args: str) -> subprocess.CompletedProcess[str]:
     """A fresh `docs-mcp` process with its own string-hash seed, so set and dict order differ between runs."""
-    return subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", *args], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "PYTHONHASHSEED": str(seed)})
+    return subprocess.run(
+        [sys.executable, "-m", "docs_mcp_core.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONHASHSEED": str(seed)},
+    )
 
 
 def test_builds_are_deterministic(runner: CliRunner, example_docs: Path, tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     for seed, out in ((1, a), (2, b)):
-        done = docs_mcp_process(seed, "build", "--docs-dir", str(example_docs), "--out", str(out),
-                                "--embedding-provider", "hash", "-q")
+        done = docs_mcp_process(
+            seed, "build", "--docs-dir", str(example_docs), "--out", str(out), "--embedding-provider", "hash", "-q"
+        )
         assert done.returncode == 0, done.stderr
     assert (a / "chunks.json").read_bytes() == (b / "chunks.json").read_bytes()
     assert metadata_without_time(a) == metadata_without_time(b)
-    searches = [docs_mcp_process(seed, "search", "--index", str(out), "retry a failed request", "--json", "--limit", "10")
-                for seed, out in ((3, a), (4, b))]
+    searches = [
+        docs_mcp_process(seed, "search", "--index", str(out), "retry a failed request", "--json", "--limit", "10")
+        for seed, out in ((3, a), (4, b))
+    ]
     hits = [json.loads(s.stdout)["hits"] for s in searches]  # next_cursor is signed with each index's own secret
     assert hits[0] and hits[0] == hits[1]
     # Rebuilding into the same output changes nothing but the timestamp, and reuses the table version.
@@ -103,7 +128,9 @@ def test_builds_are_deterministic(runner: CliRunner, example_docs: Path, tmp_pat
     assert metadata_without_time(a) == before
 
 
-def test_failed_validation_leaves_the_previous_output_untouched(runner: CliRunner, example_docs: Path, tmp_path: Path) -> None:
+def test_failed_validation_leaves_the_previous_output_untouched(
+    runner: CliRunner, example_docs: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     assert cli_build(runner, example_docs, out).exit_code == 0
     before = snapshot(out)
@@ -124,7 +151,9 @@ def ids(out: Path, query: str, **kwargs) -> list[str]:
 
 
 def fts_ids(table, query: str) -> list[str]:
-    return [r["chunk_id"] for r in table.search(query, query_type="fts").select(["chunk_id", "_score"]).limit(5).to_list()]
+    return [
+        r["chunk_id"] for r in table.search(query, query_type="fts").select(["chunk_id", "_score"]).limit(5).to_list()
+    ]
 
 
 def test_publish_is_atomic_and_readers_stay_pinned(example_docs: Path, tmp_path: Path) -> None:
@@ -167,12 +196,27 @@ def test_search_cli(runner: CliRunner, example_docs: Path, tmp_path: Path) -> No
     assert result.exit_code == 0
     first = result.output.splitlines()[0]
     assert first.startswith(" 1. guides/idempotency.md#")
-    filtered = runner.invoke(main, ["search", "--index", str(out), "verify webhook signature", "--filter", "scope=sdk-specific",
-                                    "--filter", "language=go", "--json"])
+    filtered = runner.invoke(
+        main,
+        [
+            "search",
+            "--index",
+            str(out),
+            "verify webhook signature",
+            "--filter",
+            "scope=sdk-specific",
+            "--filter",
+            "language=go",
+            "--json",
+        ],
+    )
     hits = json.loads(filtered.output)["hits"]
     assert hits and all(h["metadata"]["language"] == "go" for h in hits)
     bad = runner.invoke(main, ["search", "--index", str(out), "x", "--filter", "language=cobol"])
-    assert bad.exit_code == 1 and "Invalid taxonomy value for 'language': 'cobol'. Allowed values: go, python, typescript" in bad.output
+    assert (
+        bad.exit_code == 1
+        and "Invalid taxonomy value for 'language': 'cobol'. Allowed values: go, python, typescript" in bad.output
+    )
     missing = runner.invoke(main, ["search", "--index", str(tmp_path / "nope"), "x"])
     assert missing.exit_code == 1 and "no index at" in missing.output
 

@@ -63,12 +63,16 @@ def table_rows(out: Path) -> list[dict]:
 
 def check_output(out: Path) -> list[dict]:
     chunks = json.loads(OutputLayout(out).chunks.read_text())
-    assert [(c["filepath"], c["chunk_index"]) for c in chunks] == sorted((c["filepath"], c["chunk_index"]) for c in chunks)
+    assert [(c["filepath"], c["chunk_index"]) for c in chunks] == sorted(
+        (c["filepath"], c["chunk_index"]) for c in chunks
+    )
     rows = table_rows(out)
     assert [r["chunk_id"] for r in rows] == sorted(c["chunk_id"] for c in chunks)
     by_id = {c["chunk_id"]: c for c in chunks}
-    assert all(r["content"] == by_id[r["chunk_id"]]["content"] and r["filepath"] == by_id[r["chunk_id"]]["filepath"]
-               for r in rows)
+    assert all(
+        r["content"] == by_id[r["chunk_id"]]["content"] and r["filepath"] == by_id[r["chunk_id"]]["filepath"]
+        for r in rows
+    )
     return chunks
 
 
@@ -81,7 +85,11 @@ def test_rows_are_in_chunk_id_order_when_file_id_ranges_interleave(tmp_path: Pat
     owner = [next(c["filepath"] for c in chunks if c["chunk_id"] == i) for i in ids]
     # the corpus does exercise the edge: a.md's IDs are not one run in chunk-ID order, and d/c.md's
     # only ID sorts before the other file's although `d/c.md b.md#` < `d/c.md#`
-    assert owner[ids.index("a.md") + 1] == "a.md !.md" and "a.md#_part-2" in ids and ids.index("a.md x.md") < ids.index("a.md#_part-2")
+    assert (
+        owner[ids.index("a.md") + 1] == "a.md !.md"
+        and "a.md#_part-2" in ids
+        and ids.index("a.md x.md") < ids.index("a.md#_part-2")
+    )
     assert ids.index("d/c.md") < ids.index("d/c.md b.md#below")
 
     # a rebuild that re-parses one file and reuses the rest writes what a fresh build writes
@@ -96,7 +104,7 @@ def test_rows_are_in_chunk_id_order_when_file_id_ranges_interleave(tmp_path: Pat
 
 
 def test_a_lines_id_and_path_are_read_without_decoding_it_whatever_they_hold() -> None:
-    names = ['a.md', 'a "quoted", "filepath": "x.md', 'back\\slash\\', 'ünï cödé ✓.md', 'tab\there.md', 'q".md']
+    names = ["a.md", 'a "quoted", "filepath": "x.md', "back\\slash\\", "ünï cödé ✓.md", "tab\there.md", 'q".md']
     for name in names:
         chunk = Chunk(f"{name}#h", name, 'the "heading": "x"', 2, name, "body", "body", 0, {"k": "v"})
         line = chunk_line(chunk)

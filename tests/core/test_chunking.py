@@ -78,13 +78,24 @@ def test_chunk_by_levels(chunk_by: str, expected: list[str]) -> None:
 
 
 def test_shallower_heading_with_text_starts_its_own_chunk() -> None:
-    body = ("# Webhooks\n\nintro\n\n## Verifying\n\n### Header\n\nsig\n\n### Replay\n\nold events\n\n"
-            "## Testing locally\n\nuse the CLI\n\n## Bare\n\n### Under bare\n\nx\n")
+    body = (
+        "# Webhooks\n\nintro\n\n## Verifying\n\n### Header\n\nsig\n\n### Replay\n\nold events\n\n"
+        "## Testing locally\n\nuse the CLI\n\n## Bare\n\n### Under bare\n\nx\n"
+    )
     got = {c.chunk_id: c for c in chunks(body, Strategy(chunk_by="h3"))}
-    assert list(got) == ["doc.md#_preamble", "doc.md#webhooks/verifying/header", "doc.md#webhooks/verifying/replay",
-                         "doc.md#webhooks/testing-locally", "doc.md#webhooks/bare/under-bare"]
+    assert list(got) == [
+        "doc.md#_preamble",
+        "doc.md#webhooks/verifying/header",
+        "doc.md#webhooks/verifying/replay",
+        "doc.md#webhooks/testing-locally",
+        "doc.md#webhooks/bare/under-bare",
+    ]
     testing = got["doc.md#webhooks/testing-locally"]
-    assert (testing.heading, testing.heading_level, testing.breadcrumb) == ("Testing locally", 2, "doc.md > Webhooks > Testing locally")
+    assert (testing.heading, testing.heading_level, testing.breadcrumb) == (
+        "Testing locally",
+        2,
+        "doc.md > Webhooks > Testing locally",
+    )
     assert "use the CLI" not in got["doc.md#webhooks/verifying/replay"].content
     assert got["doc.md#webhooks/verifying/replay"].content.endswith("## Bare") is False
     # A bare shallower heading (no text before the next split-level heading) stays with the chunk before it,

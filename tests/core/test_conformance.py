@@ -38,7 +38,11 @@ def test_extra_ids_are_only_size_split_parts(dub_chunks) -> None:
 
 def test_no_chunk_exceeds_the_max_size(dub_chunks) -> None:
     assert max(len(c.content) for c in dub_chunks) <= DEFAULT_MAX_CHUNK_SIZE
-    parts = [c for c in dub_chunks if c.chunk_id.startswith("docs/models/operations/listeventsrequest.md#listeventsrequest/fields")]
+    parts = [
+        c
+        for c in dub_chunks
+        if c.chunk_id.startswith("docs/models/operations/listeventsrequest.md#listeventsrequest/fields")
+    ]
     assert len(parts) >= 3
     sizes = [len(c.content) for c in parts]
     assert min(sizes) > 0.5 * max(sizes)  # evenly split, unlike a 9-char part beside a 56k one
@@ -47,7 +51,9 @@ def test_no_chunk_exceeds_the_max_size(dub_chunks) -> None:
 def test_dub_ts_builds_and_searches(dub_ts_docs: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "dub"
-    result = runner.invoke(main, ["build", "--docs-dir", str(dub_ts_docs), "--out", str(out), "-q", "--embedding-provider", "none"])
+    result = runner.invoke(
+        main, ["build", "--docs-dir", str(dub_ts_docs), "--out", str(out), "-q", "--embedding-provider", "none"]
+    )
     assert result.exit_code == 0, result.output
     assert len(json.loads((out / "chunks.json").read_text())) == len(EXPECTED) + 51
     search = runner.invoke(main, ["search", "--index", str(out), "retry backoff strategy", "--limit", "3"])

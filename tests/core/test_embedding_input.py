@@ -14,17 +14,31 @@ from docs_mcp_core.models import Chunk
 from ..conftest import EXAMPLE_DOCS
 
 BOILERPLATE = "\n".join(
-    [f"import {{ Client{i} }} from \"sdk/core{i}.js\";" for i in range(12)]
-    + ["", "const client = new Client({ token: \"API_KEY\", retries: { strategy: \"backoff\" } });", "",
-       "async function run() {", "  const res = await client.call();", "  if (res.ok) {",
-       "    console.log(res.value);", "  } else {", "    console.log(\"failed:\", res.error);", "  }", "}", "", "run();"]
+    [f'import {{ Client{i} }} from "sdk/core{i}.js";' for i in range(12)]
+    + [
+        "",
+        'const client = new Client({ token: "API_KEY", retries: { strategy: "backoff" } });',
+        "",
+        "async function run() {",
+        "  const res = await client.call();",
+        "  if (res.ok) {",
+        "    console.log(res.value);",
+        "  } else {",
+        '    console.log("failed:", res.error);',
+        "  }",
+        "}",
+        "",
+        "run();",
+    ]
 )
 
 
 def _section(description: str, heading: str = "Method one") -> str:
     """An SDK reference section shaped like generated docs: a long usage example before the prose."""
-    return (f"# Widgets\n\n## {heading}\n\n### Example Usage\n\n```typescript\n{BOILERPLATE}\n```\n\n"
-            f"### Details\n\n{description}\n\n- a list item with `inline code` stays with the prose\n")
+    return (
+        f"# Widgets\n\n## {heading}\n\n### Example Usage\n\n```typescript\n{BOILERPLATE}\n```\n\n"
+        f"### Details\n\n{description}\n\n- a list item with `inline code` stays with the prose\n"
+    )
 
 
 def _chunk(markdown: str, path: str = "docs/sdks/widgets/README.md"):
@@ -97,8 +111,7 @@ def test_the_model_reads_the_description_that_follows_a_long_code_example() -> N
     try:
         count = _chunk(_section("Returns how many widgets the workspace has in total."))
         delete = _chunk(_section("Permanently deletes one widget and its history."))
-        vectors = provider.embed([to_embedding_input(count), to_embedding_input(delete),
-                                  "how many widgets do I have"])
+        vectors = provider.embed([to_embedding_input(count), to_embedding_input(delete), "how many widgets do I have"])
         assert provider.max_tokens == 128
     finally:
         provider.close()

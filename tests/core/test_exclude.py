@@ -17,10 +17,22 @@ PAGE = "# {0}\n\n## Section\n\nText about {0}.\n"
 
 
 def tree(root: Path) -> Path:
-    write(root, ".docs-mcp.json", json.dumps({"version": "1", "strategy": {"chunk_by": "h2"},
-                                              "exclude": ["vendor/**", "**/CHANGELOG.md"]}))
-    for rel in ("index.md", "guide/start.md", "guide/CHANGELOG.md", "vendor/lib/README.md",
-                "build/out.md", "notes/draft.md", "notes/keep.md", "node_modules/pkg/README.md", ".cache/x.md"):
+    write(
+        root,
+        ".docs-mcp.json",
+        json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}, "exclude": ["vendor/**", "**/CHANGELOG.md"]}),
+    )
+    for rel in (
+        "index.md",
+        "guide/start.md",
+        "guide/CHANGELOG.md",
+        "vendor/lib/README.md",
+        "build/out.md",
+        "notes/draft.md",
+        "notes/keep.md",
+        "node_modules/pkg/README.md",
+        ".cache/x.md",
+    ):
         write(root, rel, PAGE.format(rel))
     write(root, ".gitignore", "build/\n# drafts stay local\nnotes/*.md\n")
     write(root, "notes/.gitignore", "!keep.md\n")
@@ -37,7 +49,9 @@ def test_excluded_files_stay_out_of_build_and_validate(tmp_path: Path, runner: C
     report = json.loads(result.output)
     assert report["files"] == len(INDEXED) and report["diagnostics"] == []
     out = tmp_path / "index"
-    result = runner.invoke(main, ["build", "--docs-dir", str(docs), "--out", str(out), "-q", "--embedding-provider", "none"])
+    result = runner.invoke(
+        main, ["build", "--docs-dir", str(docs), "--out", str(out), "-q", "--embedding-provider", "none"]
+    )
     assert result.exit_code == 0, result.output
     chunks = json.loads((out / "chunks.json").read_text())
     assert sorted({c["filepath"] for c in chunks}) == INDEXED
@@ -64,8 +78,11 @@ def test_list_files_says_why_each_file_is_skipped(tmp_path: Path, runner: CliRun
 def test_a_subfolder_manifest_excludes_relative_to_its_folder(tmp_path: Path, runner: CliRunner) -> None:
     docs = tmp_path / "docs"
     write(docs, ".docs-mcp.json", json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}}))
-    write(docs, "api/.docs-mcp.json", json.dumps({"version": "1", "strategy": {"chunk_by": "h2"},
-                                                  "exclude": ["internal/*.md"]}))
+    write(
+        docs,
+        "api/.docs-mcp.json",
+        json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}, "exclude": ["internal/*.md"]}),
+    )
     for rel in ("internal/a.md", "api/internal/b.md", "api/public.md"):
         write(docs, rel, PAGE.format(rel))
     result = runner.invoke(main, ["validate", "--docs-dir", str(docs), "--list-files"])
@@ -86,8 +103,11 @@ def test_bad_exclude_glob_is_a_manifest_error(tmp_path: Path, runner: CliRunner)
 def test_config_exclude_keeps_files_out_of_staging(tmp_path: Path) -> None:
     docs = tree(tmp_path / "docs")
     write(docs, "drafts/wip.md", PAGE.format("wip"))
-    config = write(tmp_path, "docs-mcp.yaml",
-                   f"corpora:\n  - name: docs\n    source: {{path: {docs}}}\n    exclude: ['drafts/**']\n")
+    config = write(
+        tmp_path,
+        "docs-mcp.yaml",
+        f"corpora:\n  - name: docs\n    source: {{path: {docs}}}\n    exclude: ['drafts/**']\n",
+    )
     corpora = load_config(config)
     staged = stage_local(docs, tmp_path / "staged" / "docs", exclude=corpora.get("docs").exclude)
     assert sorted(p for p in staged.files if p.endswith(".md")) == INDEXED
@@ -109,8 +129,9 @@ def test_repeated_warnings_are_grouped_and_json_keeps_all(tmp_path: Path, runner
     assert result.exit_code == 0
     lines = result.output.splitlines()
     grouped = [line for line in lines if "no explicit chunking strategy" in line]
-    assert grouped == ["warning: 13 files: no explicit chunking strategy [no-strategy] "
-                       "(odd.md, page00.md, page01.md and 10 more)"]
+    assert grouped == [
+        "warning: 13 files: no explicit chunking strategy [no-strategy] (odd.md, page00.md, page01.md and 10 more)"
+    ]
     fix_line = lines[lines.index(grouped[0]) + 1]
     assert fix_line.startswith("  fix: add a .docs-mcp.json") and "docs-mcp fix --docs-dir" in fix_line
     assert any(line.startswith("odd.md:2: warning: unknown frontmatter key 'colour'") for line in lines)

@@ -20,9 +20,11 @@ def method(lang: str, name: str) -> str:
     """An SDK method: a description, then an h3 example that is a code fence, then parameters."""
     code = "\n".join(f"result = client.{name}(arg{i})  # step {i}" for i in range(90))
     rows = "\n".join(f"| field_{i} | string | what field {i} means |" for i in range(110))
-    return (f"## {name}\n\nThe {name} method does {name} things for your account and returns a result.\n\n"
-            f"### Example Usage\n\n```{FENCE[lang]}\n{code}\n```\n\n"
-            f"### Parameters\n\n| name | type | meaning |\n|---|---|---|\n{rows}\n\n")
+    return (
+        f"## {name}\n\nThe {name} method does {name} things for your account and returns a result.\n\n"
+        f"### Example Usage\n\n```{FENCE[lang]}\n{code}\n```\n\n"
+        f"### Parameters\n\n| name | type | meaning |\n|---|---|---|\n{rows}\n\n"
+    )
 
 
 def sdk_corpus(root: Path) -> Path:
@@ -31,8 +33,9 @@ def sdk_corpus(root: Path) -> Path:
             body = "".join(method(lang, f"{page}_{verb}") for verb in ("list", "create", "delete"))
             write(root, f"sdks/{lang}/{page}.md", f"# {page.title()} ({lang})\n\nIntro.\n\n{body}")
     for page in ("authentication", "errors", "pagination"):
-        sections = "".join(f"## {page} topic {i}\n\n" + ("Plain prose about the concept. " * 30) + "\n\n"
-                           for i in range(4))
+        sections = "".join(
+            f"## {page} topic {i}\n\n" + ("Plain prose about the concept. " * 30) + "\n\n" for i in range(4)
+        )
         write(root, f"guides/{page}.md", f"# {page.title()}\n\n{sections}")
     return root
 
@@ -60,8 +63,9 @@ def test_fix_proposes_level_and_language_taxonomy(tmp_path: Path, runner: CliRun
     assert manifest["strategy"]["max_chunk_size"] >= 4000
     assert manifest["metadata"] == {"scope": "global-guide"}
     languages = {o["pattern"]: o["metadata"] for o in manifest["overrides"] if "metadata" in o}
-    assert languages == {f"sdks/{lang}/**": {"language": lang, "scope": "sdk-specific"}
-                         for lang in ("go", "python", "typescript")}
+    assert languages == {
+        f"sdks/{lang}/**": {"language": lang, "scope": "sdk-specific"} for lang in ("go", "python", "typescript")
+    }
     assert set(manifest["taxonomy"]) == {"language", "scope"}
     assert all(entry["description"] for entry in manifest["taxonomy"].values())
     assert not (docs / ".docs-mcp.json").exists()  # without --write nothing is written
@@ -82,7 +86,9 @@ def test_write_then_validate_clean_and_second_fix_proposes_nothing(tmp_path: Pat
     assert json.loads(out)["proposals"] == []
     # the taxonomy reaches the index
     index = tmp_path / "index"
-    result = runner.invoke(main, ["build", "--docs-dir", str(docs), "--out", str(index), "-q", "--embedding-provider", "none"])
+    result = runner.invoke(
+        main, ["build", "--docs-dir", str(docs), "--out", str(index), "-q", "--embedding-provider", "none"]
+    )
     assert result.exit_code == 0, result.output
     taxonomy = json.loads((index / "metadata.json").read_text())["taxonomy"]
     assert taxonomy["language"]["values"] == ["go", "python", "typescript"]
@@ -91,9 +97,17 @@ def test_write_then_validate_clean_and_second_fix_proposes_nothing(tmp_path: Pat
 
 def test_repair_oversized_section_and_unmatched_override(tmp_path: Path, runner: CliRunner) -> None:
     docs = tmp_path / "docs"
-    write(docs, ".docs-mcp.json", json.dumps({
-        "version": "1", "strategy": {"chunk_by": "h2", "max_chunk_size": 1000},
-        "overrides": [{"pattern": "nothing-here/**", "strategy": {"chunk_by": "h1"}}]}))
+    write(
+        docs,
+        ".docs-mcp.json",
+        json.dumps(
+            {
+                "version": "1",
+                "strategy": {"chunk_by": "h2", "max_chunk_size": 1000},
+                "overrides": [{"pattern": "nothing-here/**", "strategy": {"chunk_by": "h1"}}],
+            }
+        ),
+    )
     small = "## Small\n\nShort section.\n\n"
     big = "## Big\n\nIntro.\n\n" + "".join(f"### Part {i}\n\n" + "words " * 100 + "\n\n" for i in range(5))
     write(docs, "big.md", "# Big page\n\n" + small + big)
@@ -122,17 +136,28 @@ def test_fix_refuses_a_corpus_whose_manifest_is_broken(tmp_path: Path, runner: C
     assert "error: .docs-mcp.json:1: error:" in out and "Traceback" not in out
 
 
-LLM_REPLY = json.dumps({
-    "taxonomy": {"language": "SDK language: python, typescript or go.", "scope": "Whether a page is for one SDK."},
-    "mcpServerInstructions": "Docs for the Links and Domains APIs across three SDKs. Filter by language.",
-})
+LLM_REPLY = json.dumps(
+    {
+        "taxonomy": {"language": "SDK language: python, typescript or go.", "scope": "Whether a page is for one SDK."},
+        "mcpServerInstructions": "Docs for the Links and Domains APIs across three SDKs. Filter by language.",
+    }
+)
 
 
 def test_llm_writes_descriptions_and_instructions(tmp_path: Path, runner: CliRunner) -> None:
     docs = sdk_corpus(tmp_path / "docs")
     with FakeChatServer(reply=f"Here you go:\n```json\n{LLM_REPLY}\n```") as server:
-        code, out = fix(runner, docs, "--llm", "--llm-base-url", server.url, "--llm-model", "tiny-chat", "--write",
-                        env={"OPENAI_API_KEY": "sk-test"})
+        code, out = fix(
+            runner,
+            docs,
+            "--llm",
+            "--llm-base-url",
+            server.url,
+            "--llm-model",
+            "tiny-chat",
+            "--write",
+            env={"OPENAI_API_KEY": "sk-test"},
+        )
         assert code == 0, out
         assert len(server.bodies) == 1 and server.auth == ["Bearer sk-test"]
         body = server.bodies[0]
@@ -150,16 +175,21 @@ def test_llm_writes_descriptions_and_instructions(tmp_path: Path, runner: CliRun
         assert len(server.bodies) == 1
 
 
-@pytest.mark.parametrize("status,reply,expected", [
-    (200, "I cannot help with that.", "did not answer with a JSON object"),
-    (400, "{}", "--llm request failed"),
-])
-def test_llm_failures_are_one_error_line(tmp_path: Path, runner: CliRunner, status: int, reply: str,
-                                         expected: str) -> None:
+@pytest.mark.parametrize(
+    "status,reply,expected",
+    [
+        (200, "I cannot help with that.", "did not answer with a JSON object"),
+        (400, "{}", "--llm request failed"),
+    ],
+)
+def test_llm_failures_are_one_error_line(
+    tmp_path: Path, runner: CliRunner, status: int, reply: str, expected: str
+) -> None:
     docs = sdk_corpus(tmp_path / "docs")
     with FakeChatServer(reply=reply, status=status) as server:
-        code, out = fix(runner, docs, "--llm", "--llm-base-url", server.url, "--write",
-                        env={"OPENAI_API_KEY": "sk-test"})
+        code, out = fix(
+            runner, docs, "--llm", "--llm-base-url", server.url, "--write", env={"OPENAI_API_KEY": "sk-test"}
+        )
     assert code == 1 and expected in out and "Traceback" not in out
     assert not (docs / ".docs-mcp.json").exists()
 

@@ -21,9 +21,15 @@ print(json.dumps({"codes": [hosted.exit_code, own.exit_code], "in_host": in_host
 """
 
 
-def test_the_console_script_freezes_its_imports_and_a_host_process_is_left_alone(example_docs: Path, tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", PROBE, str(example_docs), str(tmp_path / "out")],
-                          capture_output=True, text=True, check=True)
+def test_the_console_script_freezes_its_imports_and_a_host_process_is_left_alone(
+    example_docs: Path, tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(example_docs), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["codes"] == [0, 0]
     assert found["in_host"] == 0, "the CLI froze the objects of a process that merely called it"

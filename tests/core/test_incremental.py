@@ -34,8 +34,22 @@ def fake():
 
 
 def cli(docs: Path, out: Path, server: FakeEmbeddingServer, *extra: str, model: str = "fake-embed", dims: str = "32"):
-    args = ["build", "--docs-dir", str(docs), "--out", str(out), "--embedding-provider", "openai",
-            "--embedding-model", model, "--embedding-base-url", server.url, "--embedding-max-retries", "3", *extra]
+    args = [
+        "build",
+        "--docs-dir",
+        str(docs),
+        "--out",
+        str(out),
+        "--embedding-provider",
+        "openai",
+        "--embedding-model",
+        model,
+        "--embedding-base-url",
+        server.url,
+        "--embedding-max-retries",
+        "3",
+        *extra,
+    ]
     if dims:
         args += ["--embedding-dimensions", dims]
     server.reset_counts()
@@ -81,8 +95,9 @@ def test_one_paragraph_edit_embeds_one_chunk(example_docs: Path, tmp_path: Path,
     assert "(17 unchanged files reused)" in output
 
 
-def test_heading_rename_reembeds_the_chunks_whose_breadcrumb_has_it(example_docs: Path, tmp_path: Path,
-                                                                   fake: FakeEmbeddingServer) -> None:
+def test_heading_rename_reembeds_the_chunks_whose_breadcrumb_has_it(
+    example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer
+) -> None:
     out = tmp_path / "out"
     ok(cli(example_docs, out, fake))
     retries = example_docs / "guides" / "retries.md"
@@ -96,8 +111,9 @@ def test_heading_rename_reembeds_the_chunks_whose_breadcrumb_has_it(example_docs
     assert all("Retrying requests" in text for text in fake.inputs)
 
 
-def test_deleted_file_embeds_nothing_and_leaves_index_and_cache(example_docs: Path, tmp_path: Path,
-                                                               fake: FakeEmbeddingServer) -> None:
+def test_deleted_file_embeds_nothing_and_leaves_index_and_cache(
+    example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer
+) -> None:
     out = tmp_path / "out"
     ok(cli(example_docs, out, fake))
     (example_docs / "guides" / "pagination.md").unlink()
@@ -107,7 +123,9 @@ def test_deleted_file_embeds_nothing_and_leaves_index_and_cache(example_docs: Pa
     assert len(ids) == N_EXAMPLE - 5 and not any(i.startswith("guides/pagination.md") for i in ids)
     assert len(cache_entries(out)) == N_EXAMPLE - 5
     assert f"embedding cache: {N_EXAMPLE - 5} hits, 0 misses" in output
-    assert all(h["filepath"] != "guides/pagination.md" for h in run_search(out, "starting_after next_cursor has_more").hits)
+    assert all(
+        h["filepath"] != "guides/pagination.md" for h in run_search(out, "starting_after next_cursor has_more").hits
+    )
 
 
 def test_moved_file_reembeds_nothing(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:
@@ -124,8 +142,9 @@ def test_moved_file_reembeds_nothing(example_docs: Path, tmp_path: Path, fake: F
 
 
 @pytest.mark.parametrize("change", ["model", "dimensions", "base_url"])
-def test_provider_config_change_reembeds_everything_with_a_warning(example_docs: Path, tmp_path: Path,
-                                                                  fake: FakeEmbeddingServer, change: str) -> None:
+def test_provider_config_change_reembeds_everything_with_a_warning(
+    example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer, change: str
+) -> None:
     out = tmp_path / "out"
     ok(cli(example_docs, out, fake, model="text-embedding-3-small"))
     if change == "base_url":
@@ -186,7 +205,9 @@ def _scramble_table(cache: Path) -> str:
 
 
 @pytest.mark.parametrize("damage", [_corrupt_meta, _delete_meta, _truncate_table, _delete_table, _scramble_table])
-def test_damaged_cache_warns_and_rebuilds_correctly(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer, damage) -> None:
+def test_damaged_cache_warns_and_rebuilds_correctly(
+    example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer, damage
+) -> None:
     out = tmp_path / "out"
     ok(cli(example_docs, out, fake))
     reference = (out / "chunks.json").read_bytes()
@@ -203,7 +224,9 @@ def test_damaged_cache_warns_and_rebuilds_correctly(example_docs: Path, tmp_path
     assert ok(cli(example_docs, out, fake)) and fake.inputs == []  # and the fresh cache works
 
 
-def test_leftover_and_interrupted_swaps_are_recovered(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:
+def test_leftover_and_interrupted_swaps_are_recovered(
+    example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer
+) -> None:
     out = tmp_path / "out"
     ok(cli(example_docs, out, fake))
     cache = out / ".embedding-cache"
@@ -218,7 +241,11 @@ def test_leftover_and_interrupted_swaps_are_recovered(example_docs: Path, tmp_pa
     output = ok(cli(example_docs, out, fake))
     assert "removed leftover .embedding-cache.tmp from an interrupted build" in output
     assert "removed leftover .embedding-cache.old from an interrupted build" in output
-    assert fake.inputs == [] and not (out / ".embedding-cache.tmp").exists() and not (out / ".embedding-cache.old").exists()
+    assert (
+        fake.inputs == []
+        and not (out / ".embedding-cache.tmp").exists()
+        and not (out / ".embedding-cache.old").exists()
+    )
 
 
 def test_transient_failures_are_retried(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:
@@ -230,8 +257,9 @@ def test_transient_failures_are_retried(example_docs: Path, tmp_path: Path, fake
     assert fake.requests == 3 + 3  # three batches, three retried failures (the slow one succeeded)
 
 
-def test_hard_failure_keeps_everything_and_loses_nothing_paid(example_docs: Path, tmp_path: Path,
-                                                             fake: FakeEmbeddingServer) -> None:
+def test_hard_failure_keeps_everything_and_loses_nothing_paid(
+    example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer
+) -> None:
     out = tmp_path / "out"
     ok(cli(example_docs, out, fake))
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and "build.lock" not in p.name}
@@ -239,14 +267,26 @@ def test_hard_failure_keeps_everything_and_loses_nothing_paid(example_docs: Path
         write(example_docs, f"new/page-{i}.md", f"# Page {i}\n\nBrand new content number {i}.\n")
     fake.fail_from_request = 4  # the quota runs out on the 4th request
     fake.fail_status = 429
-    result = cli(example_docs, out, fake, "--embedding-batch-size", "5", "--embedding-concurrency", "1",
-                 "--embedding-max-retries", "0")
+    result = cli(
+        example_docs,
+        out,
+        fake,
+        "--embedding-batch-size",
+        "5",
+        "--embedding-concurrency",
+        "1",
+        "--embedding-max-retries",
+        "0",
+    )
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "failed with HTTP 429" in result.output
     assert "embedded 15 of 30 missing chunks before the failure" in result.output
     assert "The published index and the embedding cache are unchanged." in result.output
-    after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and "build.lock" not in p.name
-             and ".embedding-cache.pending" not in str(p)}
+    after = {
+        p: p.read_bytes()
+        for p in out.rglob("*")
+        if p.is_file() and "build.lock" not in p.name and ".embedding-cache.pending" not in str(p)
+    }
     assert after == before
     assert run_search(out, "idempotency key").hits  # previous index still serves
     fake.fail_from_request = None
@@ -265,10 +305,31 @@ def test_sigkill_mid_embedding(example_docs: Path, tmp_path: Path) -> None:
         fake.latency = 0.25
         fake.reset_counts()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "docs_mcp_core.cli", "build", "--docs-dir", str(example_docs), "--out", str(out),
-             "--embedding-provider", "openai", "--embedding-model", "fake-embed", "--embedding-dimensions", "32",
-             "--embedding-base-url", fake.url, "--embedding-batch-size", "4", "--embedding-concurrency", "1"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            [
+                sys.executable,
+                "-m",
+                "docs_mcp_core.cli",
+                "build",
+                "--docs-dir",
+                str(example_docs),
+                "--out",
+                str(out),
+                "--embedding-provider",
+                "openai",
+                "--embedding-model",
+                "fake-embed",
+                "--embedding-dimensions",
+                "32",
+                "--embedding-base-url",
+                fake.url,
+                "--embedding-batch-size",
+                "4",
+                "--embedding-concurrency",
+                "1",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         deadline = time.time() + 60
         while fake.requests < 5 and time.time() < deadline:
             time.sleep(0.02)
@@ -302,12 +363,21 @@ def test_cold_and_warm_builds_are_identical(example_docs: Path, tmp_path: Path, 
     assert (cold / "chunks.json").read_bytes() == (warm / "chunks.json").read_bytes()
     cold_meta, warm_meta = (json.loads((p / "metadata.json").read_text()) for p in (cold, warm))
     assert cold_meta["index"]["content_hash"] == warm_meta["index"]["content_hash"]
-    cold_t, warm_t = (open_table(p, m["index"]["version"]).to_arrow() for p, m in ((cold, cold_meta), (warm, warm_meta)))
+    cold_t, warm_t = (
+        open_table(p, m["index"]["version"]).to_arrow() for p, m in ((cold, cold_meta), (warm, warm_meta))
+    )
     assert cold_t.column("chunk_id").to_pylist() == warm_t.column("chunk_id").to_pylist()
-    assert np.array_equal(np.stack(cold_t.column("vector").to_numpy(zero_copy_only=False)),
-                          np.stack(warm_t.column("vector").to_numpy(zero_copy_only=False)))
-    queries = [("retry backoff", {}), ("verify webhook signature", {"language": "go"}), ("pagination cursor", {}),
-               ("error handling", {"language": "python"}), ("idempotency", {"scope": "global-guide"})]
+    assert np.array_equal(
+        np.stack(cold_t.column("vector").to_numpy(zero_copy_only=False)),
+        np.stack(warm_t.column("vector").to_numpy(zero_copy_only=False)),
+    )
+    queries = [
+        ("retry backoff", {}),
+        ("verify webhook signature", {"language": "go"}),
+        ("pagination cursor", {}),
+        ("error handling", {"language": "python"}),
+        ("idempotency", {"scope": "global-guide"}),
+    ]
     with FakeEmbeddingServer(dims=32) as other:  # query vectors from the same model, another endpoint
         for out in (cold, warm):
             meta = json.loads((out / "metadata.json").read_text())
@@ -337,8 +407,9 @@ def test_cache_dir_option(example_docs: Path, tmp_path: Path, fake: FakeEmbeddin
     assert fake.inputs == []
 
 
-def test_cost_truncation_and_key_handling(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cost_truncation_and_key_handling(
+    example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET-value-123")
     out = tmp_path / "out"
     output = ok(cli(example_docs, out, fake, model="text-embedding-3-small", dims="32"))
@@ -362,8 +433,9 @@ def test_unknown_model_needs_dimensions(example_docs: Path, tmp_path: Path, fake
 
 def test_missing_api_key_for_openai_itself(example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = CliRunner().invoke(main, ["build", "--docs-dir", str(example_docs), "--out", str(tmp_path / "o"),
-                                       "--embedding-provider", "openai"])
+    result = CliRunner().invoke(
+        main, ["build", "--docs-dir", str(example_docs), "--out", str(tmp_path / "o"), "--embedding-provider", "openai"]
+    )
     assert result.exit_code == 1 and "set OPENAI_API_KEY to use the openai embedding provider" in result.output
     assert f"none of the {N_EXAMPLE} missing chunks were embedded" in result.output
     assert not (tmp_path / "o" / "metadata.json").exists()

@@ -12,8 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from docs_mcp_core.embedding import to_embedding_input
-from docs_mcp_core.embedding import local_onnx
+from docs_mcp_core.embedding import local_onnx, to_embedding_input
 from docs_mcp_core.embedding.local_onnx import OnnxProvider
 from docs_mcp_core.embedding.onnx_graphs import FP32_SCHEME, INT8_SCHEME, KINDS, int8_activation_model
 from docs_mcp_core.indexing.steps import analyze_corpus
@@ -86,19 +85,25 @@ def test_activations_are_quantized_per_token_as_a_numpy_reference_does(tmp_path:
     codes = rng.integers(-127, 128, size=(64, 8)).astype(np.int8)
     columns = rng.uniform(0.001, 0.01, size=8).astype(np.float32)
     graph = helper.make_graph(
-        [helper.make_node("Cast", ["codes"], ["wf"], to=TensorProto.FLOAT),
-         helper.make_node("Mul", ["wf", "columns"], ["w"]),
-         helper.make_node("MatMul", ["x", "w"], ["y"])], "tiny",
+        [
+            helper.make_node("Cast", ["codes"], ["wf"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["wf", "columns"], ["w"]),
+            helper.make_node("MatMul", ["x", "w"], ["y"]),
+        ],
+        "tiny",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "tokens", 64])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "tokens", 8])],
-        [numpy_helper.from_array(codes, "codes"), numpy_helper.from_array(columns, "columns")])
+        [numpy_helper.from_array(codes, "codes"), numpy_helper.from_array(columns, "columns")],
+    )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "tiny.onnx"))
     assert int8_activation_model(tmp_path / "tiny.onnx", tmp_path / "tiny-int8.onnx") == 1
     assert "ReduceProd" not in _ops(tmp_path / "tiny-int8.onnx")  # x is a graph input: shapes from x itself
     x = rng.normal(size=(2, 3, 64)).astype(np.float32)
     x[0, 1] *= 50  # one loud token: its scale must not flatten the others
     x[1, 2] = 0  # an all-zero token: zeros out, no NaN
-    got = ort.InferenceSession(str(tmp_path / "tiny-int8.onnx"), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = ort.InferenceSession(str(tmp_path / "tiny-int8.onnx"), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x}
+    )[0]
 
     scale = (np.abs(x).max(axis=-1, keepdims=True) / np.float32(127)).astype(np.float32)
     quantized = np.rint(x / np.maximum(scale, np.float32(1e-30)))
@@ -110,8 +115,9 @@ def test_activations_are_quantized_per_token_as_a_numpy_reference_does(tmp_path:
     assert not np.array_equal(got, exact)
 
 
-def test_signed_and_unsigned_weights_give_the_same_bits(tmp_path: Path, texts: list[str],
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_signed_and_unsigned_weights_give_the_same_bits(
+    tmp_path: Path, texts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     vectors, folders = {}, {}
     for kind in ("int8", "int8-unsigned"):
         monkeypatch.setattr(local_onnx, "int8_kind", lambda kind=kind: kind)
@@ -133,7 +139,8 @@ def test_signed_and_unsigned_weights_give_the_same_bits(tmp_path: Path, texts: l
 
 
 def test_int8_vectors_stay_close_to_the_fp32_graphs_and_queries_use_the_same_graph(
-        tmp_path: Path, texts: list[str]) -> None:
+    tmp_path: Path, texts: list[str]
+) -> None:
     fp32 = OnnxProvider(str(fp32_model_folder(tmp_path / "fp32")))
     int8 = OnnxProvider()
     assert (fp32.scheme, int8.scheme) == (FP32_SCHEME, INT8_SCHEME)
@@ -160,8 +167,13 @@ print(json.dumps([provider.scheme, provider.config_fingerprint, "onnx" in sys.mo
 
 def _scheme(model: str, onnx_package: bool = True, cache: Path | None = None) -> tuple[str, str, bool]:
     env = {**os.environ, **({"XDG_CACHE_HOME": str(cache)} if cache else {})}
-    done = subprocess.run([sys.executable, "-c", SCHEME, model, "onnx" if onnx_package else "no-onnx"],
-                          capture_output=True, text=True, check=True, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", SCHEME, model, "onnx" if onnx_package else "no-onnx"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
     scheme, fingerprint, imported = json.loads(done.stdout.strip().splitlines()[-1])
     return scheme, fingerprint, imported
 
@@ -181,12 +193,16 @@ def test_the_graph_that_makes_the_vectors_is_part_of_their_fingerprint(tmp_path:
 def test_a_build_without_the_onnx_package_invalidates_the_int8_vectors_with_the_usual_warning(tmp_path: Path) -> None:
     docs = write(tmp_path, "docs/guide.md", "# Retries\n\nThe client retries 429 responses.\n").parent
     out = tmp_path / "out"
-    code = ("import sys\n"
-            "if sys.argv[1] == 'no-onnx': sys.modules['onnx'] = None\n"
-            "from docs_mcp_core.cli import main\n"
-            f"main(['build', '--docs-dir', {str(docs)!r}, '--out', {str(out)!r}, '--embedding-provider', 'local'])\n")
-    runs = [subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True)
-            for mode in ("onnx", "no-onnx", "onnx")]
+    code = (
+        "import sys\n"
+        "if sys.argv[1] == 'no-onnx': sys.modules['onnx'] = None\n"
+        "from docs_mcp_core.cli import main\n"
+        f"main(['build', '--docs-dir', {str(docs)!r}, '--out', {str(out)!r}, '--embedding-provider', 'local'])\n"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True)
+        for mode in ("onnx", "no-onnx", "onnx")
+    ]
     assert [r.returncode for r in runs] == [0, 0, 0], runs[-1].stderr
     assert "embedding cache invalidated" not in runs[0].stderr
     for run in runs[1:]:

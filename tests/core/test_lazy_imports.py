@@ -47,7 +47,7 @@ def test_the_deferred_decorator_builds_the_real_validator_once_on_first_call() -
 
     def real(**options):
         built.append(options)
-        return lambda func: (lambda *args, **kwargs: ("validated", func(*args, **kwargs)))
+        return lambda func: lambda *args, **kwargs: ("validated", func(*args, **kwargs))
 
     deferred = deferred_validate_call(real)
 

@@ -31,9 +31,11 @@ def provider():
 
 
 def test_identity_without_loading_torch() -> None:
-    code = ("import sys; from docs_mcp_core.embedding import make_provider, ProviderSettings; "
-            "p = make_provider(ProviderSettings('sentence-transformers')); "
-            "print(p.name, p.dimensions, p.config_fingerprint, 'torch' in sys.modules)")
+    code = (
+        "import sys; from docs_mcp_core.embedding import make_provider, ProviderSettings; "
+        "p = make_provider(ProviderSettings('sentence-transformers')); "
+        "print(p.name, p.dimensions, p.config_fingerprint, 'torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out[0] == "local" and out[1] == "384" and len(out[2]) == 64 and out[3] == "False"
 
@@ -46,24 +48,39 @@ def test_vectors_are_deterministic_and_independent_of_batching(provider) -> None
     assert together.shape == (4, 384) and together.dtype == np.float32
     assert np.array_equal(together, alone) and np.array_equal(together, shuffled)
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-6)
-    code = ("import numpy as np; from docs_mcp_core.embedding import make_provider, ProviderSettings; "
-            f"v = make_provider(ProviderSettings('local', backend='torch')).embed({texts!r}); print(v.tobytes().hex())")
+    code = (
+        "import numpy as np; from docs_mcp_core.embedding import make_provider, ProviderSettings; "
+        f"v = make_provider(ProviderSettings('local', backend='torch')).embed({texts!r}); print(v.tobytes().hex())"
+    )
     other_run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert other_run == together.tobytes().hex()
 
 
 def test_meaning_not_just_words(provider) -> None:
-    q, good, bad = provider.embed(["my requests keep getting HTTP 429, how long should I wait?",
-                                   "When you hit the limit, wait Retry-After seconds before trying again.",
-                                   "Labels can be printed as PDF or ZPL files."])
+    q, good, bad = provider.embed(
+        [
+            "my requests keep getting HTTP 429, how long should I wait?",
+            "When you hit the limit, wait Retry-After seconds before trying again.",
+            "Labels can be printed as PDF or ZPL files.",
+        ]
+    )
     assert float(q @ good) > float(q @ bad) + 0.1
 
 
 def test_cache_reuse_and_invalidation_when_the_model_changes(example_docs: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "out"
-    args = ["build", "--docs-dir", str(example_docs), "--out", str(out), "--embedding-provider", "local",
-            "--embedding-backend", "torch"]
+    args = [
+        "build",
+        "--docs-dir",
+        str(example_docs),
+        "--out",
+        str(out),
+        "--embedding-provider",
+        "local",
+        "--embedding-backend",
+        "torch",
+    ]
     first = runner.invoke(main, args)
     assert first.exit_code == 0, first.output
     assert f"embedded {N_PASSAGES} passages via local" in first.output

@@ -28,7 +28,9 @@ def test_default_is_h2_with_a_warning(tmp_path: Path) -> None:
 
 
 def test_nearest_ancestor_manifest_governs_exclusively(tmp_path: Path) -> None:
-    manifest(tmp_path, "", {"version": "1", "strategy": {"chunk_by": "h3"}, "metadata": {"scope": "global", "team": "docs"}})
+    manifest(
+        tmp_path, "", {"version": "1", "strategy": {"chunk_by": "h3"}, "metadata": {"scope": "global", "team": "docs"}}
+    )
     manifest(tmp_path, "sdk", {"version": "1", "metadata": {"language": "go"}})
     write(tmp_path, "sdk/deep/x.md", "# X\n")
     write(tmp_path, "top.md", "# T\n")
@@ -41,17 +43,21 @@ def test_nearest_ancestor_manifest_governs_exclusively(tmp_path: Path) -> None:
 
 
 def test_overrides_last_match_wins_relative_to_manifest_folder(tmp_path: Path) -> None:
-    manifest(tmp_path, "docs", {
-        "version": "1",
-        "strategy": {"chunk_by": "h2", "max_chunk_size": 5000},
-        "metadata": {"scope": "guide", "tier": "free"},
-        "overrides": [
-            {"pattern": "api/**", "strategy": {"chunk_by": "h3"}, "metadata": {"scope": "api"}},
-            {"pattern": "api/*.md", "metadata": {"tier": "pro"}},
-            {"pattern": "api/special.md", "strategy": {"chunk_by": "file"}},
-            {"pattern": "docs/api/*.md", "metadata": {"tier": "never"}},
-        ],
-    })
+    manifest(
+        tmp_path,
+        "docs",
+        {
+            "version": "1",
+            "strategy": {"chunk_by": "h2", "max_chunk_size": 5000},
+            "metadata": {"scope": "guide", "tier": "free"},
+            "overrides": [
+                {"pattern": "api/**", "strategy": {"chunk_by": "h3"}, "metadata": {"scope": "api"}},
+                {"pattern": "api/*.md", "metadata": {"tier": "pro"}},
+                {"pattern": "api/special.md", "strategy": {"chunk_by": "file"}},
+                {"pattern": "docs/api/*.md", "metadata": {"tier": "never"}},
+            ],
+        },
+    )
     write(tmp_path, "docs/api/special.md", "# S\n")
     write(tmp_path, "docs/api/other.md", "# O\n")
     write(tmp_path, "docs/api/v1/deep.md", "# D\n")
@@ -68,11 +74,23 @@ def test_overrides_last_match_wins_relative_to_manifest_folder(tmp_path: Path) -
 
 
 def test_inline_hint_beats_overrides_and_frontmatter_beats_everything(tmp_path: Path) -> None:
-    manifest(tmp_path, "", {"version": "1", "strategy": {"chunk_by": "h2"}, "metadata": {"scope": "guide"},
-                            "overrides": [{"pattern": "*.md", "strategy": {"chunk_by": "h1"}, "metadata": {"scope": "o"}}]})
+    manifest(
+        tmp_path,
+        "",
+        {
+            "version": "1",
+            "strategy": {"chunk_by": "h2"},
+            "metadata": {"scope": "guide"},
+            "overrides": [{"pattern": "*.md", "strategy": {"chunk_by": "h1"}, "metadata": {"scope": "o"}}],
+        },
+    )
     write(tmp_path, "inline.md", '# A\n\n<!-- mcp_chunking_hint: {"chunk_by": "h3"} -->\n\ntext\n')
-    write(tmp_path, "front.md", '---\nmcp_chunking_hint:\n  chunk_by: file\nmetadata:\n  scope: fm\n  extra: yes-please\n---\n'
-                                '<!-- mcp_chunking_hint: {"chunk_by": "h3"} -->\n\n# B\n')
+    write(
+        tmp_path,
+        "front.md",
+        "---\nmcp_chunking_hint:\n  chunk_by: file\nmetadata:\n  scope: fm\n  extra: yes-please\n---\n"
+        '<!-- mcp_chunking_hint: {"chunk_by": "h3"} -->\n\n# B\n',
+    )
     inline, _ = resolved(tmp_path, "inline.md")
     assert inline.strategy.chunk_by == "h3" and inline.metadata == {"scope": "o"}
     front, diags = resolved(tmp_path, "front.md")
@@ -83,7 +101,11 @@ def test_inline_hint_beats_overrides_and_frontmatter_beats_everything(tmp_path: 
 
 def test_inline_metadata_directive_and_frontmatter_title(tmp_path: Path) -> None:
     manifest(tmp_path, "", {"version": "1", "strategy": {"chunk_by": "file"}})
-    write(tmp_path, "t.md", '---\ntitle: Real Title\n---\n<!-- mcp_metadata: {"audience": "admins"} -->\n\n# Heading\n\nx\n')
+    write(
+        tmp_path,
+        "t.md",
+        '---\ntitle: Real Title\n---\n<!-- mcp_metadata: {"audience": "admins"} -->\n\n# Heading\n\nx\n',
+    )
     source, _ = resolved(tmp_path, "t.md")
     assert source.title == "Real Title" and source.metadata == {"audience": "admins"}
     chunk = analyze_corpus(tmp_path).chunks[0]
@@ -94,7 +116,11 @@ def test_templates_are_not_indexed_and_dot_folders_are_skipped(tmp_path: Path) -
     manifest(tmp_path, "", {"version": "1", "strategy": {"chunk_by": "h2"}})
     write(tmp_path, "a.md", "# A\n")
     write(tmp_path, "p/ask.template.md", "---\ntitle: Ask\n---\nAsk about {{topic}}.\n")
-    write(tmp_path, "p/multi.template.yaml", "messages:\n  - role: user\n    content: hi {{x}}\n  - role: assistant\n    content: ok\n")
+    write(
+        tmp_path,
+        "p/multi.template.yaml",
+        "messages:\n  - role: user\n    content: hi {{x}}\n  - role: assistant\n    content: ok\n",
+    )
     write(tmp_path, ".git/notes.md", "# hidden\n")
     result = analyze_corpus(tmp_path)
     assert [c.filepath for c in result.chunks] == ["a.md"]

@@ -75,8 +75,12 @@ def test_mdx_files_are_indexed_and_searchable(tmp_path: Path) -> None:
     out = tmp_path / "out"
     build(docs, out, make_provider(ProviderSettings("none")))
     chunks = {c["chunk_id"]: c for c in json.loads((out / "chunks.json").read_text())}
-    assert sorted(chunks) == ["guides/webhooks.mdx#_preamble", "guides/webhooks.mdx#webhooks/verify-the-signature",
-                              "notes.markdown#_preamble", "plain.md#_preamble"]
+    assert sorted(chunks) == [
+        "guides/webhooks.mdx#_preamble",
+        "guides/webhooks.mdx#webhooks/verify-the-signature",
+        "notes.markdown#_preamble",
+        "plain.md#_preamble",
+    ]
     preamble = chunks["guides/webhooks.mdx#_preamble"]
     assert "import" not in preamble["content"] and "internal:" not in preamble["content"]
     assert "Always verify the signature" in preamble["content_text"] and "Callout" not in preamble["content_text"]
@@ -92,7 +96,8 @@ def test_a_folder_of_mdx_files_alone_builds_and_lists_them(tmp_path: Path) -> No
     result = CliRunner().invoke(main, ["validate", "--docs-dir", str(docs), "--format", "json"])
     assert result.exit_code == 0, result.output
     out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["build", "--docs-dir", str(docs), "--out", str(out),
-                                       "--embedding-provider", "none"])
+    result = CliRunner().invoke(
+        main, ["build", "--docs-dir", str(docs), "--out", str(out), "--embedding-provider", "none"]
+    )
     assert result.exit_code == 0, result.output
     assert [c["chunk_id"] for c in json.loads((out / "chunks.json").read_text())] == ["index.mdx#_preamble"]

@@ -104,7 +104,9 @@ def test_touch_reads_the_file_but_reembeds_and_rewrites_nothing(example_docs: Pa
     assert "0 files read" in again.output, again.output  # and recorded again, so the next no-op reads none
 
 
-def test_every_build_is_in_the_audit_whether_or_not_it_loaded_duckdb(example_docs: Path, tmp_path: Path, runner) -> None:
+def test_every_build_is_in_the_audit_whether_or_not_it_loaded_duckdb(
+    example_docs: Path, tmp_path: Path, runner
+) -> None:
     out = tmp_path / "out"
     settle(example_docs)
     for _ in range(3):  # a cold build creates the database; the two no-ops leave rows beside it
@@ -113,8 +115,9 @@ def test_every_build_is_in_the_audit_whether_or_not_it_loaded_duckdb(example_doc
     assert len(pending.read_text().splitlines()) == 2
 
     def count() -> str:
-        result = runner.invoke(main, ["audit", "--out", str(out), "--sql",
-                                      "SELECT count(*), count(DISTINCT build_id) FROM builds"])
+        result = runner.invoke(
+            main, ["audit", "--out", str(out), "--sql", "SELECT count(*), count(DISTINCT build_id) FROM builds"]
+        )
         assert result.exit_code == 0, result.output
         return result.output.splitlines()[2].split()
 
@@ -178,8 +181,9 @@ def test_small_edit_updates_the_table_with_the_results_of_a_fresh_build(dub_ts_d
     assert not any(line.startswith("warning") for line in lines), lines
 
 
-def test_small_edit_updates_a_table_with_vectors_with_the_results_of_a_fresh_build(dub_ts_docs: Path,
-                                                                                   tmp_path: Path) -> None:
+def test_small_edit_updates_a_table_with_vectors_with_the_results_of_a_fresh_build(
+    dub_ts_docs: Path, tmp_path: Path
+) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     shutil.copy(dub_ts_docs / ".docs-mcp.json", docs)
@@ -209,6 +213,7 @@ def test_vectors_of_another_model_are_never_kept_by_an_update(example_docs: Path
     edited = max(example_docs.rglob("*.md"), key=lambda p: (-p.stat().st_size, str(p)))  # the smallest file
     reporter = Recorder()
     with FakeEmbeddingServer(dims=32) as server:
+
         def provider(model: str) -> EmbeddingProvider:  # the same dimensions: the table's schema is the same
             return make_provider(ProviderSettings("openai", model=model, base_url=server.url, dimensions=32))
 

@@ -51,10 +51,12 @@ def _python(code: str) -> str:
 
 
 def test_onnx_is_the_default_and_names_its_backend_and_model_file_without_loading_anything() -> None:
-    code = ("import sys, json; from docs_mcp_core.embedding import make_provider, ProviderSettings; "
-            "p = make_provider(ProviderSettings('local')); "
-            "print(json.dumps([p.describe(), p.config_fingerprint, "
-            "[m for m in ('onnxruntime', 'tokenizers', 'torch') if m in sys.modules]]))")
+    code = (
+        "import sys, json; from docs_mcp_core.embedding import make_provider, ProviderSettings; "
+        "p = make_provider(ProviderSettings('local')); "
+        "print(json.dumps([p.describe(), p.config_fingerprint, "
+        "[m for m in ('onnxruntime', 'tokenizers', 'torch') if m in sys.modules]]))"
+    )
     described, fingerprint, imported = json.loads(_python(code))
     assert described["backend"] == "onnx" and described["dimensions"] == 384
     assert described["model_file_sha256"] == PUBLISHED_SHA256 and len(described["model_sha256"]) == 64
@@ -63,17 +65,21 @@ def test_onnx_is_the_default_and_names_its_backend_and_model_file_without_loadin
 
 def test_vectors_are_bit_identical_across_runs_and_batch_compositions(provider) -> None:
     # Same token length (one-word variations of one sentence) so several texts share one run.
-    same_length = [f"how do I {word} a request with the typescript sdk?" for word in ("retry", "cancel", "sign", "send")]
+    same_length = [
+        f"how do I {word} a request with the typescript sdk?" for word in ("retry", "cancel", "sign", "send")
+    ]
     texts = [*same_length, "webhook signature " * 200, "x", "Pagination with cursors."]
     together = provider.embed(texts)
     assert together.shape == (len(texts), 384) and together.dtype == np.float32
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-6)
     alone = np.concatenate([provider.embed([t]) for t in texts])
     shuffled = provider.embed(texts[::-1])[::-1]
-    mixed = provider.embed([*same_length[2:], "an unrelated text of another length", *texts])[-len(texts):]
+    mixed = provider.embed([*same_length[2:], "an unrelated text of another length", *texts])[-len(texts) :]
     assert np.array_equal(together, alone) and np.array_equal(together, shuffled) and np.array_equal(together, mixed)
-    one_thread = ("from docs_mcp_core.embedding.local_onnx import OnnxProvider; "
-                  f"print(OnnxProvider(threads=1).embed({texts!r}).tobytes().hex())")
+    one_thread = (
+        "from docs_mcp_core.embedding.local_onnx import OnnxProvider; "
+        f"print(OnnxProvider(threads=1).embed({texts!r}).tobytes().hex())"
+    )
     assert _python(one_thread) == together.tobytes().hex()  # another process, another thread count
 
 
@@ -98,8 +104,9 @@ def test_the_pool_of_single_thread_runs_gives_the_bits_of_one_run_on_intra_op_th
     options.enable_cpu_mem_arena = False
     if before.graph is not None:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    before._session = ort.InferenceSession(str(before.graph or before.onnx_path), options,
-                                           providers=["CPUExecutionProvider"])
+    before._session = ort.InferenceSession(
+        str(before.graph or before.onnx_path), options, providers=["CPUExecutionProvider"]
+    )
     one_by_one = np.concatenate([before._run([before._tokenize(t)]) for t in texts])
     assert np.array_equal(vectors, one_by_one)
     assert np.array_equal(pooled.embed(texts[::-1])[::-1], vectors)  # other runs, other threads, same bits
@@ -165,7 +172,9 @@ def test_a_cold_build_loads_the_model_while_parsing_and_a_build_with_a_cache_doe
     built.graph_cache = tmp_path / "graphs"
     build(docs, out, built)
     # the build saves the int8 graph, which a server started after it opens for queries as it is: nothing else
-    assert [p.name.split("-ort")[0] for p in built.graph_cache.iterdir()] == [built.onnx_sha256[:32] + KINDS[int8_kind()]]
+    assert [p.name.split("-ort")[0] for p in built.graph_cache.iterdir()] == [
+        built.onnx_sha256[:32] + KINDS[int8_kind()]
+    ]
     warm = OnnxProvider()  # the cache holds this config's vectors: maybe nothing to embed, no load
     assert load_model_early(warm, OutputLayout(out).embedding_cache) is None and warm._session is None
     forced = load_model_early(warm, OutputLayout(out).embedding_cache, rebuild=True)
@@ -281,13 +290,15 @@ def _vectors(out: Path) -> dict[str, list[float]]:
     import lancedb
 
     table = lancedb.connect(str(OutputLayout(out).lancedb)).open_table(
-        json.loads(OutputLayout(out).metadata.read_text())["index"]["table"])
+        json.loads(OutputLayout(out).metadata.read_text())["index"]["table"]
+    )
     rows = table.to_arrow().select(["chunk_id", "vector"]).to_pylist()
     return {r["chunk_id"]: r["vector"] for r in rows}
 
 
-def test_a_build_embeds_in_the_order_the_provider_asks_and_its_index_does_not_depend_on_it(tmp_path: Path,
-                                                                                            provider) -> None:
+def test_a_build_embeds_in_the_order_the_provider_asks_and_its_index_does_not_depend_on_it(
+    tmp_path: Path, provider
+) -> None:
     texts = ["webhook signature " * 40, "x", "Pagination with cursors.", "how do I sign a request?"]
     order = provider.embedding_order(texts)
     lengths = [len(provider._tokenizer.encode(t).ids) for t in texts]
@@ -340,9 +351,11 @@ def test_switching_backend_invalidates_the_cache_and_a_noop_rebuild_loads_no_mod
         assert "embedded 3 passages via local" in output
 
     # The default backend is onnx, so this is a no-op: in a fresh process, nothing embedded, no runtime imported.
-    code = ("import sys; from docs_mcp_core.cli import main\n"
-            f"try: main({args!r})\nexcept SystemExit as exc: assert not exc.code, exc.code\n"
-            "print([m for m in ('onnxruntime', 'tokenizers', 'torch') if m in sys.modules])")
+    code = (
+        "import sys; from docs_mcp_core.cli import main\n"
+        f"try: main({args!r})\nexcept SystemExit as exc: assert not exc.code, exc.code\n"
+        "print([m for m in ('onnxruntime', 'tokenizers', 'torch') if m in sys.modules])"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "embedding cache: 3 hits, 0 misses" in done.stderr and "embedded 3" not in done.stderr
     assert done.stdout.strip() == "[]"
@@ -374,8 +387,9 @@ def test_identity_is_the_files_not_the_name(tmp_path: Path) -> None:
 
 def test_the_audit_records_the_backend_and_model_that_made_the_vectors(onnx_index: Path) -> None:
     embedding = json.loads((onnx_index / "metadata.json").read_text())["embedding"]
-    result = CliRunner().invoke(main, ["audit", "--out", str(onnx_index), "--sql",
-                                       "SELECT provider, backend, model, model_sha256 FROM builds"])
+    result = CliRunner().invoke(
+        main, ["audit", "--out", str(onnx_index), "--sql", "SELECT provider, backend, model, model_sha256 FROM builds"]
+    )
     assert result.exit_code == 0, result.output
     assert result.output.split()[8:12] == ["local", "onnx", embedding["model"], embedding["model_sha256"]]
 
@@ -383,21 +397,40 @@ def test_the_audit_records_the_backend_and_model_that_made_the_vectors(onnx_inde
 def test_query_embedding_recreates_the_onnx_backend_without_torch(onnx_index: Path) -> None:
     embedding = json.loads((onnx_index / "metadata.json").read_text())["embedding"]
     assert embedding["backend"] == "onnx"
-    code = ("import sys, json; from docs_mcp_core.embedding.query import QueryEmbedder; "
-            f"q = QueryEmbedder(json.loads({json.dumps(embedding)!r}), log=lambda m: None); q.wait(60); "
-            "v = q.embed('verify webhook signature'); "
-            "print(q.status, type(q.provider).__name__, v.shape[0], q.provider.threads, 'torch' in sys.modules, "
-            "'sentence_transformers' in sys.modules)")
+    code = (
+        "import sys, json; from docs_mcp_core.embedding.query import QueryEmbedder; "
+        f"q = QueryEmbedder(json.loads({json.dumps(embedding)!r}), log=lambda m: None); q.wait(60); "
+        "v = q.embed('verify webhook signature'); "
+        "print(q.status, type(q.provider).__name__, v.shape[0], q.provider.threads, 'torch' in sys.modules, "
+        "'sentence_transformers' in sys.modules)"
+    )
     assert _python(code).split() == ["ready", "OnnxProvider", "384", "1", "False", "False"]
 
 
 def test_config_and_cli_reject_an_unknown_backend(tmp_path: Path) -> None:
-    config = write(tmp_path, "docs-mcp.yaml", "corpora:\n  - name: docs\n    source: {path: docs}\n"
-                   "    embedding: {provider: local, backend: gpu}\n")
-    with pytest.raises(DocsMcpError, match=r"corpora\[0\]\.embedding.*unknown backend 'gpu'; choose one of: onnx, torch"):
+    config = write(
+        tmp_path,
+        "docs-mcp.yaml",
+        "corpora:\n  - name: docs\n    source: {path: docs}\n    embedding: {provider: local, backend: gpu}\n",
+    )
+    with pytest.raises(
+        DocsMcpError, match=r"corpora\[0\]\.embedding.*unknown backend 'gpu'; choose one of: onnx, torch"
+    ):
         load_config(config)
-    result = CliRunner().invoke(main, ["build", "--docs-dir", str(tmp_path), "--out", str(tmp_path / "o"),
-                                       "--embedding-provider", "local", "--embedding-backend", "gpu"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "build",
+            "--docs-dir",
+            str(tmp_path),
+            "--out",
+            str(tmp_path / "o"),
+            "--embedding-provider",
+            "local",
+            "--embedding-backend",
+            "gpu",
+        ],
+    )
     assert result.exit_code == 2 and "'gpu' is not one of 'onnx', 'torch'" in result.output
     assert parse_spec("local:torch/some/folder", None) == ProviderSettings("local", "some/folder", backend="torch")
     with pytest.raises(DocsMcpError, match="unknown provider spec 'hash:onnx'"):
@@ -405,8 +438,9 @@ def test_config_and_cli_reject_an_unknown_backend(tmp_path: Path) -> None:
     with pytest.raises(DocsMcpError, match="needs --embedding-backend torch"):
         make_provider(ProviderSettings("local", backend="onnx", device="cuda"))
     with pytest.raises(DocsMcpError, match="no ONNX file in"):
-        make_provider(ProviderSettings("local", model=str(write(tmp_path, "m/config.json", "{}").parent),
-                                       backend="onnx"))
+        make_provider(
+            ProviderSettings("local", model=str(write(tmp_path, "m/config.json", "{}").parent), backend="onnx")
+        )
 
 
 QUERY = "abort a call that hangs"  # a paraphrase the words alone do not find (the section says "timeout")
@@ -430,8 +464,9 @@ def hybrid_ranking(onnx_index: Path) -> list[str]:
 
 
 @pytest.mark.anyio
-async def test_server_answers_with_an_onnx_index_and_goes_hybrid(onnx_index: Path, hybrid_ranking: list[str],
-                                                                 tmp_path: Path) -> None:
+async def test_server_answers_with_an_onnx_index_and_goes_hybrid(
+    onnx_index: Path, hybrid_ranking: list[str], tmp_path: Path
+) -> None:
     hybrid = hybrid_ranking
     log = tmp_path / "server.log"
     with http_server(onnx_index, log=log) as base:
@@ -445,17 +480,21 @@ async def test_server_answers_with_an_onnx_index_and_goes_hybrid(onnx_index: Pat
             result = await session.call_tool("search_docs", {"query": QUERY, **FILTERS})
             assert not result.is_error, result.content[0].text
             assert [h["chunk_id"] for h in json.loads(result.content[0].text)["hits"]] == hybrid
-    assert ("query embedding model sentence-transformers/all-MiniLM-L6-v2 is ready (int8 graph): search is hybrid"
-            in log.read_text())
+    assert (
+        "query embedding model sentence-transformers/all-MiniLM-L6-v2 is ready (int8 graph): search is hybrid"
+        in log.read_text()
+    )
 
 
 @pytest.mark.anyio
-async def test_every_search_result_and_healthz_say_which_mode_answered(onnx_index: Path, hybrid_ranking: list[str],
-                                                                       tmp_path: Path) -> None:
+async def test_every_search_result_and_healthz_say_which_mode_answered(
+    onnx_index: Path, hybrid_ranking: list[str], tmp_path: Path
+) -> None:
     # The onnx model loads in well under a second; the failpoint holds it "loading" until the test releases it.
     release = tmp_path / "release-query-model"
-    with http_server(onnx_index, env={"DOCS_MCP_TEST_PAUSE_AT": "query-model-load",
-                                      "DOCS_MCP_TEST_RELEASE": str(release)}) as base:
+    with http_server(
+        onnx_index, env={"DOCS_MCP_TEST_PAUSE_AT": "query-model-load", "DOCS_MCP_TEST_RELEASE": str(release)}
+    ) as base:
         async with Client(f"{base}/mcp") as session:
             assert [t.name for t in (await session.list_tools()).tools] == ["search_docs", "get_doc"]
             early = await session.call_tool("search_docs", {"query": QUERY, **FILTERS})
@@ -482,12 +521,15 @@ def test_build_without_a_provider_is_semantic_with_the_bundled_model_and_says_so
     docs = write(tmp_path, "docs/guide.md", "# Retries\n\nThe client retries 429 responses.\n").parent
     result = CliRunner().invoke(main, ["build", "--docs-dir", str(docs), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
-    assert "embedding: local (onnx, sentence-transformers/all-MiniLM-L6-v2), the default; " \
-           "--embedding-provider none for text-only" in result.output
+    assert (
+        "embedding: local (onnx, sentence-transformers/all-MiniLM-L6-v2), the default; "
+        "--embedding-provider none for text-only" in result.output
+    )
     embedding = json.loads((tmp_path / "out" / "metadata.json").read_text())["embedding"]
     assert (embedding["provider"], embedding["backend"]) == ("local", "onnx")
     config = write(tmp_path, "docs-mcp.yaml", "corpora:\n  - name: docs\n    source: {path: docs}\n")
     assert load_config(config).get("docs").embedding.settings() == ProviderSettings("local", backend="onnx")
-    named = write(tmp_path, "named.yaml", "corpora:\n  - name: docs\n    source: {path: docs}\n"
-                  "    embedding: {provider: none}\n")
+    named = write(
+        tmp_path, "named.yaml", "corpora:\n  - name: docs\n    source: {path: docs}\n    embedding: {provider: none}\n"
+    )
     assert load_config(named).get("docs").embedding.settings() == ProviderSettings("none")

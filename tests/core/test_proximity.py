@@ -59,15 +59,23 @@ def test_query_words_standing_together_outrank_the_same_words_scattered(built: P
 
 def test_the_proximity_weight_option_of_search(built: Path) -> None:
     def ranked(*options: str) -> list[str]:
-        done = subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", "search", "--index", str(built), "--json",
-                               *options, QUERY], capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "docs_mcp_core.cli", "search", "--index", str(built), "--json", *options, QUERY],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         return [hit["chunk_id"] for hit in json.loads(done.stdout)["hits"]][:2]
 
     assert ranked() == [TOGETHER_ID, SCATTERED_ID]
     assert ranked("--proximity-weight", "0") == [SCATTERED_ID, TOGETHER_ID]
-    bad = subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", "search", "--index", str(built),
-                          "--proximity-weight", "-1", QUERY], capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "docs_mcp_core.cli", "search", "--index", str(built), "--proximity-weight", "-1", QUERY],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 2 and "--proximity-weight" in bad.stderr
 
 
@@ -92,7 +100,8 @@ def test_the_stop_words_are_the_ones_lancedb_drops(tmp_path: Path) -> None:
     kept = ["because", "before", "very", "only", "does", "using", "without", "make", "upload", "package"]
     words = sorted(STOP_WORDS) + kept
     table = lancedb.connect(str(tmp_path / "db")).create_table(
-        "t", pa.table({"id": list(range(len(words))), "text": [f"{w} zebra" for w in words]}))
+        "t", pa.table({"id": list(range(len(words))), "text": [f"{w} zebra" for w in words]})
+    )
     table.create_index("text", config=FTS(with_position=True))
 
     def found(word: str) -> bool:

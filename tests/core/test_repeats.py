@@ -74,14 +74,22 @@ def test_later_forms_are_cut_and_numbers_and_stop_words_kept() -> None:
 def test_the_stems_are_the_ones_lancedb_indexes(tmp_path: Path) -> None:
     """Words this module takes for one are found by each other in LanceDB's full-text index, and words it
     keeps apart are not: checked against LanceDB itself, so a tokenizer change fails here."""
-    same = [("give", "giving"), ("retry", "retries"), ("index", "indexes"), ("certificate", "certificates"),
-            ("configure", "configuration"), ("say", "says"), ("install", "installed")]
+    same = [
+        ("give", "giving"),
+        ("retry", "retries"),
+        ("index", "indexes"),
+        ("certificate", "certificates"),
+        ("configure", "configuration"),
+        ("say", "says"),
+        ("install", "installed"),
+    ]
     apart = [("say", "said"), ("general", "generate"), ("organ", "organization")]
     assert [(a, b) for a, b in same if stem(a) != stem(b)] == []
     assert [(a, b) for a, b in apart if stem(a) == stem(b)] == []
     words = sorted({w for pair in same + apart for w in pair})
     table = lancedb.connect(str(tmp_path / "db")).create_table(
-        "t", pa.table({"word": words, "text": [f"{w} zebra" for w in words]}))
+        "t", pa.table({"word": words, "text": [f"{w} zebra" for w in words]})
+    )
     table.create_index("text", config=FTS(with_position=True))
 
     def found(query: str) -> set[str]:

@@ -88,7 +88,9 @@ def test_results_with_and_without_reuse_are_identical(example_docs: Path, tmp_pa
     assert warm.taxonomy == cold.taxonomy and warm.reused == 16
 
 
-def test_chunker_version_or_damaged_state_disables_reuse_with_a_reason(example_docs: Path, tmp_path: Path, monkeypatch) -> None:
+def test_chunker_version_or_damaged_state_disables_reuse_with_a_reason(
+    example_docs: Path, tmp_path: Path, monkeypatch
+) -> None:
     out = tmp_path / "out"
     none_build(example_docs, out)
     monkeypatch.setattr(reuse, "CHUNKER_VERSION", "999")

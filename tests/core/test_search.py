@@ -26,8 +26,11 @@ from docs_mcp_core.search.engine import (
 )
 from docs_mcp_core.server.mustache import TemplateError, render
 
-TAXONOMY = {"language": {"values": ["go", "python"]}, "scope": {"values": ["global-guide", "sdk-specific"]},
-            "topic": {"values": ["reliability"]}}
+TAXONOMY = {
+    "language": {"values": ["go", "python"]},
+    "scope": {"values": ["global-guide", "sdk-specific"]},
+    "topic": {"values": ["reliability"]},
+}
 
 
 def test_weighted_rrf_with_deterministic_ties() -> None:
@@ -73,8 +76,10 @@ def test_where_clause_auto_includes_global_guides_only_without_scope() -> None:
     assert where_clause({}, TAXONOMY) is None
     assert where_clause({"topic": "reliability"}, TAXONOMY) == "meta_topic = 'reliability'"
     auto = where_clause({"language": "go", "topic": "reliability"}, TAXONOMY)
-    assert auto.startswith("meta_topic = 'reliability' AND ((meta_scope = 'sdk-specific' AND meta_language = 'go') OR "
-                           "meta_scope = 'global-guide'")
+    assert auto.startswith(
+        "meta_topic = 'reliability' AND ((meta_scope = 'sdk-specific' AND meta_language = 'go') OR "
+        "meta_scope = 'global-guide'"
+    )
     strict = where_clause({"language": "go", "scope": "sdk-specific"}, TAXONOMY)
     assert strict == "meta_language = 'go' AND meta_scope = 'sdk-specific'"
     assert where_clause({"language": "o'brien"}, {"language": {}}) == "meta_language = 'o''brien'"
@@ -87,7 +92,10 @@ def test_collapse_key_stars_the_language_segment() -> None:
     a = collapse_key(info("sdks/python/shipments.md", "python"), ["language"])
     b = collapse_key(info("sdks/go/shipments.md", "go"), ["language"])
     assert a == b == "sdks/*/shipments.md:Buy a label"
-    assert collapse_key(info("sdks/go/shipments.md", "go", "x#y-part-2"), ["language"]) == "sdks/*/shipments.md:Buy a label:2"
+    assert (
+        collapse_key(info("sdks/go/shipments.md", "go", "x#y-part-2"), ["language"])
+        == "sdks/*/shipments.md:Buy a label:2"
+    )
     assert collapse_key(info("guides/retries.md", ""), ["language"]) is None
 
 
@@ -105,8 +113,13 @@ def test_cursors_are_bound_and_signed(tmp_path: Path, monkeypatch: pytest.Monkey
     with pytest.raises(cursors.CursorError, match="stale"):
         cursors.decode(secret, token, query="retry backoff", filters={"language": "go"}, index="v2")
     with pytest.raises(cursors.CursorError, match="signature is invalid"):
-        cursors.decode(b"another-secret-of-enough-length-0123456789", token, query="retry backoff",
-                       filters={"language": "go"}, index="v1")
+        cursors.decode(
+            b"another-secret-of-enough-length-0123456789",
+            token,
+            query="retry backoff",
+            filters={"language": "go"},
+            index="v1",
+        )
     monkeypatch.setenv(cursors.SECRET_ENV, "shared-by-all-replicas-0123456789abcdef")
     assert cursors.load_secret(tmp_path) == b"shared-by-all-replicas-0123456789abcdef"
 
@@ -114,8 +127,11 @@ def test_cursors_are_bound_and_signed(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_in_memory_and_table_vector_paths_rank_alike(example_docs: Path, tmp_path: Path, monkeypatch) -> None:
     out = tmp_path / "out"
     build(example_docs, out, make_provider(ProviderSettings("hash", dimensions=64)))
-    queries = [("webhook signature verification", {}), ("retry with backoff", {"language": "go"}),
-               ("cancel shipment refund", {"scope": "sdk-specific"})]
+    queries = [
+        ("webhook signature verification", {}),
+        ("retry with backoff", {"language": "go"}),
+        ("cancel shipment refund", {"scope": "sdk-specific"}),
+    ]
 
     async def vector_lists(memory: bool) -> list[list[str]]:
         engine = SearchEngine(out, Weights(text=0.0, phrase=0.0), embedder_factory=loaded_embedder)
@@ -147,9 +163,24 @@ def test_hybrid_fusion_option_of_the_search_command(example_docs: Path, tmp_path
     build(example_docs, out, make_provider(ProviderSettings("hash", dimensions=64)))
 
     def scores(*options: str) -> list[float]:
-        done = subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", "search", "--index", str(out), "--json",
-                               "--limit", "10", *options, "retry with backoff"], capture_output=True, text=True,
-                              timeout=120)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "docs_mcp_core.cli",
+                "search",
+                "--index",
+                str(out),
+                "--json",
+                "--limit",
+                "10",
+                *options,
+                "retry with backoff",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         answer = json.loads(done.stdout)
         assert answer["mode"] == "hybrid"
@@ -160,8 +191,12 @@ def test_hybrid_fusion_option_of_the_search_command(example_docs: Path, tmp_path
     # Rank fusion: at most every list's weight / (k + 1); scaled scores: the vector list's best alone is 1.5.
     assert max(by_rank) <= (default.text + default.phrase + default.vector) / (default.k + 1)
     assert max(scores()) >= default.vector > max(by_rank)
-    bad = subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", "search", "--index", str(out), "--hybrid-fusion",
-                          "max", "x"], capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "docs_mcp_core.cli", "search", "--index", str(out), "--hybrid-fusion", "max", "x"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 2 and "'scores', 'rrf'" in bad.stderr
 
 

@@ -31,7 +31,8 @@ def pages(out: Path, in_memory: bool) -> list[dict]:
 
 
 def test_snippet_text_stays_in_memory_by_its_own_size_and_the_table_answers_the_same(
-        example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "out"
     build(example_docs, out, make_provider(ProviderSettings("none")))
     chunks = json.loads(OutputLayout(out).chunks.read_text())
@@ -46,7 +47,8 @@ def test_snippet_text_stays_in_memory_by_its_own_size_and_the_table_answers_the_
 
 
 def test_a_vector_scan_in_a_worker_thread_ranks_as_one_on_the_event_loop(
-        example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "out"
     build(example_docs, out, make_provider(ProviderSettings("hash")))
 

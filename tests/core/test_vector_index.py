@@ -14,17 +14,33 @@ import lancedb
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.steps import build
-from docs_mcp_core.vector_index import VECTOR_MEMORY_BYTES, VectorIndexPolicy, has_vector_index
 from docs_mcp_core.search.engine import SearchEngine, Weights, loaded_embedder
+from docs_mcp_core.vector_index import VECTOR_MEMORY_BYTES, VectorIndexPolicy, has_vector_index
 
 REPO = Path(__file__).resolve().parents[2]
 QUERIES = [case["query"] for case in json.loads((REPO / "benchmarks/suites/dub-ts.json").read_text())["cases"]][:20]
 
 
 def _cli_build(docs: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", "build", "--docs-dir", str(docs), "--out", str(out),
-                           "--embedding-provider", "hash", *extra], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "LANCEDB_LOG": "error"})
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "docs_mcp_core.cli",
+            "build",
+            "--docs-dir",
+            str(docs),
+            "--out",
+            str(out),
+            "--embedding-provider",
+            "hash",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "LANCEDB_LOG": "error"},
+    )
 
 
 def _table_has_index(out: Path) -> bool:
@@ -62,8 +78,12 @@ def test_indexed_table_returns_the_exact_top_hit(dub_ts_docs: Path, tmp_path: Pa
     assert same_top >= 18
     assert ann == asyncio.run(_vector_rankings(ann_out, indexed=True))  # one index: same answers every time
 
-    search = subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", "search", "--index", str(ann_out), "--json",
-                             "retry backoff"], capture_output=True, text=True, timeout=120)
+    search = subprocess.run(
+        [sys.executable, "-m", "docs_mcp_core.cli", "search", "--index", str(ann_out), "--json", "retry backoff"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert search.returncode == 0, search.stderr
     assert json.loads(search.stdout)["mode"] == "hybrid"
 

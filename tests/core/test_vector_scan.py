@@ -90,8 +90,9 @@ def test_small_matrices_and_odd_dimensions_keep_the_exact_scan() -> None:
     assert QuantizedScan.of(unit_rows(rng, 100, 100), min_bytes=0) is None  # not a multiple of the block
 
 
-def test_hybrid_search_answers_the_same_with_the_first_pass(example_docs: Path, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hybrid_search_answers_the_same_with_the_first_pass(
+    example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "out"
     build(example_docs, out, make_provider(ProviderSettings("hash")))
     queries = ["retry backoff", "idempotency key header", "webhook signature", "rate limits", "create a shipment"]
@@ -112,6 +113,7 @@ def test_hybrid_search_answers_the_same_with_the_first_pass(example_docs: Path, 
     two_passes = hybrid_pages(with_scan=True)
     monkeypatch.setattr(vector_scan, "SCAN_BYTES", 1 << 40)
     exact = hybrid_pages(with_scan=False)
-    assert [[hit["chunk_id"] for hit in page["hits"]] for page in two_passes] == \
-        [[hit["chunk_id"] for hit in page["hits"]] for page in exact]
+    assert [[hit["chunk_id"] for hit in page["hits"]] for page in two_passes] == [
+        [hit["chunk_id"] for hit in page["hits"]] for page in exact
+    ]
     assert all(page["mode"] == "hybrid" and page["hits"] for page in two_passes)

@@ -30,9 +30,25 @@ def test_eval_run_with_the_agent_reports_calls_and_characters(example_index: Pat
     results = {}
     for name, extra in (("default", []), ("tight", ["--agent-max-chars", "600"])):
         out = tmp_path / f"{name}.json"
-        result = CliRunner().invoke(main, ["eval", "run", "--cases", str(SUITE), "--server-command", serve(example_index),
-                                           "--warmup", "0", "--agent", *extra, "--out", str(out),
-                                           "--report", str(tmp_path / f"{name}.md")])
+        result = CliRunner().invoke(
+            main,
+            [
+                "eval",
+                "run",
+                "--cases",
+                str(SUITE),
+                "--server-command",
+                serve(example_index),
+                "--warmup",
+                "0",
+                "--agent",
+                *extra,
+                "--out",
+                str(out),
+                "--report",
+                str(tmp_path / f"{name}.md"),
+            ],
+        )
         assert result.exit_code == 0, result.output
         results[name] = json.loads(out.read_text())
     default = results["default"]
@@ -55,10 +71,13 @@ async def test_zero_results_are_refined_with_the_filter_the_hint_suggests(tmp_pa
     write(docs, "shipping/.docs-mcp.json", AREA.format("shipping"))
     write(docs, "shipping/labels.md", "# Labels\n\nA zebralabel is printed for every parcel.\n")
     build(docs, tmp_path / "index", make_provider(ProviderSettings("none")))
-    case = Case(name="hinted", query="zebralabel", expectedChunkId="shipping/labels.md#_preamble",
-                filters={"area": "billing"})
+    case = Case(
+        name="hinted", query="zebralabel", expectedChunkId="shipping/labels.md#_preamble", filters={"area": "billing"}
+    )
     async with Client(create_server(tmp_path / "index").server) as client:
-        first = json.loads((await client.call_tool("search_docs", {"query": "zebralabel", "area": "billing"})).content[0].text)
+        first = json.loads(
+            (await client.call_tool("search_docs", {"query": "zebralabel", "area": "billing"})).content[0].text
+        )
         assert first["hits"] == [] and first["hint"]["suggested_filters"] == {"area": ["shipping"]}
         played = await run_agent(client, "search_docs", "get_doc", case, AgentOptions())
     assert [c["tool"] for c in played.calls] == ["search_docs", "search_docs", "get_doc"], played
@@ -74,8 +93,16 @@ def test_eval_reads_prefixed_chunk_ids_of_a_server_of_several_corpora(example_in
 
     suite = load_suite(SUITE)
     suite.cases = [c for c in suite.cases if c.name == "idempotency-header"]
-    command = [sys.executable, "-m", "docs_mcp_core.cli", "serve", "--index", f"a={example_index}",
-               "--index", f"b={example_index}"]
+    command = [
+        sys.executable,
+        "-m",
+        "docs_mcp_core.cli",
+        "serve",
+        "--index",
+        f"a={example_index}",
+        "--index",
+        f"b={example_index}",
+    ]
     result = anyio.run(lambda: run_suite(command, suite, warmup=0, agent=AgentOptions()))
     case = result.cases[0]
     assert result.aborted is None and case.error is None

@@ -37,8 +37,15 @@ def test_shipped_example_suite_matches_the_corpus(example_index: Path) -> None:
     suite = load_suite(SUITE)
     ids = {c["chunk_id"] for c in json.loads((example_index / "chunks.json").read_text())}
     assert len(suite.cases) >= 30
-    assert {c.category for c in suite.cases} == {"lexical", "paraphrased", "intent", "error-handling", "api-discovery",
-                                                 "config", "distractor"}
+    assert {c.category for c in suite.cases} == {
+        "lexical",
+        "paraphrased",
+        "intent",
+        "error-handling",
+        "api-discovery",
+        "config",
+        "distractor",
+    }
     for case in suite.cases:
         assert set(case.relevant) <= ids, case.name
 
@@ -46,8 +53,23 @@ def test_shipped_example_suite_matches_the_corpus(example_index: Path) -> None:
 def test_run_against_our_server_end_to_end(example_index: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     out, report = tmp_path / "result.json", tmp_path / "report.md"
-    result = runner.invoke(main, ["eval", "run", "--cases", str(SUITE), "--server-command", serve(example_index),
-                                  "--build-command", f"{sys.executable} -c pass", "--out", str(out), "--report", str(report)])
+    result = runner.invoke(
+        main,
+        [
+            "eval",
+            "run",
+            "--cases",
+            str(SUITE),
+            "--server-command",
+            serve(example_index),
+            "--build-command",
+            f"{sys.executable} -c pass",
+            "--out",
+            str(out),
+            "--report",
+            str(report),
+        ],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
     summary = data["summary"]
@@ -66,14 +88,29 @@ def test_run_against_our_server_end_to_end(example_index: Path, tmp_path: Path) 
 def test_baseline_delta_table(example_index: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     base = tmp_path / "base.json"
-    assert runner.invoke(main, ["eval", "run", "--cases", str(SUITE), "--server-command", serve(example_index),
-                                "--out", str(base)]).exit_code == 0
+    assert (
+        runner.invoke(
+            main, ["eval", "run", "--cases", str(SUITE), "--server-command", serve(example_index), "--out", str(base)]
+        ).exit_code
+        == 0
+    )
     worse = json.loads(base.read_text())
     worse["summary"]["mrr@5"] -= 0.1
     worse["summary"]["search_p50_ms"] += 5.0
     (tmp_path / "worse.json").write_text(json.dumps(worse))
-    result = runner.invoke(main, ["eval", "run", "--cases", str(SUITE), "--server-command", serve(example_index),
-                                  "--baseline", str(tmp_path / "worse.json")])
+    result = runner.invoke(
+        main,
+        [
+            "eval",
+            "run",
+            "--cases",
+            str(SUITE),
+            "--server-command",
+            serve(example_index),
+            "--baseline",
+            str(tmp_path / "worse.json"),
+        ],
+    )
     assert result.exit_code == 0
     table = result.output.split("## Against the baseline")[1]
     mrr_row = next(line for line in table.splitlines() if line.startswith("| MRR@5 |"))
@@ -95,13 +132,28 @@ def test_delta_table_marks_direction_per_metric() -> None:
 
 
 def test_a_server_that_crashes_gives_a_clear_error_and_a_partial_report(tmp_path: Path) -> None:
-    cases = [{"name": f"case-{i}", "category": "lexical", "query": f"topic{i} word", "expectedChunkId": f"topic{i}.md#intro"}
-             for i in range(6)]
+    cases = [
+        {"name": f"case-{i}", "category": "lexical", "query": f"topic{i} word", "expectedChunkId": f"topic{i}.md#intro"}
+        for i in range(6)
+    ]
     suite_file = tmp_path / "suite.json"
     suite_file.write_text(json.dumps({"name": "crash", "cases": cases}))
     report = tmp_path / "report.md"
-    result = CliRunner().invoke(main, ["eval", "run", "--cases", str(suite_file), "--warmup", "0", "--report", str(report),
-                                       "--server-command", f"{sys.executable} {CRASHER} 4"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "eval",
+            "run",
+            "--cases",
+            str(suite_file),
+            "--warmup",
+            "0",
+            "--report",
+            str(report),
+            "--server-command",
+            f"{sys.executable} {CRASHER} 4",
+        ],
+    )
     assert result.exit_code == 1
     assert "error: the server stopped answering during case 'case-3' (4 of 6)" in result.output
     text = report.read_text()
@@ -116,19 +168,48 @@ def test_a_server_that_crashes_gives_a_clear_error_and_a_partial_report(tmp_path
 def test_a_server_that_cannot_start_is_reported(tmp_path: Path) -> None:
     suite_file = tmp_path / "suite.json"
     suite_file.write_text(json.dumps([{"name": "a", "query": "q", "expectedChunkId": "a.md"}]))
-    result = CliRunner().invoke(main, ["eval", "run", "--cases", str(suite_file),
-                                       "--server-command", f"{sys.executable} -c 'import sys; sys.exit(5)'"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "eval",
+            "run",
+            "--cases",
+            str(suite_file),
+            "--server-command",
+            f"{sys.executable} -c 'import sys; sys.exit(5)'",
+        ],
+    )
     assert result.exit_code == 1 and "could not run the suite against" in result.output
 
 
 def test_benchmark_compares_providers(tmp_path: Path) -> None:
     report = tmp_path / "compare.md"
-    result = CliRunner().invoke(main, ["eval", "benchmark", "--cases", str(SUITE), "--docs-dir", str(EXAMPLE_DOCS),
-                                       "--embeddings", "none,hash", "--work-dir", str(tmp_path / "work"),
-                                       "--report", str(report), "--out", str(tmp_path / "all.json")])
+    result = CliRunner().invoke(
+        main,
+        [
+            "eval",
+            "benchmark",
+            "--cases",
+            str(SUITE),
+            "--docs-dir",
+            str(EXAMPLE_DOCS),
+            "--embeddings",
+            "none,hash",
+            "--work-dir",
+            str(tmp_path / "work"),
+            "--report",
+            str(report),
+            "--out",
+            str(tmp_path / "all.json"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     text = report.read_text()
-    rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| none") or line.startswith("| hash")}
+    rows = {
+        line.split("|")[1].strip(): line
+        for line in text.splitlines()
+        if line.startswith("| none") or line.startswith("| hash")
+    }
     assert set(rows) == {"none", "hash"} and "MRR@5 by category:" in text
     runs = json.loads((tmp_path / "all.json").read_text())["runs"]
     assert [r["provider"] for r in runs] == ["none", "hash"]
@@ -148,13 +229,43 @@ def test_benchmark_about_a_docs_website(tmp_path: Path) -> None:
     from ..fakes.docs_site import DocsSite, copy_site
 
     suite = tmp_path / "site.json"
-    suite.write_text(json.dumps({"name": "site", "cases": [
-        {"name": "wsgi", "category": "lexical", "query": "WSGITransport",
-         "expectedChunkId": "advanced/transports/index.md#transports/wsgi-transport"},
-        {"name": "netrc", "category": "lexical", "query": "NetRCAuth netrc file",
-         "expectedChunkId": "advanced/authentication/index.md#authentication/netrc-authentication"}]}))
-    args = ["eval", "benchmark", "--cases", str(suite), "--embeddings", "none,hash", "--warmup", "0",
-            "--work-dir", str(tmp_path / "work"), "--out", str(tmp_path / "all.json"), "--report", str(tmp_path / "r.md")]
+    suite.write_text(
+        json.dumps(
+            {
+                "name": "site",
+                "cases": [
+                    {
+                        "name": "wsgi",
+                        "category": "lexical",
+                        "query": "WSGITransport",
+                        "expectedChunkId": "advanced/transports/index.md#transports/wsgi-transport",
+                    },
+                    {
+                        "name": "netrc",
+                        "category": "lexical",
+                        "query": "NetRCAuth netrc file",
+                        "expectedChunkId": "advanced/authentication/index.md#authentication/netrc-authentication",
+                    },
+                ],
+            }
+        )
+    )
+    args = [
+        "eval",
+        "benchmark",
+        "--cases",
+        str(suite),
+        "--embeddings",
+        "none,hash",
+        "--warmup",
+        "0",
+        "--work-dir",
+        str(tmp_path / "work"),
+        "--out",
+        str(tmp_path / "all.json"),
+        "--report",
+        str(tmp_path / "r.md"),
+    ]
     with DocsSite(copy_site(tmp_path / "site")) as site:
         first = CliRunner().invoke(main, [*args, "--url", f"{site.origin}/"])
         assert first.exit_code == 0, first.output

@@ -38,7 +38,8 @@ def test_facet_precision_and_percentiles() -> None:
 
 
 def test_case_format_aliases_and_defaults() -> None:
-    case = Case.model_validate({"name": "n", "query": "q", "expectedChunkId": "a.md#x", "alsoRelevant": ["b.md", "a.md#x"],
-                                "maxRounds": 2})
+    case = Case.model_validate(
+        {"name": "n", "query": "q", "expectedChunkId": "a.md#x", "alsoRelevant": ["b.md", "a.md#x"], "maxRounds": 2}
+    )
     assert case.relevant == ["a.md#x", "b.md"] and case.limit == 5 and case.max_rounds == 2
     assert case.category == "uncategorized" and case.filters == {}

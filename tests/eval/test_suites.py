@@ -8,8 +8,8 @@ silent drop in a benchmark table.
 from __future__ import annotations
 
 import importlib.util
-import sys
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -70,8 +70,9 @@ def test_suite_ids_exist_in_its_built_corpus(name: str, tmp_path: Path) -> None:
 
 
 def test_missing_ids_names_the_case_and_the_id() -> None:
-    suite = Suite.model_validate({"cases": [{"name": "a", "query": "q", "expectedChunkId": "x.md#one",
-                                             "alsoRelevant": ["x.md#two"]}]})
+    suite = Suite.model_validate(
+        {"cases": [{"name": "a", "query": "q", "expectedChunkId": "x.md#one", "alsoRelevant": ["x.md#two"]}]}
+    )
     assert missing_ids(suite, {"x.md#one"}) == ["a: x.md#two"]
 
 
@@ -79,4 +80,3 @@ def test_uv_docs_suite_covers_the_six_categories() -> None:
     suite = load_suite(SUITE_DIR / "uv-docs.json")
     counts = {cat: sum(1 for c in suite.cases if c.category == cat) for cat in REQUIRED}
     assert len(suite.cases) >= 48 and min(counts.values()) >= 8, counts
-

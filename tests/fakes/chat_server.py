@@ -7,9 +7,10 @@ It records every request body and Authorization header and answers with `reply`
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Callable
+from typing import Any
 
 from .local_http import LocalServer, send_json
 
@@ -22,7 +23,7 @@ class FakeChatServer(LocalServer):
     raw_sizes: list[int] = field(default_factory=list)
     auth: list[str] = field(default_factory=list)
 
-    def start(self) -> "FakeChatServer":
+    def start(self) -> FakeChatServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -31,7 +32,7 @@ class FakeChatServer(LocalServer):
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
@@ -40,14 +41,23 @@ class FakeChatServer(LocalServer):
                 server.raw_sizes.append(len(raw))
                 server.auth.append(self.headers.get("Authorization", ""))
                 if server.status != 200:
-                    return self._send(server.status, {"error": {"message": "bad model", "type": "invalid_request_error"}})
+                    return self._send(
+                        server.status, {"error": {"message": "bad model", "type": "invalid_request_error"}}
+                    )
                 content = server.reply(body) if callable(server.reply) else server.reply
-                self._send(200, {
-                    "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                })
+                self._send(
+                    200,
+                    {
+                        "id": "chatcmpl-fake",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model"),
+                        "choices": [
+                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+                        ],
+                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                    },
+                )
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 send_json(self, status, payload)

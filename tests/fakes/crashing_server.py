@@ -20,8 +20,12 @@ calls = 0
 
 async def list_tools(ctx, params) -> types.ListToolsResult:
     schema = {"type": "object", "properties": {"query": {"type": "string"}}, "additionalProperties": True}
-    return types.ListToolsResult(tools=[types.Tool(name="acme_search_docs", input_schema=schema),
-                                        types.Tool(name="acme_get_doc", input_schema=schema)])
+    return types.ListToolsResult(
+        tools=[
+            types.Tool(name="acme_search_docs", input_schema=schema),
+            types.Tool(name="acme_get_doc", input_schema=schema),
+        ]
+    )
 
 
 async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -33,7 +37,9 @@ async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolR
         os._exit(3)
     query = (params.arguments or {}).get("query", "")
     hits = [{"chunk_id": f"{word}.md#intro", "metadata": {}} for word in query.split()]
-    return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps({"hits": hits, "next_cursor": None}))])
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps({"hits": hits, "next_cursor": None}))]
+    )
 
 
 async def main() -> None:

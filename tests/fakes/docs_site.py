@@ -15,7 +15,6 @@ from pathlib import Path
 
 from .local_http import LocalServer
 
-
 HTTPX_SITE = Path(__file__).resolve().parent.parent / "fixtures" / "httpx-site"
 PRODUCTION = "https://www.python-httpx.org/"
 
@@ -26,8 +25,14 @@ def copy_site(dest: Path, pages: tuple[str, ...] | None = None) -> Path:
     if pages is not None:
         keep = {PRODUCTION + (f"{p}/" if p else "") for p in pages}
         sitemap = dest / "sitemap.xml"
-        sitemap.write_text(re.sub(r"\s*<url>\s*<loc>(.*?)</loc>.*?</url>",
-                                  lambda m: m.group(0) if m.group(1) in keep else "", sitemap.read_text(), flags=re.S))
+        sitemap.write_text(
+            re.sub(
+                r"\s*<url>\s*<loc>(.*?)</loc>.*?</url>",
+                lambda m: m.group(0) if m.group(1) in keep else "",
+                sitemap.read_text(),
+                flags=re.S,
+            )
+        )
     return dest
 
 
@@ -66,25 +71,38 @@ class DocsSite(LocalServer):
         """Requests for pages (not robots.txt, sitemaps or llms.txt)."""
         return [r for r in self.log if not r.path.endswith((".txt", ".xml"))]
 
-    def start(self) -> "DocsSite":
+    def start(self) -> DocsSite:
         site = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 at = time.monotonic()
                 status = site._answer(self)
                 with site._lock:
-                    site.log.append(Request(self.path, status, self.headers.get("If-None-Match"),
-                                            self.headers.get("If-Modified-Since"), at))
+                    site.log.append(
+                        Request(
+                            self.path,
+                            status,
+                            self.headers.get("If-None-Match"),
+                            self.headers.get("If-Modified-Since"),
+                            at,
+                        )
+                    )
 
         self._serve(Handler)
         return self
 
-    def _send(self, h: BaseHTTPRequestHandler, status: int, body: bytes = b"", ctype: str = "text/html",
-              headers: dict[str, str] | None = None) -> int:
+    def _send(
+        self,
+        h: BaseHTTPRequestHandler,
+        status: int,
+        body: bytes = b"",
+        ctype: str = "text/html",
+        headers: dict[str, str] | None = None,
+    ) -> int:
         h.send_response(status)
         if status != 304:
             h.send_header("Content-Type", ctype)

@@ -8,7 +8,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
-def send_json(handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+def send_json(
+    handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str] | None = None
+) -> None:
     raw = json.dumps(payload).encode()
     handler.send_response(status)
     handler.send_header("Content-Type", "application/json")
@@ -38,7 +40,7 @@ class LocalServer:
         self._httpd.daemon_threads = True
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
 
-    def start(self) -> "LocalServer":
+    def start(self) -> LocalServer:
         raise NotImplementedError
 
     def stop(self) -> None:
@@ -47,7 +49,7 @@ class LocalServer:
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self):  # noqa: ANN204 - returns the subclass
+    def __enter__(self):
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -53,7 +53,7 @@ class FakeEmbeddingServer(LocalServer):
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
 
-    def start(self) -> "FakeEmbeddingServer":
+    def start(self) -> FakeEmbeddingServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -62,7 +62,7 @@ class FakeEmbeddingServer(LocalServer):
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if self.path.rstrip("/") != "/v1/embeddings":
@@ -82,14 +82,19 @@ class FakeEmbeddingServer(LocalServer):
                     if fault.kind == "slow":
                         time.sleep(fault.seconds)
                     elif fault.kind == "429":
-                        return self._reply(429, {"error": {"message": "Rate limit reached", "type": "rate_limit"}},
-                                           {"Retry-After": str(fault.seconds)})
+                        return self._reply(
+                            429,
+                            {"error": {"message": "Rate limit reached", "type": "rate_limit"}},
+                            {"Retry-After": str(fault.seconds)},
+                        )
                     elif fault.kind == "500":
                         return self._reply(500, {"error": {"message": "internal error", "type": "server_error"}})
                     elif fault.kind == "400":
                         return self._reply(400, {"error": {"message": "bad request", "type": "invalid_request_error"}})
                 if server.fail_from_request is not None and number >= server.fail_from_request:
-                    return self._reply(server.fail_status, {"error": {"message": "quota exceeded", "type": "insufficient_quota"}})
+                    return self._reply(
+                        server.fail_status, {"error": {"message": "quota exceeded", "type": "insufficient_quota"}}
+                    )
                 texts = body.get("input", [])
                 texts = [texts] if isinstance(texts, str) else texts
                 with server._lock:
@@ -103,8 +108,15 @@ class FakeEmbeddingServer(LocalServer):
                         vec = base64.b64encode(np.asarray(vec, dtype="<f4").tobytes()).decode()
                     data.append({"object": "embedding", "index": i, "embedding": vec})
                 tokens = sum(len(t.split()) for t in texts)
-                self._reply(200, {"object": "list", "data": data, "model": body.get("model"),
-                                  "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+                self._reply(
+                    200,
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": body.get("model"),
+                        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+                    },
+                )
 
             def _reply(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
                 send_json(self, status, payload, headers)

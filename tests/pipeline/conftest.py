@@ -11,10 +11,15 @@ def write_config(path: Path, corpora: list[dict]) -> Path:
 
 @pytest.fixture
 def example_config(tmp_path: Path, example_docs: Path) -> Path:
-    return write_config(tmp_path / "docs-mcp.yaml", [{
-        "name": "example",
-        "description": "Parcelly docs",
-        "source": {"path": str(example_docs)},
-        "out": str(tmp_path / "indexes" / "example"),
-        "embedding": {"provider": "hash", "dimensions": 64},
-    }])
+    return write_config(
+        tmp_path / "docs-mcp.yaml",
+        [
+            {
+                "name": "example",
+                "description": "Parcelly docs",
+                "source": {"path": str(example_docs)},
+                "out": str(tmp_path / "indexes" / "example"),
+                "embedding": {"provider": "hash", "dimensions": 64},
+            }
+        ],
+    )

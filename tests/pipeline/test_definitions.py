@@ -37,8 +37,9 @@ def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
         build_definitions(str(bad))
     message = str(err.value)
     assert "corpora[0].name: 'Bad Name' is not a valid corpus name: use lowercase letters" in message
-    assert ("corpora[0].source: set exactly one of 'path' (a local folder), 'git' (a repository) or 'url' "
-            "(a docs website)") in message
+    assert (
+        "corpora[0].source: set exactly one of 'path' (a local folder), 'git' (a repository) or 'url' (a docs website)"
+    ) in message
 
 
 def _strip_time(path: Path) -> dict:
@@ -58,9 +59,22 @@ def test_materialize_equals_cli_build(example_config: Path, example_docs: Path, 
     assert result.success
     out = tmp_path / "indexes" / "example"
     cli_out = tmp_path / "cli"
-    cli = CliRunner().invoke(main, ["build", "--docs-dir", str(example_docs), "--out", str(cli_out),
-                                    "--embedding-provider", "hash", "--embedding-dimensions", "64",
-                                    "--description", "Parcelly docs"])
+    cli = CliRunner().invoke(
+        main,
+        [
+            "build",
+            "--docs-dir",
+            str(example_docs),
+            "--out",
+            str(cli_out),
+            "--embedding-provider",
+            "hash",
+            "--embedding-dimensions",
+            "64",
+            "--description",
+            "Parcelly docs",
+        ],
+    )
     assert cli.exit_code == 0, cli.output
     assert (out / "chunks.json").read_bytes() == (cli_out / "chunks.json").read_bytes()
     assert _strip_time(out / "metadata.json") == _strip_time(cli_out / "metadata.json")
@@ -75,12 +89,21 @@ def test_materialize_equals_cli_build(example_config: Path, example_docs: Path, 
     assert events["metadata"]["total_chunks"].value == EXAMPLE_CHUNKS
 
     # A second run over an unchanged corpus reuses every file and every vector.
-    again = dg.materialize([*(defs.assets or []), *(defs.asset_checks or [])], partition_key="example", instance=dg.DagsterInstance.ephemeral(),
-                           resources=defs.resources)
-    events = {m.asset_key.to_user_string(): m.metadata
-              for m in (e.event_specific_data.materialization for e in again.get_asset_materialization_events())}
+    again = dg.materialize(
+        [*(defs.assets or []), *(defs.asset_checks or [])],
+        partition_key="example",
+        instance=dg.DagsterInstance.ephemeral(),
+        resources=defs.resources,
+    )
+    events = {
+        m.asset_key.to_user_string(): m.metadata
+        for m in (e.event_specific_data.materialization for e in again.get_asset_materialization_events())
+    }
     assert events["chunks"]["files_reused"].value == 18 and events["chunks"]["files_reparsed"].value == 0
-    assert events["cached_vectors"]["hits"].value == EXAMPLE_CHUNKS and events["cached_vectors"]["chunks_embedded"].value == 0
+    assert (
+        events["cached_vectors"]["hits"].value == EXAMPLE_CHUNKS
+        and events["cached_vectors"]["chunks_embedded"].value == 0
+    )
     assert events["cached_vectors"]["hit_rate"].value == 100.0
 
 
@@ -89,12 +112,16 @@ def test_validation_errors_fail_the_run_with_the_message(example_config: Path, e
     defs = build_definitions(str(example_config))
     result = dg.materialize(
         [*(defs.assets or []), *(defs.asset_checks or [])],
-        partition_key="example", instance=dg.DagsterInstance.ephemeral(), resources=defs.resources,
+        partition_key="example",
+        instance=dg.DagsterInstance.ephemeral(),
+        resources=defs.resources,
         raise_on_error=False,
     )
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
-    assert "guides/errors.md:3: error: orphaned metadata comment 'mcp_bogus'" in failure.event_specific_data.error.message
+    assert (
+        "guides/errors.md:3: error: orphaned metadata comment 'mcp_bogus'" in failure.event_specific_data.error.message
+    )
 
 
 def test_dagster_cli_materialize_from_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,9 +139,22 @@ def test_dagster_cli_materialize_from_the_repository(tmp_path: Path, monkeypatch
     env = {**os.environ, "DAGSTER_HOME": str(home)}
     bin_dir = Path(sys.executable).parent
     proc = subprocess.run(
-        [str(bin_dir / "dagster"), "asset", "materialize", "-m", "docs_mcp_pipeline",
-         "--select", "*", "--partition", "example"],
-        cwd=work, env=env, capture_output=True, text=True, timeout=300,
+        [
+            str(bin_dir / "dagster"),
+            "asset",
+            "materialize",
+            "-m",
+            "docs_mcp_pipeline",
+            "--select",
+            "*",
+            "--partition",
+            "example",
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "RUN_SUCCESS" in proc.stdout + proc.stderr
@@ -127,7 +167,10 @@ def test_dagster_cli_materialize_from_the_repository(tmp_path: Path, monkeypatch
     elsewhere.mkdir()
     proc = subprocess.run(
         [str(bin_dir / "dg"), "launch", "-m", "docs_mcp_pipeline", "--job", "docs_index_job", "--partition", "example"],
-        cwd=elsewhere, env={**env, "DOCS_MCP_CONFIG": str(work / "docs-mcp.yaml")}, capture_output=True, text=True,
+        cwd=elsewhere,
+        env={**env, "DOCS_MCP_CONFIG": str(work / "docs-mcp.yaml")},
+        capture_output=True,
+        text=True,
         timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -15,14 +15,18 @@ PAGE = "# {0}\n\n## Section\n\nText about {0}.\n"
 
 
 def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=repo, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=repo, check=True, capture_output=True
+    )
 
 
 def test_staging_skips_excluded_files_for_local_and_git_sources(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    write(repo, "docs/.docs-mcp.json", json.dumps({"version": "1", "strategy": {"chunk_by": "h2"},
-                                                   "exclude": ["vendor/**"]}))
+    write(
+        repo,
+        "docs/.docs-mcp.json",
+        json.dumps({"version": "1", "strategy": {"chunk_by": "h2"}, "exclude": ["vendor/**"]}),
+    )
     write(repo, "docs/.gitignore", "generated/\n")
     for rel in ("guide.md", "vendor/lib.md", "generated/api.md", "drafts/wip.md"):
         write(repo, f"docs/{rel}", PAGE.format(rel))
@@ -30,16 +34,33 @@ def test_staging_skips_excluded_files_for_local_and_git_sources(tmp_path: Path) 
     git(repo, "add", "-A")
     git(repo, "add", "-f", "docs/generated/api.md")  # committed although ignored: still left out, as locally
     git(repo, "commit", "-qm", "docs")
-    config = write_config(tmp_path / "docs-mcp.yaml", [
-        {"name": "local", "source": {"path": str(repo / "docs")}, "out": str(tmp_path / "a"),
-         "exclude": ["drafts/**"], "embedding": {"provider": "none"}},
-        {"name": "git", "source": {"git": str(repo), "subdir": "docs"}, "out": str(tmp_path / "b"),
-         "exclude": ["drafts/**"], "embedding": {"provider": "none"}},
-    ])
+    config = write_config(
+        tmp_path / "docs-mcp.yaml",
+        [
+            {
+                "name": "local",
+                "source": {"path": str(repo / "docs")},
+                "out": str(tmp_path / "a"),
+                "exclude": ["drafts/**"],
+                "embedding": {"provider": "none"},
+            },
+            {
+                "name": "git",
+                "source": {"git": str(repo), "subdir": "docs"},
+                "out": str(tmp_path / "b"),
+                "exclude": ["drafts/**"],
+                "embedding": {"provider": "none"},
+            },
+        ],
+    )
     defs = build_definitions(str(config))
     instance = dg.DagsterInstance.ephemeral()
     for name, out in (("local", "a"), ("git", "b")):
-        dg.materialize([*(defs.assets or []), *(defs.asset_checks or [])], partition_key=name, instance=instance,
-                       resources=defs.resources)
+        dg.materialize(
+            [*(defs.assets or []), *(defs.asset_checks or [])],
+            partition_key=name,
+            instance=instance,
+            resources=defs.resources,
+        )
         chunks = json.loads((tmp_path / out / "chunks.json").read_text())
         assert sorted({c["filepath"] for c in chunks}) == ["guide.md"], name

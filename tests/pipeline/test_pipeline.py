@@ -20,8 +20,13 @@ from .conftest import write_config
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=repo,
-                          check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
 
 
 @pytest.fixture
@@ -43,35 +48,53 @@ def everything(defs: dg.Definitions) -> list:
 
 
 def materialize(defs: dg.Definitions, partition: str, instance: dg.DagsterInstance, tags=None, raise_on_error=True):
-    return dg.materialize(everything(defs), partition_key=partition, instance=instance, resources=defs.resources,
-                          tags=tags, raise_on_error=raise_on_error)
+    return dg.materialize(
+        everything(defs),
+        partition_key=partition,
+        instance=instance,
+        resources=defs.resources,
+        tags=tags,
+        raise_on_error=raise_on_error,
+    )
 
 
 def evaluate_sensor(defs: dg.Definitions, instance: dg.DagsterInstance, cursor: str | None):
     sensor = defs.resolve_sensor_def("docs_repo_sensor")
     # docs_mcp has a teardown (it releases build locks), so its context is opened as a context manager.
-    with dg.build_sensor_context(instance=instance, cursor=cursor, resources=defs.resources, definitions=defs) as context:
+    with dg.build_sensor_context(
+        instance=instance, cursor=cursor, resources=defs.resources, definitions=defs
+    ) as context:
         return sensor.evaluate_tick(context)
 
 
 @pytest.mark.parametrize("as_url", [False, True])
 def test_repo_sensor_requests_one_run_per_new_commit(tmp_path: Path, docs_repo: Path, as_url: bool) -> None:
     source = f"file://{docs_repo}" if as_url else str(docs_repo)
-    config = write_config(tmp_path / "docs-mcp.yaml", [{
-        "name": "sdk-docs", "source": {"git": source, "ref": "main", "subdir": "docs"},
-        "out": str(tmp_path / "out"), "embedding": {"provider": "hash", "dimensions": 32},
-    }])
+    config = write_config(
+        tmp_path / "docs-mcp.yaml",
+        [
+            {
+                "name": "sdk-docs",
+                "source": {"git": source, "ref": "main", "subdir": "docs"},
+                "out": str(tmp_path / "out"),
+                "embedding": {"provider": "hash", "dimensions": 32},
+            }
+        ],
+    )
     defs = build_definitions(str(config))
     instance = dg.DagsterInstance.ephemeral()
     first_commit = git(docs_repo, "rev-parse", "HEAD")
 
     tick = evaluate_sensor(defs, instance, None)
     assert [(r.partition_key, r.tags[COMMIT_TAG], r.run_key) for r in tick.run_requests] == [
-        ("sdk-docs", first_commit, f"sdk-docs:{first_commit}")]
+        ("sdk-docs", first_commit, f"sdk-docs:{first_commit}")
+    ]
     quiet = evaluate_sensor(defs, instance, tick.cursor)
     assert quiet.run_requests == [] and quiet.skip_message == "no git corpus has a new commit"
 
-    write(docs_repo, "docs/guide.md", "# Guide\n\n## Install\n\nRun the new installer.\n\n## Upgrade\n\nUpgrade often.\n")
+    write(
+        docs_repo, "docs/guide.md", "# Guide\n\n## Install\n\nRun the new installer.\n\n## Upgrade\n\nUpgrade often.\n"
+    )
     git(docs_repo, "commit", "-qam", "docs v2")
     second_commit = git(docs_repo, "rev-parse", "HEAD")
     tick2 = evaluate_sensor(defs, instance, tick.cursor)
@@ -93,10 +116,17 @@ def test_repo_sensor_requests_one_run_per_new_commit(tmp_path: Path, docs_repo: 
 
 
 def test_git_source_errors_are_clear(tmp_path: Path, docs_repo: Path) -> None:
-    config = write_config(tmp_path / "docs-mcp.yaml", [{
-        "name": "bad", "source": {"git": str(docs_repo), "ref": "main", "subdir": "nope"}, "out": str(tmp_path / "o"),
-        "embedding": {"provider": "none"},
-    }])
+    config = write_config(
+        tmp_path / "docs-mcp.yaml",
+        [
+            {
+                "name": "bad",
+                "source": {"git": str(docs_repo), "ref": "main", "subdir": "nope"},
+                "out": str(tmp_path / "o"),
+                "embedding": {"provider": "none"},
+            }
+        ],
+    )
     defs = build_definitions(str(config))
     result = materialize(defs, "bad", dg.DagsterInstance.ephemeral(), raise_on_error=False)
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
@@ -104,12 +134,23 @@ def test_git_source_errors_are_clear(tmp_path: Path, docs_repo: Path) -> None:
 
 
 def test_two_corpora_are_independent(tmp_path: Path, example_docs: Path, docs_repo: Path) -> None:
-    config = write_config(tmp_path / "docs-mcp.yaml", [
-        {"name": "example", "source": {"path": str(example_docs)}, "out": str(tmp_path / "a"),
-         "embedding": {"provider": "none"}},
-        {"name": "repo", "source": {"git": str(docs_repo), "subdir": "docs"}, "out": str(tmp_path / "b"),
-         "embedding": {"provider": "none"}},
-    ])
+    config = write_config(
+        tmp_path / "docs-mcp.yaml",
+        [
+            {
+                "name": "example",
+                "source": {"path": str(example_docs)},
+                "out": str(tmp_path / "a"),
+                "embedding": {"provider": "none"},
+            },
+            {
+                "name": "repo",
+                "source": {"git": str(docs_repo), "subdir": "docs"},
+                "out": str(tmp_path / "b"),
+                "embedding": {"provider": "none"},
+            },
+        ],
+    )
     defs = build_definitions(str(config))
     assert defs.resolve_implicit_global_asset_job_def().partitions_def.get_partition_keys() == ["example", "repo"]
     instance = dg.DagsterInstance.ephemeral()
@@ -139,6 +180,7 @@ def test_downstream_is_stale_only_when_the_staged_data_version_changes(
 
     # Staleness as the UI reads it: through Dagster's GraphQL API (a fresh request each time).
     with define_out_of_process_workspace(str(workspace), None, instance) as process:
+
         def nodes() -> dict[str, dict]:
             result = execute_dagster_graphql(process.create_request_context(), STALENESS)
             assert not result.errors, result.errors
@@ -169,14 +211,24 @@ def test_cache_audit_keeps_history_across_builds(example_config: Path, example_d
     (example_docs / "guides" / "pagination.md").unlink()
     runs.append(materialize(defs, "example", instance).run_id)  # a file with 5 chunks deleted
     with duckdb.connect(str(OutputLayout(tmp_path / "indexes" / "example").audit), read_only=True) as con:
-        builds = con.execute("SELECT build_id, chunks, hits, misses, embedded, pruned, provider FROM builds "
-                             "ORDER BY finished_at").fetchall()
+        builds = con.execute(
+            "SELECT build_id, chunks, hits, misses, embedded, pruned, provider FROM builds ORDER BY finished_at"
+        ).fetchall()
         events = con.execute("SELECT build_id, status, count(*) FROM chunk_events GROUP BY ALL").fetchall()
-    assert builds == [(runs[0], EXAMPLE_CHUNKS, 0, EXAMPLE_CHUNKS, EXAMPLE_CHUNKS, 0, "hash"), (runs[1], EXAMPLE_CHUNKS, EXAMPLE_CHUNKS - 1, 1, 1, 1, "hash"),
-                      (runs[2], EXAMPLE_CHUNKS - 5, EXAMPLE_CHUNKS - 5, 0, 0, 5, "hash")]
+    assert builds == [
+        (runs[0], EXAMPLE_CHUNKS, 0, EXAMPLE_CHUNKS, EXAMPLE_CHUNKS, 0, "hash"),
+        (runs[1], EXAMPLE_CHUNKS, EXAMPLE_CHUNKS - 1, 1, 1, 1, "hash"),
+        (runs[2], EXAMPLE_CHUNKS - 5, EXAMPLE_CHUNKS - 5, 0, 0, 5, "hash"),
+    ]
     counts = {(b, s): n for b, s, n in events}
-    assert counts == {(runs[0], "miss"): EXAMPLE_CHUNKS, (runs[1], "hit"): EXAMPLE_CHUNKS - 1, (runs[1], "miss"): 1, (runs[1], "pruned"): 1,
-                      (runs[2], "hit"): EXAMPLE_CHUNKS - 5, (runs[2], "pruned"): 5}
+    assert counts == {
+        (runs[0], "miss"): EXAMPLE_CHUNKS,
+        (runs[1], "hit"): EXAMPLE_CHUNKS - 1,
+        (runs[1], "miss"): 1,
+        (runs[1], "pruned"): 1,
+        (runs[2], "hit"): EXAMPLE_CHUNKS - 5,
+        (runs[2], "pruned"): 5,
+    }
 
 
 def _published(out: Path) -> tuple[dict, int]:
@@ -189,19 +241,33 @@ def test_each_check_fails_on_a_broken_output(example_config: Path, tmp_path: Pat
     materialize(defs, "example", dg.DagsterInstance.ephemeral())
     out = tmp_path / "indexes" / "example"
     meta, version = _published(out)
-    staged = {p for p in json.loads((out / ".docs-mcp" / "staged" / "staged-files.json").read_text()) if p.endswith(".md")}
-    assert all(o.passed for o in (checks.chunk_ids_unique(out, version), checks.index_rows_match_chunks(out, version),
-                                  checks.no_chunks_from_removed_files(out, version, staged),
-                                  checks.taxonomy_within_limits(checks.chunks_taxonomy(out)),
-                                  checks.vector_dimensions_match(out)))
+    staged = {
+        p for p in json.loads((out / ".docs-mcp" / "staged" / "staged-files.json").read_text()) if p.endswith(".md")
+    }
+    assert all(
+        o.passed
+        for o in (
+            checks.chunk_ids_unique(out, version),
+            checks.index_rows_match_chunks(out, version),
+            checks.no_chunks_from_removed_files(out, version, staged),
+            checks.taxonomy_within_limits(checks.chunks_taxonomy(out)),
+            checks.vector_dimensions_match(out),
+        )
+    )
     chunks = json.loads((out / "chunks.json").read_text())
 
     broken = chunks + [dict(chunks[0])]
     (out / "chunks.json").write_text(json.dumps(broken))
     outcome = checks.chunk_ids_unique(out, version)
-    assert not outcome.passed and outcome.description.startswith("1 duplicated chunk ID(s), e.g. changelog.md#_preamble")
+    assert not outcome.passed and outcome.description.startswith(
+        "1 duplicated chunk ID(s), e.g. changelog.md#_preamble"
+    )
     outcome = checks.index_rows_match_chunks(out, version)
-    assert not outcome.passed and outcome.description == f"table version {version} has {EXAMPLE_CHUNKS} rows but chunks.json has {EXAMPLE_CHUNKS + 1} chunks"
+    assert (
+        not outcome.passed
+        and outcome.description
+        == f"table version {version} has {EXAMPLE_CHUNKS} rows but chunks.json has {EXAMPLE_CHUNKS + 1} chunks"
+    )
 
     (out / "chunks.json").write_text(json.dumps(chunks))
     outcome = checks.no_chunks_from_removed_files(out, version, staged - {"guides/webhooks.md"})
@@ -210,12 +276,19 @@ def test_each_check_fails_on_a_broken_output(example_config: Path, tmp_path: Pat
     wide = {f"k{i}": {"values": [f"v{j}" for j in range(3)]} for i in range(65)}
     wide["k0"]["values"] = [f"v{j}" for j in range(513)]
     outcome = checks.taxonomy_within_limits(wide)
-    assert not outcome.passed and "65 keys (max 64)" in outcome.description and "'k0' has 513 values" in outcome.description
+    assert (
+        not outcome.passed
+        and "65 keys (max 64)" in outcome.description
+        and "'k0' has 513 values" in outcome.description
+    )
 
     meta["embedding"]["dimensions"] = 128
     (out / "metadata.json").write_text(json.dumps(meta))
     outcome = checks.vector_dimensions_match(out)
-    assert not outcome.passed and outcome.description == f"metadata.json says 128 dimensions but table version {version} has 64"
+    assert (
+        not outcome.passed
+        and outcome.description == f"metadata.json says 128 dimensions but table version {version} has 64"
+    )
 
 
 def test_a_failing_blocking_check_fails_the_run_before_publishing(example_config: Path, tmp_path: Path) -> None:
@@ -232,8 +305,11 @@ def test_a_failing_blocking_check_fails_the_run_before_publishing(example_config
     stamp = (out / "metadata.json").stat().st_mtime_ns
     result = materialize(defs, "example", instance, raise_on_error=False)
     assert not result.success
-    evaluations = {e.event_specific_data.check_name: e.event_specific_data.passed
-                   for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
+    evaluations = {
+        e.event_specific_data.check_name: e.event_specific_data.passed
+        for e in result.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION"
+    }
     assert evaluations["index_rows_match_chunks"] is False
     assert evaluations["chunk_ids_unique"] is True
     assert "metadata" not in {e.step_key for e in result.all_events if e.event_type_value == "STEP_SUCCESS"}

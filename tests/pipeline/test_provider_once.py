@@ -34,12 +34,17 @@ sys.addaudithook(_count_model_opens)  # audit hooks cannot be removed: it counts
 
 
 def test_the_provider_is_built_once_per_run(tmp_path: Path, example_docs: Path) -> None:
-    config = write_config(tmp_path / "docs-mcp.yaml", [{
-        "name": "example",
-        "source": {"path": str(example_docs)},
-        "out": str(tmp_path / "out"),
-        "embedding": {"provider": "local", "backend": "onnx"},
-    }])
+    config = write_config(
+        tmp_path / "docs-mcp.yaml",
+        [
+            {
+                "name": "example",
+                "source": {"path": str(example_docs)},
+                "out": str(tmp_path / "out"),
+                "embedding": {"provider": "local", "backend": "onnx"},
+            }
+        ],
+    )
     defs = build_definitions(str(config))
     instance = dg.DagsterInstance.ephemeral()
     everything = [*(defs.assets or []), *(defs.asset_checks or [])]

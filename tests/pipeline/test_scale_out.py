@@ -37,16 +37,19 @@ BACKFILL = """mutation($params: LaunchBackfillParams!) { launchPartitionBackfill
 def launch_backfill(port: int, partitions: list[str], run_config: dict | None = None) -> list[str]:
     """What the UI's "Materialize all" over chosen partitions sends, with this run config."""
     params = {
-        "selector": {"partitionSetName": "docs_index_job_partition_set",
-                     "repositorySelector": {"repositoryName": "__repository__",
-                                            "repositoryLocationName": "docs_mcp_pipeline"}},
+        "selector": {
+            "partitionSetName": "docs_index_job_partition_set",
+            "repositorySelector": {"repositoryName": "__repository__", "repositoryLocationName": "docs_mcp_pipeline"},
+        },
         "partitionNames": partitions,
         "runConfigData": run_config or {},
         "forceSynchronousSubmission": True,  # submit the runs now, not at the backfill daemon's next tick
     }
     request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/graphql", headers={"Content-Type": "application/json"},
-        data=json.dumps({"query": BACKFILL, "variables": {"params": params}}).encode())
+        f"http://127.0.0.1:{port}/graphql",
+        headers={"Content-Type": "application/json"},
+        data=json.dumps({"query": BACKFILL, "variables": {"params": params}}).encode(),
+    )
     with urllib.request.urlopen(request, timeout=120) as response:
         result = json.loads(response.read())["data"]["launchPartitionBackfill"]
     assert result["__typename"] == "LaunchBackfillSuccess", result
@@ -61,10 +64,17 @@ def wait_for_runs(instance: dg.DagsterInstance, count: int, server: subprocess.P
             return records
         assert server.poll() is None, "dg dev exited"
         time.sleep(1)
-    stuck = {r.dagster_run.run_id: [(e.step_key, e.dagster_event.event_type_value if e.dagster_event else e.user_message)
-                                    for e in list(instance.all_logs(r.dagster_run.run_id))[-4:]]
-             for r in records if not r.dagster_run.is_finished}
-    raise AssertionError(f"runs did not finish: {stuck}; {instance.event_log_storage.get_concurrency_info('embedding_api')}")
+    stuck = {
+        r.dagster_run.run_id: [
+            (e.step_key, e.dagster_event.event_type_value if e.dagster_event else e.user_message)
+            for e in list(instance.all_logs(r.dagster_run.run_id))[-4:]
+        ]
+        for r in records
+        if not r.dagster_run.is_finished
+    }
+    raise AssertionError(
+        f"runs did not finish: {stuck}; {instance.event_log_storage.get_concurrency_info('embedding_api')}"
+    )
 
 
 def events(instance: dg.DagsterInstance, run_id: str, kind: dg.DagsterEventType) -> list[dg.EventLogEntry]:
@@ -83,8 +93,10 @@ def overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
 
 def assert_checks_per_partition(instance: dg.DagsterInstance, record: dg.RunRecord) -> None:
     corpus = record.dagster_run.tags["dagster/partition"]
-    evaluations = [e.dagster_event.event_specific_data
-                   for e in events(instance, record.dagster_run.run_id, dg.DagsterEventType.ASSET_CHECK_EVALUATION)]
+    evaluations = [
+        e.dagster_event.event_specific_data
+        for e in events(instance, record.dagster_run.run_id, dg.DagsterEventType.ASSET_CHECK_EVALUATION)
+    ]
     assert [(e.partition, e.passed) for e in evaluations] == [(corpus, True)] * CHECKS
 
 
@@ -99,10 +111,17 @@ def repo(tmp_path: Path, example_docs: Path) -> Path:
     write(beta, ".docs-mcp.json", '{"version": "1", "strategy": {"chunk_by": "h2"}}')
     for name in ("install", "usage", "faq"):
         write(beta, f"{name}.md", f"# {name.title()}\n\n## One\n\nAbout {name}.\n\n## Two\n\nMore about {name}.\n")
-    write_config(work / "docs-mcp.yaml", [
-        {"name": "alpha", "source": {"path": str(example_docs)}, "embedding": {"provider": "hash", "dimensions": 64}},
-        {"name": "beta", "source": {"path": str(beta)}, "embedding": {"provider": "hash", "dimensions": 64}},
-    ])
+    write_config(
+        work / "docs-mcp.yaml",
+        [
+            {
+                "name": "alpha",
+                "source": {"path": str(example_docs)},
+                "embedding": {"provider": "hash", "dimensions": 64},
+            },
+            {"name": "beta", "source": {"path": str(beta)}, "embedding": {"provider": "hash", "dimensions": 64}},
+        ],
+    )
     return work
 
 
@@ -113,16 +132,27 @@ def test_backfill_builds_every_corpus_side_by_side(repo: Path, monkeypatch: pyte
     # however the machine's load spreads them out.
     paused, release = repo.parent / "paused", repo.parent / "release"
     paused.mkdir()
-    env = {**os.environ, "DAGSTER_HOME": str(home), "DOCS_MCP_TEST_PAUSE_AT": "write",
-           "DOCS_MCP_TEST_RELEASE": str(release), "DOCS_MCP_TEST_PAUSED_DIR": str(paused)}
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "DOCS_MCP_TEST_PAUSE_AT": "write",
+        "DOCS_MCP_TEST_RELEASE": str(release),
+        "DOCS_MCP_TEST_PAUSED_DIR": str(paused),
+    }
     env.pop("DOCS_MCP_CONFIG", None)  # the code location finds docs-mcp.yaml in the workspace's directory
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     port = free_port()
     # Its log (and the runs' logs) go to a file: a pipe nobody reads fills up and blocks the runs.
     log = repo.parent / "dg-dev.log"
     with log.open("wb") as sink:
-        server = subprocess.Popen([str(BIN / "dg"), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
-                                  cwd=repo, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+        server = subprocess.Popen(
+            [str(BIN / "dg"), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
+            cwd=repo,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         deadline = time.time() + 120
         while time.time() < deadline:
@@ -136,8 +166,23 @@ def test_backfill_builds_every_corpus_side_by_side(repo: Path, monkeypatch: pyte
 
         # Every corpus in one command: one run per corpus, side by side.
         backfill = subprocess.run(
-            [str(BIN / "dagster"), "job", "backfill", "-j", "docs_index_job", "--all", "--noprompt",
-             "-w", "workspace.yaml"], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+            [
+                str(BIN / "dagster"),
+                "job",
+                "backfill",
+                "-j",
+                "docs_index_job",
+                "--all",
+                "--noprompt",
+                "-w",
+                "workspace.yaml",
+            ],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert backfill.returncode == 0, backfill.stdout[-2000:] + backfill.stderr[-2000:]
         deadline = time.time() + 110  # under the failpoint's own 120 s limit: nobody has gone on alone
         while len(list(paused.iterdir())) < len(CORPORA) and time.time() < deadline:
@@ -161,13 +206,19 @@ def test_backfill_builds_every_corpus_side_by_side(repo: Path, monkeypatch: pyte
             # Each asset's `path` is where its data is, not Dagster's pickle of it.
             for corpus in CORPORA:
                 out = repo / "indexes" / corpus
-                expected = {"staged_docs": out / ".docs-mcp" / "staged" / "docs", "chunks": out / "chunks.json",
-                            "fingerprints": out / ".embedding-cache", "cached_vectors": out / ".embedding-cache",
-                            "lancedb_index": out / ".lancedb", "metadata": out / "metadata.json",
-                            "cache_audit": out / ".docs-mcp" / "audit.duckdb"}
+                expected = {
+                    "staged_docs": out / ".docs-mcp" / "staged" / "docs",
+                    "chunks": out / "chunks.json",
+                    "fingerprints": out / ".embedding-cache",
+                    "cached_vectors": out / ".embedding-cache",
+                    "lancedb_index": out / ".lancedb",
+                    "metadata": out / "metadata.json",
+                    "cache_audit": out / ".docs-mcp" / "audit.duckdb",
+                }
                 for asset, path in expected.items():
                     found = instance.fetch_materializations(
-                        dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[corpus]), limit=1)
+                        dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[corpus]), limit=1
+                    )
                     assert found.records[0].asset_materialization.metadata["path"].value == str(path), (asset, corpus)
                     assert path.exists(), path
             chunks = json.loads((repo / "indexes" / "alpha" / "metadata.json").read_text())["stats"]["total_chunks"]
@@ -183,7 +234,9 @@ def test_backfill_builds_every_corpus_side_by_side(repo: Path, monkeypatch: pyte
                 assert len(pids) == 7 + CHECKS  # each asset and each check in its own process
                 assert_checks_per_partition(instance, records[run])
             # Two runs of one corpus never run at once: the queue held one back (per-corpus run limit).
-            alpha_runs = [records[run] for run in again + spread if records[run].dagster_run.tags["dagster/partition"] == "alpha"]
+            alpha_runs = [
+                records[run] for run in again + spread if records[run].dagster_run.tags["dagster/partition"] == "alpha"
+            ]
             assert len(alpha_runs) == 2
             assert not overlap(*((r.start_time, r.end_time) for r in alpha_runs))
     finally:

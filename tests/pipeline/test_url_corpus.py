@@ -25,10 +25,17 @@ def test_url_corpus_is_staged_conditionally_and_audited(tmp_path: Path) -> None:
     site_dir = copy_site(tmp_path / "site", PAGES)
     out = tmp_path / "indexes" / "httpx"
     with DocsSite(site_dir) as site:
-        config = write_config(tmp_path / "docs-mcp.yaml", [{
-            "name": "httpx", "source": {"url": site.url, "retries": 0}, "out": str(out),
-            "embedding": {"provider": "hash", "dimensions": 64},
-        }])
+        config = write_config(
+            tmp_path / "docs-mcp.yaml",
+            [
+                {
+                    "name": "httpx",
+                    "source": {"url": site.url, "retries": 0},
+                    "out": str(out),
+                    "embedding": {"provider": "hash", "dimensions": 64},
+                }
+            ],
+        )
         defs = build_definitions(config)
         instance = dg.DagsterInstance.ephemeral()
         assets = [*(defs.assets or []), *(defs.asset_checks or [])]
@@ -49,8 +56,11 @@ def test_url_corpus_is_staged_conditionally_and_audited(tmp_path: Path) -> None:
         assert version3 != version
 
         schedule = defs.resolve_schedule_def("docs_refresh_schedule")
-        with dg.build_schedule_context(instance=instance, scheduled_execution_time=dt.datetime(2026, 1, 1),
-                                       repository_def=defs.get_repository_def()) as context:
+        with dg.build_schedule_context(
+            instance=instance,
+            scheduled_execution_time=dt.datetime(2026, 1, 1),
+            repository_def=defs.get_repository_def(),
+        ) as context:
             requests = schedule.evaluate_tick(context).run_requests or []
         assert [r.partition_key for r in requests] == ["httpx"]
 

@@ -21,8 +21,11 @@ def free_port() -> int:
 
 
 def graphql(port: int, query: str) -> dict:
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=json.dumps({"query": query}).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/graphql",
+        data=json.dumps({"query": query}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read())
 
@@ -35,8 +38,21 @@ def test_webserver_lists_the_seven_assets_and_checks(tmp_path: Path) -> None:
     port = free_port()
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path)}
     proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(port), "-w", "workspace.yaml"],
-        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        [
+            str(Path(sys.executable).parent / "dagster-webserver"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-w",
+            "workspace.yaml",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         deadline = time.time() + 90
         data = None
@@ -53,7 +69,8 @@ def test_webserver_lists_the_seven_assets_and_checks(tmp_path: Path) -> None:
         assert data is not None, "webserver did not answer"
         nodes = data["data"]["assetNodes"]
         assert sorted(n["assetKey"]["path"][0] for n in nodes) == sorted(
-            ["staged_docs", "chunks", "fingerprints", "cached_vectors", "lancedb_index", "metadata", "cache_audit"])
+            ["staged_docs", "chunks", "fingerprints", "cached_vectors", "lancedb_index", "metadata", "cache_audit"]
+        )
         assert {n["assetKey"]["path"][0] for n in nodes if n["hasAssetChecks"]} == {"lancedb_index", "metadata"}
     finally:
         os.killpg(proc.pid, signal.SIGTERM)

@@ -22,9 +22,9 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 CHURN_FILE = "soak-churn.md"
 
@@ -54,8 +54,9 @@ def build(docs: Path, out: Path, provider: str, log: Path | None = None) -> None
     args = ["build", "--docs-dir", str(docs), "--out", str(out), "--embedding-provider", provider, "-q"]
     if provider == "hash":
         args += ["--embedding-dimensions", "64"]
-    result = subprocess.run(cli_command(*args), capture_output=True, text=True, timeout=600,
-                            env={**os.environ, "LANCEDB_LOG": "error"})
+    result = subprocess.run(
+        cli_command(*args), capture_output=True, text=True, timeout=600, env={**os.environ, "LANCEDB_LOG": "error"}
+    )
     if log:
         with log.open("a") as fh:
             fh.write(result.stderr)
@@ -90,7 +91,9 @@ def wait_until_healthy(proc: subprocess.Popen, base: str, log: Path | None, time
     deadline = time.monotonic() + timeout
     while True:
         if proc.poll() is not None:
-            raise RuntimeError(f"the server exited with {proc.returncode}" + (f": {log.read_text()[-2000:]}" if log else ""))
+            raise RuntimeError(
+                f"the server exited with {proc.returncode}" + (f": {log.read_text()[-2000:]}" if log else "")
+            )
         try:
             with urllib.request.urlopen(f"{base}/healthz", timeout=5):
                 return
@@ -108,9 +111,14 @@ def http_server(index: Path, log: Path, *extra: str) -> Iterator[str]:
     re-raises the signal (exit -15); a crash in finalization would show as -6 instead."""
     port = free_port()
     with log.open("w") as err:
-        proc = subprocess.Popen(cli_command("serve", "--index", str(index), "--transport", "http", "--port", str(port),
-                                            "--stateless", *extra),
-                                stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, "LANCEDB_LOG": "error"})
+        proc = subprocess.Popen(
+            cli_command(
+                "serve", "--index", str(index), "--transport", "http", "--port", str(port), "--stateless", *extra
+            ),
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env={**os.environ, "LANCEDB_LOG": "error"},
+        )
         base = f"http://127.0.0.1:{port}"
         try:
             wait_until_healthy(proc, base, log)
@@ -137,13 +145,23 @@ class McpHttpClient:
 
     def call(self, tool: str, arguments: dict) -> tuple[bool, str]:
         self.next_id += 1
-        body = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
-                           "params": {"name": tool, "arguments": arguments}})
+        body = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": self.next_id,
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments},
+            }
+        )
         try:
             if self.conn is None:
                 self.conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
-            self.conn.request("POST", "/mcp", body=body, headers={
-                "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+            self.conn.request(
+                "POST",
+                "/mcp",
+                body=body,
+                headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+            )
             response = self.conn.getresponse()
             raw = response.read().decode("utf-8", errors="replace")
         except (OSError, http.client.HTTPException) as exc:
@@ -190,13 +208,16 @@ class LoadResult:
 
     def summary(self) -> str:
         ms = lambda s: f"{s * 1000:.1f} ms"  # noqa: E731
-        return (f"requests {self.requests} ({self.searches} search_docs, {self.gets} get_doc), "
-                f"failures {len(self.failures)}, republishes {self.republishes} ({len(self.build_failures)} builds failed), "
-                f"p50 {ms(self.percentile(50))}, p95 {ms(self.percentile(95))}, max {ms(max(self.latencies, default=0))}")
+        return (
+            f"requests {self.requests} ({self.searches} search_docs, {self.gets} get_doc), "
+            f"failures {len(self.failures)}, republishes {self.republishes} ({len(self.build_failures)} builds failed), "
+            f"p50 {ms(self.percentile(50))}, p95 {ms(self.percentile(95))}, max {ms(max(self.latencies, default=0))}"
+        )
 
 
-def client_loop(base: str, queries: list[str], result: LoadResult, stop: threading.Event, seed: int,
-                max_requests: int) -> None:
+def client_loop(
+    base: str, queries: list[str], result: LoadResult, stop: threading.Event, seed: int, max_requests: int
+) -> None:
     """Search, then read one of the hits, until told to stop (or after max_requests)."""
     rng = random.Random(seed)
     client = McpHttpClient(base)
@@ -242,15 +263,33 @@ def health_version(base: str) -> int | None:
         return json.loads(response.read()).get("index_version")
 
 
-def run_load(base: str, docs: Path, index: Path, provider: str, *, clients: int, seconds: float, republishes: int,
-             queries: list[str], max_requests: int = 10**9, build_log: Path | None = None,
-             progress: bool = False) -> LoadResult:
+def run_load(
+    base: str,
+    docs: Path,
+    index: Path,
+    provider: str,
+    *,
+    clients: int,
+    seconds: float,
+    republishes: int,
+    queries: list[str],
+    max_requests: int = 10**9,
+    build_log: Path | None = None,
+    progress: bool = False,
+) -> LoadResult:
     """`clients` threads for about `seconds`, while `republishes` builds publish a new corpus generation,
     spread evenly over the run. Returns when every client and build has finished."""
     result = LoadResult()
     stop = threading.Event()
-    threads = [threading.Thread(target=client_loop, args=(base, queries, result, stop, seed, max_requests),
-                                name=f"client-{seed}", daemon=True) for seed in range(clients)]
+    threads = [
+        threading.Thread(
+            target=client_loop,
+            args=(base, queries, result, stop, seed, max_requests),
+            name=f"client-{seed}",
+            daemon=True,
+        )
+        for seed in range(clients)
+    ]
     started = time.monotonic()
     for thread in threads:
         thread.start()
@@ -268,8 +307,12 @@ def run_load(base: str, docs: Path, index: Path, provider: str, *, clients: int,
             result.republishes += 1
             result.versions_seen.add(health_version(base) or -1)
             if progress:
-                print(f"  republish {generation}/{republishes} done at {time.monotonic() - started:.1f}s "
-                      f"({result.requests} requests, {len(result.failures)} failures)", file=sys.stderr, flush=True)
+                print(
+                    f"  republish {generation}/{republishes} done at {time.monotonic() - started:.1f}s "
+                    f"({result.requests} requests, {len(result.failures)} failures)",
+                    file=sys.stderr,
+                    flush=True,
+                )
         time.sleep(max(0.0, started + seconds - time.monotonic()))
     finally:
         stop.set()

@@ -2,8 +2,8 @@
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -23,8 +23,20 @@ PENDING = ".embedding-cache.pending"
 
 
 def build(docs: Path, out: Path) -> str:
-    result = CliRunner().invoke(main, ["build", "--docs-dir", str(docs), "--out", str(out),
-                                       "--embedding-provider", "hash", "--embedding-dimensions", str(DIMS)])
+    result = CliRunner().invoke(
+        main,
+        [
+            "build",
+            "--docs-dir",
+            str(docs),
+            "--out",
+            str(out),
+            "--embedding-provider",
+            "hash",
+            "--embedding-dimensions",
+            str(DIMS),
+        ],
+    )
     assert result.exit_code == 0 and "Traceback" not in result.output, result.output
     return result.output
 
@@ -96,8 +108,19 @@ def test_damaged_cache_file_is_a_warning_and_a_correct_build(example_docs: Path,
     assert "warn:" not in build(example_docs, out)  # the rewritten cache is sound
 
 
-@pytest.mark.parametrize("meta", [{"entries": "x"}, {"entries_digest": 5}, {"files": "x"}, {"files": {"a": "b"}},
-                                  {"files": {"../../metadata.json": 1}}, [1], "text", None])
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {"entries": "x"},
+        {"entries_digest": 5},
+        {"files": "x"},
+        {"files": {"a": "b"}},
+        {"files": {"../../metadata.json": 1}},
+        [1],
+        "text",
+        None,
+    ],
+)
 def test_wrong_typed_cache_meta_is_a_warning_and_a_cold_build(example_docs: Path, tmp_path: Path, cold, meta) -> None:
     out = tmp_path / "out"
     build(example_docs, out)
@@ -118,14 +141,17 @@ def unpublished_vectors(docs: Path, out: Path) -> None:
     assert _open(out / PENDING).count_rows() > 0
 
 
-@pytest.mark.parametrize("damage,reason,embedded", [
-    (same_size_garbage, "discarding vectors kept by an unfinished build: the vectors table is unreadable", 2),
-    (nan_and_inf, "1 damaged vector(s) kept by an unfinished build ignored", 1),
-    (valid_but_wrong_floats, "1 damaged vector(s) kept by an unfinished build ignored", 1),
-])
-def test_damaged_pending_store_is_a_warning_and_a_correct_build(example_docs: Path, tmp_path: Path, cold,
-                                                                damage: Callable[[Path], None], reason: str,
-                                                                embedded: int) -> None:
+@pytest.mark.parametrize(
+    "damage,reason,embedded",
+    [
+        (same_size_garbage, "discarding vectors kept by an unfinished build: the vectors table is unreadable", 2),
+        (nan_and_inf, "1 damaged vector(s) kept by an unfinished build ignored", 1),
+        (valid_but_wrong_floats, "1 damaged vector(s) kept by an unfinished build ignored", 1),
+    ],
+)
+def test_damaged_pending_store_is_a_warning_and_a_correct_build(
+    example_docs: Path, tmp_path: Path, cold, damage: Callable[[Path], None], reason: str, embedded: int
+) -> None:
     out = tmp_path / "out"
     build(example_docs, out)
     edit(example_docs)  # two new chunks

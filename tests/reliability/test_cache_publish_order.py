@@ -35,9 +35,24 @@ UNPUBLISHED_BUILD = textwrap.dedent("""
 
 def cli(docs: Path, out: Path, server: FakeEmbeddingServer) -> str:
     server.reset_counts()
-    result = CliRunner().invoke(main, ["build", "--docs-dir", str(docs), "--out", str(out), "--embedding-provider",
-                                       "openai", "--embedding-model", "fake-embed", "--embedding-dimensions", "32",
-                                       "--embedding-base-url", server.url])
+    result = CliRunner().invoke(
+        main,
+        [
+            "build",
+            "--docs-dir",
+            str(docs),
+            "--out",
+            str(out),
+            "--embedding-provider",
+            "openai",
+            "--embedding-model",
+            "fake-embed",
+            "--embedding-dimensions",
+            "32",
+            "--embedding-base-url",
+            server.url,
+        ],
+    )
     assert result.exit_code == 0, result.output
     return result.output
 
@@ -51,8 +66,12 @@ def test_revert_after_a_kill_before_publish_embeds_nothing(example_docs: Path, t
         published = json.loads((out / "metadata.json").read_text())["index"]
         page.write_text(original.replace("so that one integration", "so that one noisy integration"))
         fake.reset_counts()
-        proc = subprocess.Popen([sys.executable, "-c", UNPUBLISHED_BUILD, str(example_docs), str(out), fake.url],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", UNPUBLISHED_BUILD, str(example_docs), str(out), fake.url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert proc.stdout is not None and proc.stdout.readline() == "written\n", proc.stderr
         finally:

@@ -34,10 +34,30 @@ def fake():
 
 
 def build_args(docs: Path, out: Path, server: FakeEmbeddingServer) -> list[str]:
-    return [sys.executable, "-m", "docs_mcp_core.cli", "build", "--docs-dir", str(docs), "--out", str(out),
-            "--embedding-provider", "openai", "--embedding-model", "fake-embed", "--embedding-dimensions", "32",
-            "--embedding-base-url", server.url, "--embedding-batch-size", str(BATCH), "--embedding-concurrency", "1",
-            "--embedding-max-retries", "0"]
+    return [
+        sys.executable,
+        "-m",
+        "docs_mcp_core.cli",
+        "build",
+        "--docs-dir",
+        str(docs),
+        "--out",
+        str(out),
+        "--embedding-provider",
+        "openai",
+        "--embedding-model",
+        "fake-embed",
+        "--embedding-dimensions",
+        "32",
+        "--embedding-base-url",
+        server.url,
+        "--embedding-batch-size",
+        str(BATCH),
+        "--embedding-concurrency",
+        "1",
+        "--embedding-max-retries",
+        "0",
+    ]
 
 
 def run_build(docs: Path, out: Path, server: FakeEmbeddingServer) -> subprocess.CompletedProcess[str]:
@@ -51,12 +71,12 @@ def wait_for(condition, seconds: float = 60) -> None:
     assert condition()
 
 
-def test_second_build_fails_at_once_and_pays_nothing(example_docs: Path, tmp_path: Path,
-                                                    fake: FakeEmbeddingServer) -> None:
+def test_second_build_fails_at_once_and_pays_nothing(
+    example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer
+) -> None:
     out = tmp_path / "out"
     fake.latency = 0.3  # build A is still embedding when B starts
-    a = subprocess.Popen(build_args(example_docs, out, fake), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+    a = subprocess.Popen(build_args(example_docs, out, fake), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for(lambda: fake.requests >= 1)
         b = run_build(example_docs, out, fake)
@@ -93,8 +113,9 @@ def test_a_killed_build_leaves_no_lock_behind(example_docs: Path, tmp_path: Path
     assert "reused" in result.stderr and len(fake.inputs) < EXAMPLE_CHUNKS  # what A paid for is not paid again
 
 
-def test_duplicate_fingerprints_in_the_pending_store_need_no_rebuild_cache(example_docs: Path, tmp_path: Path,
-                                                                          fake: FakeEmbeddingServer) -> None:
+def test_duplicate_fingerprints_in_the_pending_store_need_no_rebuild_cache(
+    example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer
+) -> None:
     """Two racing builds used to append the same vectors to .pending; every later build then failed."""
     out = tmp_path / "out"
     assert run_build(example_docs, out, fake).returncode == 0
@@ -123,15 +144,27 @@ def test_duplicate_fingerprints_in_the_pending_store_need_no_rebuild_cache(examp
 
 @pytest.fixture
 def example_config(tmp_path: Path, example_docs: Path) -> Path:
-    return write_config(tmp_path / "docs-mcp.yaml", [{
-        "name": "example", "source": {"path": str(example_docs)}, "out": str(tmp_path / "indexes" / "example"),
-        "embedding": {"provider": "hash", "dimensions": 64},
-    }])
+    return write_config(
+        tmp_path / "docs-mcp.yaml",
+        [
+            {
+                "name": "example",
+                "source": {"path": str(example_docs)},
+                "out": str(tmp_path / "indexes" / "example"),
+                "embedding": {"provider": "hash", "dimensions": 64},
+            }
+        ],
+    )
 
 
 def materialize(defs: dg.Definitions, instance: dg.DagsterInstance) -> dg.ExecuteInProcessResult:
-    return dg.materialize([*(defs.assets or []), *(defs.asset_checks or [])], partition_key="example",
-                          instance=instance, resources=defs.resources, raise_on_error=False)
+    return dg.materialize(
+        [*(defs.assets or []), *(defs.asset_checks or [])],
+        partition_key="example",
+        instance=instance,
+        resources=defs.resources,
+        raise_on_error=False,
+    )
 
 
 def test_dagster_run_fails_at_once_while_the_output_is_locked(example_config: Path, tmp_path: Path) -> None:
@@ -151,8 +184,9 @@ def test_dagster_run_fails_at_once_while_the_output_is_locked(example_config: Pa
         pass
 
 
-def test_cli_build_fails_while_a_dagster_run_holds_the_output(example_config: Path, tmp_path: Path,
-                                                             example_docs: Path) -> None:
+def test_cli_build_fails_while_a_dagster_run_holds_the_output(
+    example_config: Path, tmp_path: Path, example_docs: Path
+) -> None:
     """The run's lock lasts from staged_docs to cache_audit, not only around the table write."""
     defs = build_definitions(str(example_config))
     out = tmp_path / "indexes" / "example"
@@ -162,14 +196,32 @@ def test_cli_build_fails_while_a_dagster_run_holds_the_output(example_config: Pa
     def probe() -> None:
         """Runs after chunks, in the same run: a CLI build of the same output must be refused."""
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-        proc = subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", "build", "--docs-dir", str(example_docs),
-                               "--out", str(out), "--embedding-provider", "hash", "--embedding-dimensions", "64"],
-                              capture_output=True, text=True, timeout=120, env=env)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "docs_mcp_core.cli",
+                "build",
+                "--docs-dir",
+                str(example_docs),
+                "--out",
+                str(out),
+                "--embedding-provider",
+                "hash",
+                "--embedding-dimensions",
+                "64",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
         seen.append(f"{proc.returncode} {proc.stderr.strip()}")
 
     assets = [a for a in defs.assets if a.key.path[-1] in ("staged_docs", "chunks")]  # type: ignore[union-attr]
-    result = dg.materialize([*assets, probe], partition_key="example", instance=dg.DagsterInstance.ephemeral(),
-                            resources=defs.resources)
+    result = dg.materialize(
+        [*assets, probe], partition_key="example", instance=dg.DagsterInstance.ephemeral(), resources=defs.resources
+    )
     assert result.success
     assert seen == [f"1 error: {LOCKED} {out}; wait for it to finish or build into another --out"]
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
-from docs_mcp_core.search.engine import run_search
 from docs_mcp_core.indexing.tablefiles import manifests
+from docs_mcp_core.search.engine import run_search
 from tests.reliability.clitools import build_args, docs_mcp, published, search_ids
 
 QUERY = "idempotency key"
@@ -42,6 +42,7 @@ def name_missing_version(out: Path) -> None:
 def wrong_type(text: str) -> Callable[[Path], None]:
     def damage(out: Path) -> None:
         (out / "metadata.json").write_text(text)
+
     return damage
 
 
@@ -57,13 +58,22 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[st
     return docs, out, search_ids(out, QUERY)
 
 
-@pytest.mark.parametrize("damage", [drop_lancedb, drop_data_file, drop_index_file, corrupt_manifest,
-                                    name_missing_version, wrong_type("[1]"),
-                                    wrong_type('{"metadata_version": "1.0.0", "index": 5}')],
-                         ids=["no-lancedb", "data-file", "index-file", "manifest", "missing-version", "array",
-                              "index-int"])
-def test_the_next_build_repairs_a_damaged_output(built: tuple[Path, Path, list[str]], tmp_path: Path,
-                                                 damage: Callable[[Path], None]) -> None:
+@pytest.mark.parametrize(
+    "damage",
+    [
+        drop_lancedb,
+        drop_data_file,
+        drop_index_file,
+        corrupt_manifest,
+        name_missing_version,
+        wrong_type("[1]"),
+        wrong_type('{"metadata_version": "1.0.0", "index": 5}'),
+    ],
+    ids=["no-lancedb", "data-file", "index-file", "manifest", "missing-version", "array", "index-int"],
+)
+def test_the_next_build_repairs_a_damaged_output(
+    built: tuple[Path, Path, list[str]], tmp_path: Path, damage: Callable[[Path], None]
+) -> None:
     docs, good, expected = built
     out = tmp_path / "out"
     shutil.copytree(good, out)
@@ -81,13 +91,16 @@ def test_the_next_build_repairs_a_damaged_output(built: tuple[Path, Path, list[s
         assert [h["chunk_id"] for h in run_search(out, QUERY, hybrid=False).hits] == expected
 
 
-def test_reading_commands_give_one_line_for_metadata_of_the_wrong_type(built: tuple[Path, Path, list[str]],
-                                                                       tmp_path: Path) -> None:
+def test_reading_commands_give_one_line_for_metadata_of_the_wrong_type(
+    built: tuple[Path, Path, list[str]], tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     shutil.copytree(built[1], out)
-    for text, args in (('"x"', ["search", "--index", out, QUERY]),
-                       ('{"metadata_version": "1.0.0", "index": {"table": "chunks"}}', ["serve", "--index", out]),
-                       ("[1]", ["audit", "--out", out])):
+    for text, args in (
+        ('"x"', ["search", "--index", out, QUERY]),
+        ('{"metadata_version": "1.0.0", "index": {"table": "chunks"}}', ["serve", "--index", out]),
+        ("[1]", ["audit", "--out", out]),
+    ):
         (out / "metadata.json").write_text(text)
         result = docs_mcp(*args, timeout=60)
         assert result.returncode == 1, (args, result.stderr)
@@ -95,8 +108,9 @@ def test_reading_commands_give_one_line_for_metadata_of_the_wrong_type(built: tu
         assert len(lines) == 1 and lines[0].startswith("error: ") and "metadata.json" in lines[0], (args, lines)
 
 
-def test_force_rewrites_the_table_even_when_nothing_changed(built: tuple[Path, Path, list[str]],
-                                                           tmp_path: Path) -> None:
+def test_force_rewrites_the_table_even_when_nothing_changed(
+    built: tuple[Path, Path, list[str]], tmp_path: Path
+) -> None:
     docs, good, expected = built
     out = tmp_path / "out"
     shutil.copytree(good, out)
@@ -114,7 +128,9 @@ def test_force_rewrites_the_table_even_when_nothing_changed(built: tuple[Path, P
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("damage", [drop_lancedb, drop_data_file, name_missing_version], ids=lambda f: f.__name__)
-async def test_reading_a_damaged_index_is_one_clear_error(damage: Callable[[Path], None], built, tmp_path: Path) -> None:
+async def test_reading_a_damaged_index_is_one_clear_error(
+    damage: Callable[[Path], None], built, tmp_path: Path
+) -> None:
     """Before the next build repairs it, search and search_docs say what is wrong and how to fix it."""
     from mcp import Client
 

@@ -32,15 +32,29 @@ PAGE = "# Guide\n\n## Install\n\nRun the installer with care.\n"
 
 def docs_mcp(*args: str, timeout: float = VALIDATE_TIMEOUT) -> subprocess.CompletedProcess[str]:
     """One real CLI process; its own time limit turns a hang into a failure."""
-    proc = subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "NO_COLOR": "1"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "docs_mcp_core.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
     return proc
 
 
 def build(docs: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return docs_mcp("build", "--docs-dir", str(docs), "--out", str(out), "--embedding-provider", "none", *extra,
-                    timeout=BUILD_TIMEOUT)
+    return docs_mcp(
+        "build",
+        "--docs-dir",
+        str(docs),
+        "--out",
+        str(out),
+        "--embedding-provider",
+        "none",
+        *extra,
+        timeout=BUILD_TIMEOUT,
+    )
 
 
 def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
@@ -93,8 +107,10 @@ def test_symlinked_folder_outside_is_not_followed(tmp_path: Path, docs: Path, ou
     out = tmp_path / "out"
     proc = build(docs, out)
     assert proc.returncode == 0, proc.stderr
-    assert f"external:1: warning: skipped: symlink to the folder {outside.resolve() / 'pages'}, outside the docs " \
-           "folder; not followed" in proc.stderr
+    assert (
+        f"external:1: warning: skipped: symlink to the folder {outside.resolve() / 'pages'}, outside the docs "
+        "folder; not followed" in proc.stderr
+    )
     assert searched(out, "quokkafolder").startswith("no results")
 
 
@@ -152,10 +168,12 @@ def test_deep_nesting_is_one_error_line(tmp_path: Path, docs: Path) -> None:
     write(docs, "front.md", "---\nmetadata: " + "[" * DEEP + "]" * DEEP + "\n---\n# Deep\n\nText.\n")
     proc = build(docs, tmp_path / "out")  # validate's own output is the same diagnostics (see the tests above)
     assert proc.returncode == 1 and "validation failed with 4 error(s)" in proc.stderr
-    for line in ("manifest/.docs-mcp.json:1: error: manifest is nested too deeply",
-                 "hint.md:1: error: mcp_chunking_hint is nested too deeply",
-                 "meta.md:1: error: mcp_metadata is nested too deeply",
-                 "front.md:2: error: frontmatter is nested too deeply"):
+    for line in (
+        "manifest/.docs-mcp.json:1: error: manifest is nested too deeply",
+        "hint.md:1: error: mcp_chunking_hint is nested too deeply",
+        "meta.md:1: error: mcp_metadata is nested too deeply",
+        "front.md:2: error: frontmatter is nested too deeply",
+    ):
         assert line in proc.stderr
     assert not (tmp_path / "out").exists()
 
@@ -167,9 +185,13 @@ def test_other_hostile_files_give_diagnostics_not_tracebacks(tmp_path: Path, doc
     write(docs, "arr/.docs-mcp.json", "[1, 2]")
     write(docs, "arr/page.md", PAGE)
     laughs = "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
-        f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 10))
-    write(docs, "bomb.md", f"---\n{laughs}metadata: *l9\nmcp_chunking_hint: {{chunk_by: h2, x: *l9}}\n"
-                           "title: *l9\n---\n# Bomb\n\nText.\n")
+        f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 10)
+    )
+    write(
+        docs,
+        "bomb.md",
+        f"---\n{laughs}metadata: *l9\nmcp_chunking_hint: {{chunk_by: h2, x: *l9}}\ntitle: *l9\n---\n# Bomb\n\nText.\n",
+    )
     check = docs_mcp("validate", "--docs-dir", str(docs))
     assert check.returncode == 1
     assert "binary.md:2: error: not valid UTF-8" in check.stdout
@@ -186,11 +208,15 @@ def test_other_hostile_files_give_diagnostics_not_tracebacks(tmp_path: Path, doc
 
 def test_docs_dir_that_is_a_file_or_missing_is_an_error_line(tmp_path: Path, docs: Path) -> None:
     page = docs / "guide.md"
-    for command in (["validate", "--docs-dir", str(page)],
-                    ["build", "--docs-dir", str(page), "--out", str(tmp_path / "out")]):
+    for command in (
+        ["validate", "--docs-dir", str(page)],
+        ["build", "--docs-dir", str(page), "--out", str(tmp_path / "out")],
+    ):
         line = one_error_line(docs_mcp(*command))
-        assert line == f"error: --docs-dir {page} is a file, not a folder; point it at the folder that holds " \
-                       "your Markdown files"
+        assert (
+            line == f"error: --docs-dir {page} is a file, not a folder; point it at the folder that holds "
+            "your Markdown files"
+        )
     line = one_error_line(docs_mcp("validate", "--docs-dir", str(tmp_path / "nope")))
     assert "does not exist" in line
     assert not (tmp_path / "out").exists()
@@ -205,8 +231,16 @@ def test_unwritable_out_is_an_error_line(tmp_path: Path, docs: Path, out: str) -
 
 
 def test_cache_dir_that_cannot_be_written_is_an_error_line(tmp_path: Path, docs: Path) -> None:
-    proc = docs_mcp("build", "--docs-dir", str(docs), "--out", str(tmp_path / "out"), "--cache-dir", "/dev/null/c",
-                    timeout=BUILD_TIMEOUT)
+    proc = docs_mcp(
+        "build",
+        "--docs-dir",
+        str(docs),
+        "--out",
+        str(tmp_path / "out"),
+        "--cache-dir",
+        "/dev/null/c",
+        timeout=BUILD_TIMEOUT,
+    )
     assert one_error_line(proc).startswith("error: --cache-dir /dev/null/c: cannot write there")
     assert not (tmp_path / "out").exists()
 
@@ -258,8 +292,9 @@ def test_odd_file_names_round_trip_from_search_to_get_doc(tmp_path: Path, docs: 
     assert build(docs, out).returncode == 0
 
     async def round_trip() -> dict[str, str]:
-        params = StdioServerParameters(command=sys.executable, args=["-m", "docs_mcp_core.cli", "serve", "--index",
-                                                                     str(out)], env=dict(os.environ))
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "docs_mcp_core.cli", "serve", "--index", str(out)], env=dict(os.environ)
+        )
         found: dict[str, str] = {}
         with anyio.fail_after(120):
             async with Client(params) as client:
@@ -273,8 +308,9 @@ def test_odd_file_names_round_trip_from_search_to_get_doc(tmp_path: Path, docs: 
         return found
 
     found = anyio.run(round_trip)
-    assert sorted(found) == sorted([f"odd/{name}#title-{n}/section" for n, name in enumerate(ODD_NAMES)]
-                                   + ["whole/entire file.md"])
+    assert sorted(found) == sorted(
+        [f"odd/{name}#title-{n}/section" for n, name in enumerate(ODD_NAMES)] + ["whole/entire file.md"]
+    )
 
 
 def test_local_staging_skips_the_same_entries(tmp_path: Path, docs: Path, outside: Path) -> None:
@@ -287,8 +323,14 @@ def test_local_staging_skips_the_same_entries(tmp_path: Path, docs: Path, outsid
     staged = stage_local(docs, tmp_path / "stage" / "docs")
     assert sorted(staged.files) == ["guide.md"]
     assert sorted(p.name for p in (tmp_path / "stage" / "docs").iterdir()) == ["guide.md"]
-    assert [w.split(":", 1)[0] for w in staged.warnings] == ["alias.md", "external", "gone.md", "leak.md", "loop.md",
-                                                              "x.md"]
+    assert [w.split(":", 1)[0] for w in staged.warnings] == [
+        "alias.md",
+        "external",
+        "gone.md",
+        "leak.md",
+        "loop.md",
+        "x.md",
+    ]
     write(docs, "a#b.md", PAGE)
     with pytest.raises(DocsMcpError, match=r"a#b.md:1: error: the path contains '#'"):
         stage_local(docs, tmp_path / "stage" / "docs")
@@ -299,8 +341,9 @@ def test_local_staging_skips_the_same_entries(tmp_path: Path, docs: Path, outsid
 
 
 def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=repo, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=repo, check=True, capture_output=True
+    )
 
 
 def test_git_staging_never_extracts_a_symlink_leading_outside(tmp_path: Path) -> None:
@@ -319,23 +362,34 @@ def test_git_staging_never_extracts_a_symlink_leading_outside(tmp_path: Path) ->
     assert "passwd.md:1: warning: skipped: symlink to /etc/passwd, outside the docs folder" in staged.warnings
 
 
-def test_dagster_skips_the_same_entries_and_refuses_an_empty_corpus(tmp_path: Path, docs: Path,
-                                                                      outside: Path) -> None:
+def test_dagster_skips_the_same_entries_and_refuses_an_empty_corpus(tmp_path: Path, docs: Path, outside: Path) -> None:
     (docs / "leak.md").symlink_to(outside / "secret.md")
     os.mkfifo(docs / "x.md")
     (tmp_path / "empty").mkdir()
-    config = write_config(tmp_path / "docs-mcp.yaml", [
-        {"name": "hostile", "source": {"path": str(docs)}, "out": str(tmp_path / "hostile")},
-        {"name": "empty", "source": {"path": str(tmp_path / "empty")}, "out": str(tmp_path / "empty-out")},
-        {"name": "empty-ok", "source": {"path": str(tmp_path / "empty")}, "out": str(tmp_path / "empty-ok"),
-         "allow_empty": True},
-    ])
+    config = write_config(
+        tmp_path / "docs-mcp.yaml",
+        [
+            {"name": "hostile", "source": {"path": str(docs)}, "out": str(tmp_path / "hostile")},
+            {"name": "empty", "source": {"path": str(tmp_path / "empty")}, "out": str(tmp_path / "empty-out")},
+            {
+                "name": "empty-ok",
+                "source": {"path": str(tmp_path / "empty")},
+                "out": str(tmp_path / "empty-ok"),
+                "allow_empty": True,
+            },
+        ],
+    )
     defs = build_definitions(str(config))
     instance = dg.DagsterInstance.ephemeral()
 
     def materialize(partition: str) -> dg.ExecuteInMemoryResult:
-        return dg.materialize([*(defs.assets or [])], partition_key=partition, instance=instance,
-                              resources=defs.resources, raise_on_error=False)
+        return dg.materialize(
+            [*(defs.assets or [])],
+            partition_key=partition,
+            instance=instance,
+            resources=defs.resources,
+            raise_on_error=False,
+        )
 
     assert materialize("hostile").success
     chunks = json.loads((tmp_path / "hostile" / "chunks.json").read_text())

@@ -17,8 +17,12 @@ import pytest
 from ..conftest import EXAMPLE_DOCS
 from ..server.conftest import build_index, http_server
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +75,9 @@ def test_loopback_host_variants_are_accepted(server: str, host: str) -> None:
     assert request(server, "POST", "/mcp", headers, INIT)[0] == 200
 
 
-@pytest.mark.parametrize("host", ["localhost.evil.example", "127.0.0.1.nip.io:{port}", "localhost:abc", "localhost:{port}:1",
-                                  "[::1", ""])
+@pytest.mark.parametrize(
+    "host", ["localhost.evil.example", "127.0.0.1.nip.io:{port}", "localhost:abc", "localhost:{port}:1", "[::1", ""]
+)
 def test_lookalike_hosts_are_refused(server: str, host: str) -> None:
     headers = {"Host": host.format(port=port_of(server))}
     assert request(server, "POST", "/mcp", headers, INIT)[0] == 421
@@ -80,7 +85,9 @@ def test_lookalike_hosts_are_refused(server: str, host: str) -> None:
 
 
 def test_allowed_host_without_a_port_and_origin_case(index: Path) -> None:
-    with http_server(index, "--allowed-host", "docs.example.com", "--allowed-origin", "https://app.example.com") as base:
+    with http_server(
+        index, "--allowed-host", "docs.example.com", "--allowed-origin", "https://app.example.com"
+    ) as base:
         port = port_of(base)
         for host in ("docs.example.com", "DOCS.example.com:443", f"docs.example.com:{port}"):
             assert request(base, "GET", "/healthz", {"Host": host})[0] == 200, host
@@ -88,7 +95,9 @@ def test_allowed_host_without_a_port_and_origin_case(index: Path) -> None:
         local = {"Host": f"127.0.0.1:{port}"}
         assert request(base, "POST", "/mcp", {**local, "Origin": "https://APP.example.com"}, INIT)[0] == 200
         assert request(base, "POST", "/mcp", {**local, "Origin": f"http://localhost:{port}"}, INIT)[0] == 200
-        assert request(base, "POST", "/mcp", {**local, "Origin": "https://app.example.com.evil.example"}, INIT)[0] == 403
+        assert (
+            request(base, "POST", "/mcp", {**local, "Origin": "https://app.example.com.evil.example"}, INIT)[0] == 403
+        )
         assert request(base, "POST", "/mcp", {**local, "Origin": "null"}, INIT)[0] == 403
 
 
@@ -100,7 +109,9 @@ def test_bearer_scheme_is_case_insensitive(index: Path) -> None:
         for value in ("Bearer wrong", "Basic s3cret-token", "s3cret-token", "Bearers3cret-token", "bearer"):
             assert request(base, "POST", "/mcp", {**local, "Authorization": value}, INIT)[0] == 401, value
         assert request(base, "GET", "/healthz", local)[0] == 200  # health needs no token
-        assert request(base, "GET", "/healthz", {"Host": "evil.example", "Authorization": "Bearer s3cret-token"})[0] == 421
+        assert (
+            request(base, "GET", "/healthz", {"Host": "evil.example", "Authorization": "Bearer s3cret-token"})[0] == 421
+        )
 
 
 def test_healthz_reports_the_published_version_after_a_hot_reload(tmp_path: Path) -> None:
@@ -110,7 +121,9 @@ def test_healthz_reports_the_published_version_after_a_hot_reload(tmp_path: Path
     with http_server(index) as base:
         local = {"Host": f"127.0.0.1:{port_of(base)}"}
         before = json.loads(request(base, "GET", "/healthz", local)[1])
-        (tmp_path / "docs" / "guides" / "zebra.md").write_text("# Zebra crossings\n\nCouriers stop at zebra crossings.\n")
+        (tmp_path / "docs" / "guides" / "zebra.md").write_text(
+            "# Zebra crossings\n\nCouriers stop at zebra crossings.\n"
+        )
         build_index(tmp_path / "docs", index)
         published = json.loads((index / "metadata.json").read_text())["index"]["version"]
         after = json.loads(request(base, "GET", "/healthz", local)[1])  # no /mcp request in between
@@ -119,14 +132,22 @@ def test_healthz_reports_the_published_version_after_a_hot_reload(tmp_path: Path
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "docs_mcp_core.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
 
 
 def test_a_short_cursor_secret_is_refused_at_start(index: Path) -> None:
     short = {"DOCS_MCP_CURSOR_SECRET": "x" * 31}
-    for args in (["serve", "--index", str(index), "--transport", "http", "--port", "0"],
-                 ["serve", "--index", str(index)], ["search", "--index", str(index), "retries"]):
+    for args in (
+        ["serve", "--index", str(index), "--transport", "http", "--port", "0"],
+        ["serve", "--index", str(index)],
+        ["search", "--index", str(index), "retries"],
+    ):
         result = cli(*args, env=short)
         assert result.returncode == 1, (args, result.stderr)
         assert result.stderr.startswith("error: DOCS_MCP_CURSOR_SECRET is 31 characters; use at least 32")
@@ -140,8 +161,19 @@ def audited(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A CLI-built index (the CLI records the audit); each test checks nothing in it changes."""
     root = tmp_path_factory.mktemp("audited")
     shutil.copytree(EXAMPLE_DOCS, root / "docs")
-    assert cli("build", "--docs-dir", str(root / "docs"), "--out", str(root / "index"), "-q",
-               "--embedding-provider", "none").returncode == 0
+    assert (
+        cli(
+            "build",
+            "--docs-dir",
+            str(root / "docs"),
+            "--out",
+            str(root / "index"),
+            "-q",
+            "--embedding-provider",
+            "none",
+        ).returncode
+        == 0
+    )
     return root
 
 
@@ -149,16 +181,19 @@ def listing(root: Path) -> list[tuple[str, int, int]]:
     return sorted((str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*"))
 
 
-@pytest.mark.parametrize("sql", [
-    "COPY builds TO '{target}'",
-    "COPY (SELECT 1) TO '{target}' (FORMAT parquet)",
-    "EXPORT DATABASE '{target}'",
-    "ATTACH '{target}' AS other",
-    "SELECT * FROM read_csv('/etc/passwd')",
-    "SET enable_external_access = true",
-    "INSTALL httpfs",
-    "CREATE TABLE stolen AS SELECT * FROM builds",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "COPY builds TO '{target}'",
+        "COPY (SELECT 1) TO '{target}' (FORMAT parquet)",
+        "EXPORT DATABASE '{target}'",
+        "ATTACH '{target}' AS other",
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SET enable_external_access = true",
+        "INSTALL httpfs",
+        "CREATE TABLE stolen AS SELECT * FROM builds",
+    ],
+)
 def test_audit_sql_cannot_write_or_read_other_files(audited: Path, sql: str) -> None:
     target = audited / "leak.out"
     before = listing(audited)

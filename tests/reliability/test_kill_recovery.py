@@ -12,12 +12,12 @@ import subprocess
 import time
 from pathlib import Path
 
-from docs_mcp_core.fsutil import dir_size
-from docs_mcp_core.indexing.table import open_table
-from docs_mcp_core.indexing.file_reuse import pending_paths, published_files
-from docs_mcp_core.search.engine import run_search
-from docs_mcp_core.indexing.tablefiles import manifests
 from docs_mcp_core.failpoints import ENV
+from docs_mcp_core.fsutil import dir_size
+from docs_mcp_core.indexing.file_reuse import pending_paths, published_files
+from docs_mcp_core.indexing.table import open_table
+from docs_mcp_core.indexing.tablefiles import manifests
+from docs_mcp_core.search.engine import run_search
 from tests.conftest import EXAMPLE_DOCS
 from tests.reliability.clitools import CLI, build_args, docs_mcp, published
 
@@ -30,8 +30,13 @@ def start_build(docs: Path, out: Path, pause_at: str | None) -> subprocess.Popen
     env = dict(os.environ)
     if pause_at:
         env[ENV] = f"{pause_at}:60"
-    return subprocess.Popen([*CLI, *map(str, build_args(docs, out, "hash"))], stderr=subprocess.PIPE, text=True,
-                            env=env, start_new_session=True)
+    return subprocess.Popen(
+        [*CLI, *map(str, build_args(docs, out, "hash"))],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
 
 
 def kill_at(proc: subprocess.Popen, phase: str) -> None:
@@ -83,9 +88,13 @@ def test_kills_at_every_phase_leave_a_servable_index_and_nothing_behind(tmp_path
     index = published(out)
     assert [p for p in out.rglob("*.tmp")] == []
     assert not any(p.exists() for p in pending_paths(out))
-    assert sorted(manifests(out, "chunks")) == sorted({index["version"], index.get("previous_version", index["version"])})
+    assert sorted(manifests(out, "chunks")) == sorted(
+        {index["version"], index.get("previous_version", index["version"])}
+    )
     table = dir_size(out / ".lancedb")
-    print(f"disk: clean build {clean_size} bytes (table {clean_table}), after {len(PLAN)} kills and one good build "
-          f"{dir_size(out)} (table {table})")
+    print(
+        f"disk: clean build {clean_size} bytes (table {clean_table}), after {len(PLAN)} kills and one good build "
+        f"{dir_size(out)} (table {table})"
+    )
     assert dir_size(out) <= 2 * clean_size
     assert table <= 2.5 * clean_table  # the published version and the one before it, nothing else

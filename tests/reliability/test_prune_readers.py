@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from docs_mcp_core.indexing.steps import build
 from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.indexing.steps import build
 from docs_mcp_core.indexing.table import open_table
 from docs_mcp_core.indexing.tablefiles import manifests
 from tests.conftest import EXAMPLE_CHUNKS, write
@@ -37,14 +37,15 @@ class Reader(threading.Thread):
             except Exception as exc:  # noqa: BLE001 - collected and asserted on below
                 self.failures.append(repr(exc))
 
-    def finish(self) -> "Reader":
+    def finish(self) -> Reader:
         self.stop.set()
         self.join()
         return self
 
 
-def test_a_reader_of_the_previous_version_keeps_reading_while_two_builds_publish(example_docs: Path,
-                                                                                tmp_path: Path) -> None:
+def test_a_reader_of_the_previous_version_keeps_reading_while_two_builds_publish(
+    example_docs: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     provider = make_provider(ProviderSettings("hash", dimensions=32))
     v0 = build(example_docs, out, provider).index.version

@@ -23,11 +23,22 @@ def test_republishing_under_load_fails_no_request(tmp_path: Path) -> None:
     build(docs, index, "hash")
     queries = queries_from(index)
     with http_server(index, tmp_path / "server.log") as base:
-        result = run_load(base, docs, index, "hash", clients=CLIENTS, seconds=SECONDS, republishes=REPUBLISHES,
-                          queries=queries, max_requests=MAX_REQUESTS, build_log=tmp_path / "build.log")
+        result = run_load(
+            base,
+            docs,
+            index,
+            "hash",
+            clients=CLIENTS,
+            seconds=SECONDS,
+            republishes=REPUBLISHES,
+            queries=queries,
+            max_requests=MAX_REQUESTS,
+            build_log=tmp_path / "build.log",
+        )
     kinds = Counter(failure.split(":", 2)[1].strip()[:80] if ":" in failure else failure for failure in result.failures)
-    assert not result.failures, (f"{len(result.failures)} of {result.requests} requests failed: {dict(kinds)}\n"
-                                 f"first: {result.failures[0]}")
+    assert not result.failures, (
+        f"{len(result.failures)} of {result.requests} requests failed: {dict(kinds)}\nfirst: {result.failures[0]}"
+    )
     assert not result.build_failures, result.build_failures[0]
     assert result.republishes == REPUBLISHES
     assert len(result.versions_seen) == REPUBLISHES + 1  # /healthz saw every publish

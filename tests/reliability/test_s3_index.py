@@ -14,15 +14,15 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 pytest.importorskip("moto")
 
-from docs_mcp_core.objectstore import RemoteIndex  # noqa: E402
-from docs_mcp_core.search.engine import SearchEngine, Weights  # noqa: E402
+from docs_mcp_core.objectstore import RemoteIndex
+from docs_mcp_core.search.engine import SearchEngine, Weights
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "parcelly-docs"
@@ -38,8 +38,12 @@ def _free_port() -> int:
 def s3_env() -> Iterator[dict[str, str]]:
     """A moto S3 server in its own process, and the AWS variables that point at it (with a bucket)."""
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     endpoint = f"http://127.0.0.1:{port}"
     try:
         for _ in range(100):
@@ -48,9 +52,15 @@ def s3_env() -> Iterator[dict[str, str]]:
                 break
             except OSError:
                 time.sleep(0.1)
-        env = {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing-key-id",
-               "AWS_SECRET_ACCESS_KEY": "testing-secret-value", "AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true",
-               "LANCEDB_LOG": "error", "DOCS_MCP_S3_POLL_SECONDS": "0"}
+        env = {
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ACCESS_KEY_ID": "testing-key-id",
+            "AWS_SECRET_ACCESS_KEY": "testing-secret-value",
+            "AWS_REGION": "us-east-1",
+            "AWS_ALLOW_HTTP": "true",
+            "LANCEDB_LOG": "error",
+            "DOCS_MCP_S3_POLL_SECONDS": "0",
+        }
         urllib.request.urlopen(urllib.request.Request(f"{endpoint}/docs", method="PUT"), timeout=5)  # the bucket
         yield env
     finally:
@@ -59,15 +69,30 @@ def s3_env() -> Iterator[dict[str, str]]:
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", *args], capture_output=True, text=True,
-                          timeout=180, env={**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, "-m", "docs_mcp_core.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, **env},
+    )
 
 
 def test_build_to_and_search_from_s3(s3_env: dict[str, str], tmp_path: Path) -> None:
     url = "s3://docs/corpora/parcelly"
     state = tmp_path / "state"
-    built = _cli(s3_env, "build", "--docs-dir", str(EXAMPLE), "--out", url, "--state-dir", str(state),
-                 "--embedding-provider", "hash")
+    built = _cli(
+        s3_env,
+        "build",
+        "--docs-dir",
+        str(EXAMPLE),
+        "--out",
+        url,
+        "--state-dir",
+        str(state),
+        "--embedding-provider",
+        "hash",
+    )
     assert built.returncode == 0, built.stderr
     assert f"published to {url}" in built.stderr
     assert "testing-secret-value" not in built.stderr + built.stdout
@@ -76,33 +101,70 @@ def test_build_to_and_search_from_s3(s3_env: dict[str, str], tmp_path: Path) -> 
     page = json.loads(found.stdout)
     assert page["hits"] and page["mode"] == "hybrid"
 
-    noop = _cli(s3_env, "build", "--docs-dir", str(EXAMPLE), "--out", url, "--state-dir", str(state),
-                "--embedding-provider", "hash")
+    noop = _cli(
+        s3_env,
+        "build",
+        "--docs-dir",
+        str(EXAMPLE),
+        "--out",
+        url,
+        "--state-dir",
+        str(state),
+        "--embedding-provider",
+        "hash",
+    )
     assert noop.returncode == 0 and "published to" in noop.stderr, noop.stderr
     version = re.search(r"table version (\d+)", built.stderr).group(1)
     assert f"table version {version}," in noop.stderr and "0 embedded" in noop.stderr  # nothing rewritten
 
     fresh = tmp_path / "other-machine"  # a new state dir starts from what is published, not from scratch
-    again = _cli(s3_env, "build", "--docs-dir", str(EXAMPLE), "--out", url, "--state-dir", str(fresh),
-                 "--embedding-provider", "hash")
+    again = _cli(
+        s3_env,
+        "build",
+        "--docs-dir",
+        str(EXAMPLE),
+        "--out",
+        url,
+        "--state-dir",
+        str(fresh),
+        "--embedding-provider",
+        "hash",
+    )
     assert again.returncode == 0 and "brought up to date" in again.stderr, again.stderr
 
     missing = _cli(s3_env, "search", "--index", "s3://docs/nothing-here", "retry")
     assert missing.returncode == 1 and missing.stderr.startswith("error: no index at s3://docs/nothing-here")
     no_bucket = _cli(s3_env, "build", "--docs-dir", str(EXAMPLE), "--out", "s3://")
-    assert no_bucket.returncode == 1 and no_bucket.stderr == "error: s3:// names no bucket: give an s3://BUCKET/PREFIX location\n"
+    assert (
+        no_bucket.returncode == 1
+        and no_bucket.stderr == "error: s3:// names no bucket: give an s3://BUCKET/PREFIX location\n"
+    )
 
 
-def test_reader_keeps_its_version_while_a_new_one_is_published(s3_env: dict[str, str], tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reader_keeps_its_version_while_a_new_one_is_published(
+    s3_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for key, value in s3_env.items():
         monkeypatch.setenv(key, value)
     url = "s3://docs/corpora/atomic"
     docs = tmp_path / "docs"
     shutil.copytree(EXAMPLE, docs)
     state = tmp_path / "state"
-    assert _cli(s3_env, "build", "--docs-dir", str(docs), "--out", url, "--state-dir", str(state),
-                "--embedding-provider", "hash").returncode == 0
+    assert (
+        _cli(
+            s3_env,
+            "build",
+            "--docs-dir",
+            str(docs),
+            "--out",
+            url,
+            "--state-dir",
+            str(state),
+            "--embedding-provider",
+            "hash",
+        ).returncode
+        == 0
+    )
 
     async def scenario() -> None:
         engine = SearchEngine(url, Weights())
@@ -111,14 +173,24 @@ def test_reader_keeps_its_version_while_a_new_one_is_published(s3_env: dict[str,
         version = first.version
         page = next(p for p in sorted(docs.rglob("*.md")))
         page.write_text(page.read_text() + "\n\n## Zanzibar quokka\n\nA brand-new section about quokkas.\n")
-        rebuilt = _cli(s3_env, "build", "--docs-dir", str(docs), "--out", url, "--state-dir", str(state),
-                       "--embedding-provider", "hash")  # publishes a new version; the one before is kept
+        rebuilt = _cli(
+            s3_env,
+            "build",
+            "--docs-dir",
+            str(docs),
+            "--out",
+            url,
+            "--state-dir",
+            str(state),
+            "--embedding-provider",
+            "hash",
+        )  # publishes a new version; the one before is kept
         assert rebuilt.returncode == 0, rebuilt.stderr
         assert "deleted" in rebuilt.stderr
         # the old handle still answers from its pinned version...
         rows = await first.table.query().select(["chunk_id"]).limit(5000).to_arrow()
         assert rows.num_rows == len(first.info)
-        assert (await engine._texts(first, [before.hits[0]["chunk_id"]]))
+        assert await engine._texts(first, [before.hits[0]["chunk_id"]])
         # ...and the engine switches to the newly published one on the next request
         after = await engine.search("Zanzibar quokka", limit=3)
         assert engine.current.version != version
@@ -134,10 +206,24 @@ def test_serve_stdio_reads_an_s3_index(s3_env: dict[str, str], tmp_path: Path) -
     from mcp import Client, StdioServerParameters
 
     url = "s3://docs/corpora/served"
-    assert _cli(s3_env, "build", "--docs-dir", str(EXAMPLE), "--out", url, "--state-dir", str(tmp_path / "state"),
-                "--embedding-provider", "hash").returncode == 0
-    params = StdioServerParameters(command=sys.executable, args=["-m", "docs_mcp_core.cli", "serve", "--index", url],
-                                   env={**os.environ, **s3_env})
+    assert (
+        _cli(
+            s3_env,
+            "build",
+            "--docs-dir",
+            str(EXAMPLE),
+            "--out",
+            url,
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--embedding-provider",
+            "hash",
+        ).returncode
+        == 0
+    )
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "docs_mcp_core.cli", "serve", "--index", url], env={**os.environ, **s3_env}
+    )
 
     async def call() -> dict:
         async with Client(params) as client:
@@ -148,7 +234,9 @@ def test_serve_stdio_reads_an_s3_index(s3_env: dict[str, str], tmp_path: Path) -
     assert result["hits"], result
 
 
-def test_pipeline_publishes_to_an_s3_out(s3_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pipeline_publishes_to_an_s3_out(
+    s3_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`out: s3://…` in docs-mcp.yaml: the Dagster assets build in `state_dir` and publish to the bucket."""
     dg = pytest.importorskip("dagster")
     import yaml
@@ -159,20 +247,42 @@ def test_pipeline_publishes_to_an_s3_out(s3_env: dict[str, str], tmp_path: Path,
         monkeypatch.setenv(key, value)
     url = "s3://docs/pipeline/example"
     config = tmp_path / "docs-mcp.yaml"
-    config.write_text(yaml.safe_dump({"corpora": [{
-        "name": "example", "source": {"path": str(EXAMPLE)}, "out": url, "state_dir": str(tmp_path / "mirror"),
-        "embedding": {"provider": "hash", "dimensions": 64}}]}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "corpora": [
+                    {
+                        "name": "example",
+                        "source": {"path": str(EXAMPLE)},
+                        "out": url,
+                        "state_dir": str(tmp_path / "mirror"),
+                        "embedding": {"provider": "hash", "dimensions": 64},
+                    }
+                ]
+            }
+        )
+    )
     defs = build_definitions(str(config))
-    result = dg.materialize([*(defs.assets or []), *(defs.asset_checks or [])], partition_key="example",
-                            instance=dg.DagsterInstance.ephemeral(), resources=defs.resources)
+    result = dg.materialize(
+        [*(defs.assets or []), *(defs.asset_checks or [])],
+        partition_key="example",
+        instance=dg.DagsterInstance.ephemeral(),
+        resources=defs.resources,
+    )
     assert result.success
     published = json.loads(RemoteIndex.parse(url).read("metadata.json") or b"{}")
-    assert published["index"]["version"] == json.loads((tmp_path / "mirror" / "metadata.json").read_text())["index"]["version"]
+    assert (
+        published["index"]["version"]
+        == json.loads((tmp_path / "mirror" / "metadata.json").read_text())["index"]["version"]
+    )
     found = _cli(s3_env, "search", "--index", url, "--json", "cancel a shipment")
     assert found.returncode == 0 and json.loads(found.stdout)["hits"], found.stderr
     # The UI's `path` is where readers find the index (the bucket), the local mirror beside it.
-    paths = {m.asset_key.to_user_string(): (m.metadata["path"].value, m.metadata.get("state_path"))
-             for m in result.get_asset_materialization_events() for m in [m.materialization]}
+    paths = {
+        m.asset_key.to_user_string(): (m.metadata["path"].value, m.metadata.get("state_path"))
+        for m in result.get_asset_materialization_events()
+        for m in [m.materialization]
+    }
     assert paths["lancedb_index"][0] == f"{url}/.lancedb"
     assert paths["metadata"][0] == f"{url}/metadata.json"
     assert paths["metadata"][1].value == str(tmp_path / "mirror" / "metadata.json")

@@ -23,8 +23,12 @@ from ..conftest import EXAMPLE_DOCS
 
 SESSIONS = 50
 AT_ONCE = 3
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
 
 
 def built_index(root: Path, provider: str, **settings: object) -> Path:
@@ -36,9 +40,17 @@ def built_index(root: Path, provider: str, **settings: object) -> Path:
 async def session(index: Path) -> tuple[int | None, str]:
     """One stdio client: initialize, list tools, close stdin; the server's exit code and stderr."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "docs_mcp_core.cli", "serve", "--index", str(index),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "LANCEDB_LOG": "error"})
+        sys.executable,
+        "-m",
+        "docs_mcp_core.cli",
+        "serve",
+        "--index",
+        str(index),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "LANCEDB_LOG": "error"},
+    )
     assert proc.stdin and proc.stdout
     try:
         proc.stdin.write((json.dumps(INIT) + "\n").encode())
@@ -71,8 +83,9 @@ def run_sessions(index: Path, count: int) -> list[tuple[int | None, str]]:
 
 def assert_clean_exits(results: list[tuple[int | None, str]]) -> None:
     crashes = [(code, err) for code, err in results if code != 0 or "Fatal Python error" in err or "Traceback" in err]
-    assert not crashes, (f"{len(crashes)} of {len(results)} sessions ended badly; first: exit {crashes[0][0]}\n"
-                         f"{crashes[0][1][-1500:]}")
+    assert not crashes, (
+        f"{len(crashes)} of {len(results)} sessions ended badly; first: exit {crashes[0][0]}\n{crashes[0][1][-1500:]}"
+    )
 
 
 def test_fifty_stdio_sessions_exit_cleanly(tmp_path: Path) -> None:

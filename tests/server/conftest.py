@@ -51,8 +51,9 @@ def serve_args(index: Path | None, *extra: str) -> list[str]:
 
 
 def stdio_client(index: Path, *extra: str, env: dict[str, str] | None = None) -> Client:
-    return Client(StdioServerParameters(command=sys.executable, args=serve_args(index, *extra),
-                                        env={**os.environ, **(env or {})}))
+    return Client(
+        StdioServerParameters(command=sys.executable, args=serve_args(index, *extra), env={**os.environ, **(env or {})})
+    )
 
 
 @contextlib.contextmanager
@@ -60,8 +61,12 @@ def http_server(index: Path | None, *extra: str, env: dict[str, str] | None = No
     """A `docs-mcp serve --transport http` process; yields its base URL once /healthz answers."""
     port = free_port()
     err = open(log, "w") if log else subprocess.DEVNULL
-    proc = subprocess.Popen([sys.executable, *serve_args(index, "--transport", "http", "--port", str(port), *extra)],
-                            env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=err)
+    proc = subprocess.Popen(
+        [sys.executable, *serve_args(index, "--transport", "http", "--port", str(port), *extra)],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=err,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until_healthy(proc, base, log)

@@ -23,13 +23,21 @@ BIG = "longreads/big.md#big-guide/setup"
 
 def big_guide() -> str:
     """A guide whose Setup section (one chunk) has paragraphs, a list and a 40-line code block."""
-    para = ("The client keeps one connection pool per process and reuses it for every request, so create it "
-            "once at start-up and pass it around rather than building a new one per call. ")
-    items = "\n".join(f"- Step {i}: set `option_{i}` before the first request; it cannot change later." for i in range(8))
-    code = "\n".join(f"client.configure(option_{i}={i}, retries={i % 3})  # line {i} of the setup script" for i in range(40))
+    para = (
+        "The client keeps one connection pool per process and reuses it for every request, so create it "
+        "once at start-up and pass it around rather than building a new one per call. "
+    )
+    items = "\n".join(
+        f"- Step {i}: set `option_{i}` before the first request; it cannot change later." for i in range(8)
+    )
+    code = "\n".join(
+        f"client.configure(option_{i}={i}, retries={i % 3})  # line {i} of the setup script" for i in range(40)
+    )
     before = "Intro paragraph: what the parcel SDK needs before it can send requests.\n\n## Next"
-    return (f"# Big guide\n\n{before}\n\nA short neighbour before the big section.\n\n## Setup\n\n{para * 3}\n\n"
-            f"{items}\n\n```python\n{code}\n```\n\n{para * 2}\n\n## Teardown\n\n{para * 50}\n")
+    return (
+        f"# Big guide\n\n{before}\n\nA short neighbour before the big section.\n\n## Setup\n\n{para * 3}\n\n"
+        f"{items}\n\n```python\n{code}\n```\n\n{para * 2}\n\n## Teardown\n\n{para * 50}\n"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -76,13 +84,15 @@ async def test_trimmed_get_doc_reads_on_block_by_block_to_the_end(client: Client
                 end = arguments["offset"]
                 assert int(note.group(1)) == len(whole) - end
                 following = whole[end:].split("\n", 1)[0]  # the rest starts a block, or a line inside the fence
-                assert whole[end - 1] == "\n" and (whole[end - 2] == "\n" or following.startswith(("- ", "```"))
-                                                   or "client.configure" in following), following
+                assert whole[end - 1] == "\n" and (
+                    whole[end - 2] == "\n" or following.startswith(("- ", "```")) or "client.configure" in following
+                ), following
             else:
                 arguments = None
         assert 3 <= reads < 20
         assert pieces[0].startswith("## Setup") and pieces[0].endswith("it cannot change later.")  # between list items
         assert "- Step 7" not in pieces[0] and any(p.startswith("```python\n") for p in pieces[1:])
+
         # every line of the chunk is shown once, in order (re-opened/closed fences and blank lines aside)
         def lines(text: str) -> list[str]:
             return [line for line in text.splitlines() if line.strip() and not line.startswith("```")]
@@ -105,8 +115,12 @@ async def test_context_neighbours_left_out_name_the_next_call(client: Client) ->
         answer = await text_of(client, "get_doc", chunk_id="longreads/big.md#big-guide/next", context=1, max_chars=600)
         assert len(answer) <= 600
         assert answer.count("--- Chunk:") == 2  # the target and the short preamble before it
-        assert answer.endswith(f'[trimmed: 1 more context chunk left out ({BIG}); next: get_doc {{"chunk_id": "{BIG}"}}]')
-        default = await text_of(client, "get_doc", chunk_id=BIG, context=2)  # no max_chars: neighbours share CONTEXT_CHARS
+        assert answer.endswith(
+            f'[trimmed: 1 more context chunk left out ({BIG}); next: get_doc {{"chunk_id": "{BIG}"}}]'
+        )
+        default = await text_of(
+            client, "get_doc", chunk_id=BIG, context=2
+        )  # no max_chars: neighbours share CONTEXT_CHARS
         assert "big-guide/teardown (Chunk" not in default and "big-guide/next (Chunk" in default
         assert default.endswith('next: get_doc {"chunk_id": "longreads/big.md#big-guide/teardown"}]')
         assert len(default) - len((await text_of(client, "get_doc", chunk_id=BIG)).rstrip()) < CONTEXT_CHARS + 200

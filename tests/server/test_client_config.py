@@ -14,8 +14,9 @@ CLIENTS = ["claude-code", "claude-desktop", "cursor", "vscode"]
 
 
 def mcp_config(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "docs_mcp_core.cli", "mcp-config", *args], capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "docs_mcp_core.cli", "mcp-config", *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def entry_of(config: dict, client: str) -> dict:
@@ -36,10 +37,17 @@ def test_stdio_snippet_for_each_client(client: str, example_index: Path) -> None
     assert "put this in" in done.stderr
 
 
-@pytest.mark.parametrize("client,reference", [("claude-code", "${DOCS_TOKEN}"), ("cursor", "${env:DOCS_TOKEN}"),
-                                              ("vscode", "${input:docs-example-com-docs-token}")])
-def test_http_snippet_references_the_token_and_never_prints_it(client: str, reference: str,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "client,reference",
+    [
+        ("claude-code", "${DOCS_TOKEN}"),
+        ("cursor", "${env:DOCS_TOKEN}"),
+        ("vscode", "${input:docs-example-com-docs-token}"),
+    ],
+)
+def test_http_snippet_references_the_token_and_never_prints_it(
+    client: str, reference: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("DOCS_TOKEN", "s3cret-value-that-must-not-appear")
     done = mcp_config("--client", client, "--url", "https://docs.example.com/mcp", "--token-env", "DOCS_TOKEN")
     assert done.returncode == 0, done.stderr
@@ -54,10 +62,12 @@ def test_http_snippet_references_the_token_and_never_prints_it(client: str, refe
 
 def test_bad_requests_are_one_error_line_and_create_nothing(tmp_path: Path, example_index: Path) -> None:
     missing = tmp_path / "nope"
-    cases = [("--client", "cursor", "--index", str(missing)),
-             ("--client", "claude-desktop", "--url", "https://docs.example.com/mcp"),
-             ("--client", "cursor", "--index", str(example_index), "--url", "https://docs.example.com/mcp"),
-             ("--client", "cursor", "--url", "docs.example.com/mcp")]
+    cases = [
+        ("--client", "cursor", "--index", str(missing)),
+        ("--client", "claude-desktop", "--url", "https://docs.example.com/mcp"),
+        ("--client", "cursor", "--index", str(example_index), "--url", "https://docs.example.com/mcp"),
+        ("--client", "cursor", "--url", "docs.example.com/mcp"),
+    ]
     for args in cases:
         done = mcp_config(*args)
         assert done.returncode == 1 and done.stderr.startswith("error: ") and "Traceback" not in done.stderr, args

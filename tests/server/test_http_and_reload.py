@@ -19,13 +19,25 @@ from ..fakes.openai_server import FakeEmbeddingServer
 from .conftest import build_index, http_server, stdio_client
 
 pytestmark = pytest.mark.anyio
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
 
 
 def post(url: str, body: dict, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={
-        "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **(headers or {})})
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **(headers or {}),
+        },
+    )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, dict(response.headers), response.read().decode()
@@ -44,7 +56,9 @@ async def test_bearer_token_is_required_when_configured(example_index: Path) -> 
         status, headers, body = post(f"{base}/mcp", INIT)
         assert status == 401 and headers.get("www-authenticate") == "Bearer" and "unauthorized" in body
         assert post(f"{base}/mcp", INIT, {"Authorization": "Bearer wrong"})[0] == 401
-        assert post(f"{base}/healthz".replace("healthz", "mcp"), INIT, {"Authorization": "Bearer s3cret-token"})[0] == 200
+        assert (
+            post(f"{base}/healthz".replace("healthz", "mcp"), INIT, {"Authorization": "Bearer s3cret-token"})[0] == 200
+        )
         with urllib.request.urlopen(f"{base}/healthz") as response:  # health needs no token
             assert json.loads(response.read())["status"] == "ok"
         client = httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"})
@@ -122,11 +136,17 @@ async def test_tools_and_prompts_follow_a_republished_taxonomy(tmp_path: Path) -
         search_text(await session.call_tool("search_docs", {"query": "retries"}))
         refused = await session.call_tool("search_docs", {"query": "retries", "language": "rust"})
         assert refused.is_error and "Allowed values: go, python, typescript" in refused.content[0].text
-        write(docs, "sdks/rust/.docs-mcp.json",
-              '{"version": "1", "metadata": {"language": "rust", "scope": "sdk-specific"}}')
+        write(
+            docs,
+            "sdks/rust/.docs-mcp.json",
+            '{"version": "1", "metadata": {"language": "rust", "scope": "sdk-specific"}}',
+        )
         write(docs, "sdks/rust/retries.md", "# Retries in Rust\n\nThe crate retries 429 responses with backoff.\n")
-        write(docs, "prompts/port-to-rust.template.md", "---\ndescription: Port an integration to Rust\n---\n"
-              "Port this integration to Rust.\n")
+        write(
+            docs,
+            "prompts/port-to-rust.template.md",
+            "---\ndescription: Port an integration to Rust\n---\nPort this integration to Rust.\n",
+        )
         await anyio.to_thread.run_sync(lambda: build_index(docs, index))
         found = search_text(await session.call_tool("search_docs", {"query": "retries", "language": "rust"}))
         assert "sdks/rust/retries.md#_preamble" in [h["chunk_id"] for h in found["hits"]]
@@ -156,8 +176,9 @@ async def test_text_only_fallback_when_the_embedding_endpoint_fails(tmp_path: Pa
     docs = tmp_path / "docs"
     shutil.copytree(EXAMPLE_DOCS, docs)
     with FakeEmbeddingServer(dims=32) as embeddings:
-        index = build_index(docs, tmp_path / "index", "openai", model="fake-embed", dimensions=32,
-                            base_url=embeddings.url)
+        index = build_index(
+            docs, tmp_path / "index", "openai", model="fake-embed", dimensions=32, base_url=embeddings.url
+        )
         embeddings.fail_from_request = embeddings.requests + 1  # from now on every request gets a 500
         embeddings.fail_status = 500
         embeddings.reset_counts()

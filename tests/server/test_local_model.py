@@ -46,8 +46,10 @@ EXPECTED = "sdks/typescript/README.md#parcelly-typescript-sdk/configuring-retrie
 @pytest.fixture(scope="module")
 def rankings(local_index: Path) -> dict[str, list[str]]:
     """The engine's own text-only and hybrid top 10 for QUERY, in this process."""
-    pages = {"text": run_search(local_index, QUERY, limit=10, filters=FILTERS, hybrid=False),
-             "hybrid": run_search(local_index, QUERY, limit=10, filters=FILTERS)}
+    pages = {
+        "text": run_search(local_index, QUERY, limit=10, filters=FILTERS, hybrid=False),
+        "hybrid": run_search(local_index, QUERY, limit=10, filters=FILTERS),
+    }
     assert pages["hybrid"].mode == "hybrid"
     return {mode: [h["chunk_id"] for h in page.hits] for mode, page in pages.items()}
 
@@ -57,8 +59,9 @@ def test_a_paraphrase_text_search_misses_is_found_with_the_local_model(rankings:
     assert EXPECTED in rankings["hybrid"][:5]
 
 
-async def test_server_answers_while_the_model_loads_then_goes_hybrid(local_index: Path, tmp_path: Path,
-                                                                   rankings: dict[str, list[str]]) -> None:
+async def test_server_answers_while_the_model_loads_then_goes_hybrid(
+    local_index: Path, tmp_path: Path, rankings: dict[str, list[str]]
+) -> None:
     text_ranking, hybrid_ranking = rankings["text"], rankings["hybrid"]
     assert text_ranking != hybrid_ranking
     log = tmp_path / "server.log"

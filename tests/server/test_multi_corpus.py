@@ -27,7 +27,11 @@ from .conftest import build_index, http_server
 from .test_notifications import is_list_changed
 
 pytestmark = pytest.mark.anyio
-UV_MANIFEST = {"version": "1", "metadata": {"scope": "uv-guide"}, "taxonomy": {"scope": {"description": "Kind of page."}}}
+UV_MANIFEST = {
+    "version": "1",
+    "metadata": {"scope": "uv-guide"},
+    "taxonomy": {"scope": {"description": "Kind of page."}},
+}
 UV_DESCRIPTION = "uv getting-started guides"
 
 
@@ -141,15 +145,21 @@ async def test_cursors_walk_the_fused_list_of_all_corpora(client: Client) -> Non
         assert fitted["trimmed"] and 0 < kept < 9
         rest = await search(client, query="install", limit=9 - kept, max_chars=100_000, cursor=fitted["next_cursor"])
         assert [h["chunk_id"] for h in fitted["hits"] + rest["hits"]] == whole
-        wrong = await text_of(client, "search_docs", error=True, query="install", corpus="uv", cursor=first["next_cursor"])
+        wrong = await text_of(
+            client, "search_docs", error=True, query="install", corpus="uv", cursor=first["next_cursor"]
+        )
         assert "different query or filters" in wrong
 
 
 async def test_many_weak_hits_in_one_corpus_do_not_drown_a_strong_hit_in_another(tmp_path: Path) -> None:
     many = tmp_path / "many-docs"
     for n in range(12):
-        write(many, f"page{n}.md", f"# Page {n}\n\nThis page mentions widgets once, among other things like "
-                                   f"shipping and billing {n}. Later it says frobnicate, in passing.\n")
+        write(
+            many,
+            f"page{n}.md",
+            f"# Page {n}\n\nThis page mentions widgets once, among other things like "
+            f"shipping and billing {n}. Later it says frobnicate, in passing.\n",
+        )
     one = tmp_path / "one-docs"
     write(one, "frob.md", "# Frobnicate widgets\n\nTo frobnicate widgets, call frobnicate on the widgets list.\n")
     servers = [ServedCorpus(build_index(many, tmp_path / "many")), ServedCorpus(build_index(one, tmp_path / "one"))]
@@ -160,7 +170,8 @@ async def test_many_weak_hits_in_one_corpus_do_not_drown_a_strong_hit_in_another
 
 
 async def test_a_corpus_with_nothing_close_to_the_question_sinks_below_the_one_that_has_it(
-        indexes: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    indexes: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
     docs = tmp_path / "parcelly-docs"
     shutil.copytree(EXAMPLE_DOCS, docs)
     parcelly = build_index(docs, tmp_path / "parcelly", provider="hash")  # the same model as the uv corpus
@@ -184,8 +195,12 @@ async def test_a_republished_corpus_reloads_while_the_other_keeps_its_index(tmp_
         top = (await search(client, query="zebrafication"))["hits"][0]
         assert top["corpus"] == "uv" and "zebrafication" in top["snippet"]
         # a cursor pages on unless a corpus it searched was republished
-        assert (await search(client, query="shipment", corpus="parcelly", limit=2, cursor=only_parcelly["next_cursor"]))["hits"]
-        stale = await text_of(client, "search_docs", error=True, query="install", limit=2, cursor=everywhere["next_cursor"])
+        assert (
+            await search(client, query="shipment", corpus="parcelly", limit=2, cursor=only_parcelly["next_cursor"])
+        )["hits"]
+        stale = await text_of(
+            client, "search_docs", error=True, query="install", limit=2, cursor=everywhere["next_cursor"]
+        )
         assert "cursor is stale" in stale
         now = [c.engine.current for c in served.library.corpora]
         assert now[0] is kept and now[1] is not old and now[1].version != old.version
@@ -223,13 +238,18 @@ async def test_two_corpora_over_stdio_with_list_changed_when_one_gains_a_taxonom
 
 async def test_two_corpora_over_http_from_the_config_serve_section(tmp_path: Path) -> None:
     parcelly, uv, docs = two_corpora(tmp_path)
-    config = write(tmp_path, "docs-mcp.yaml", (
-        "corpora:\n"
-        "  - name: parcelly\n    source: {path: parcelly-docs}\n    out: parcelly\n"
-        "serve:\n"
-        "  corpora:\n"
-        "    - parcelly\n"
-        f"    - {{name: uv, index: uv, description: {UV_DESCRIPTION} (configured)}}\n"))
+    config = write(
+        tmp_path,
+        "docs-mcp.yaml",
+        (
+            "corpora:\n"
+            "  - name: parcelly\n    source: {path: parcelly-docs}\n    out: parcelly\n"
+            "serve:\n"
+            "  corpora:\n"
+            "    - parcelly\n"
+            f"    - {{name: uv, index: uv, description: {UV_DESCRIPTION} (configured)}}\n"
+        ),
+    )
 
     def health(base: str) -> dict:
         with urllib.request.urlopen(f"{base}/healthz") as response:
@@ -238,11 +258,16 @@ async def test_two_corpora_over_http_from_the_config_serve_section(tmp_path: Pat
     with http_server(None, "--config", str(config)) as base:
         before = health(base)
         assert before["status"] == "ok"
-        assert [(c["name"], c["chunks"], c["mode"]) for c in before["corpora"]] == \
-            [("parcelly", EXAMPLE_CHUNKS, "text"), ("uv", 25, "hybrid")]
+        assert [(c["name"], c["chunks"], c["mode"]) for c in before["corpora"]] == [
+            ("parcelly", EXAMPLE_CHUNKS, "text"),
+            ("uv", 25, "hybrid"),
+        ]
         async with Client(f"{base}/mcp") as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert f"{UV_DESCRIPTION} (configured)" in tools["search_docs"].input_schema["properties"]["corpus"]["description"]
+            assert (
+                f"{UV_DESCRIPTION} (configured)"
+                in tools["search_docs"].input_schema["properties"]["corpus"]["description"]
+            )
             hits = (await search(client, query="install", limit=10))["hits"]
             for name in ("parcelly", "uv"):
                 chunk_id = next(h["chunk_id"] for h in hits if h["corpus"] == name)
@@ -263,8 +288,9 @@ def test_corpora_built_with_one_model_share_its_query_embedder(indexes: tuple[Pa
     assert first is not None and first is second and text_only is None
 
 
-async def test_a_search_of_corpora_sharing_a_model_embeds_the_query_once(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_search_of_corpora_sharing_a_model_embeds_the_query_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Corpora are searched at once, and those built with one model share its query vector: one
     embedding request per query, not one per corpus (and a repeated query, none)."""
     monkeypatch.setenv("OPENAI_API_KEY", "unused")
@@ -301,9 +327,12 @@ def test_the_serve_section_is_checked_with_file_line_and_field(tmp_path: Path) -
     assert served.served() == [("ext", Path("/srv/ext"), None), ("docs", tmp_path / "indexes" / "docs", None)]
 
 
-def test_cli_search_matches_filter_values_case_insensitively_like_the_tool(indexes: tuple[Path, Path, Path], runner) -> None:
-    result = runner.invoke(main, ["search", "--index", str(indexes[0]), "create a shipment", "--filter", "language=Go",
-                                  "--json"])
+def test_cli_search_matches_filter_values_case_insensitively_like_the_tool(
+    indexes: tuple[Path, Path, Path], runner
+) -> None:
+    result = runner.invoke(
+        main, ["search", "--index", str(indexes[0]), "create a shipment", "--filter", "language=Go", "--json"]
+    )
     assert result.exit_code == 0, result.output
     hits = json.loads(result.output)["hits"]
     assert hits and all(h["metadata"].get("language") in ("go", None) for h in hits)

@@ -23,8 +23,10 @@ pytestmark = pytest.mark.anyio
 
 def is_list_changed(message: object) -> bool:
     root = getattr(message, "root", message)
-    return isinstance(root, types.ToolListChangedNotification) or \
-        getattr(root, "method", None) == "notifications/tools/list_changed"
+    return (
+        isinstance(root, types.ToolListChangedNotification)
+        or getattr(root, "method", None) == "notifications/tools/list_changed"
+    )
 
 
 async def test_a_republish_that_adds_a_taxonomy_value_notifies_the_client(tmp_path: Path) -> None:
@@ -51,7 +53,11 @@ async def test_a_republish_that_adds_a_taxonomy_value_notifies_the_client(tmp_pa
         await anyio.sleep(1.5)  # a watcher tick after the switch
         assert changed == []
         # a new language value changes the search_docs schema: the client hears of it without asking
-        write(docs, "sdks/rust/.docs-mcp.json", '{"version": "1", "metadata": {"language": "rust", "scope": "sdk-specific"}}')
+        write(
+            docs,
+            "sdks/rust/.docs-mcp.json",
+            '{"version": "1", "metadata": {"language": "rust", "scope": "sdk-specific"}}',
+        )
         write(docs, "sdks/rust/retries.md", "# Retries in Rust\n\nThe crate retries 429 responses with backoff.\n")
         await anyio.to_thread.run_sync(lambda: build_index(docs, index))
         with anyio.fail_after(15):
@@ -63,8 +69,14 @@ async def test_a_republish_that_adds_a_taxonomy_value_notifies_the_client(tmp_pa
 
 
 def test_stdio_prints_a_ready_line_on_stderr(example_index: Path) -> None:
-    proc = subprocess.Popen([sys.executable, *serve_args(example_index)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    proc = subprocess.Popen(
+        [sys.executable, *serve_args(example_index)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
     lines: list[str] = []
     ready = threading.Event()
 
@@ -95,7 +107,11 @@ async def test_2026_clients_hear_of_it_on_their_listen_stream(tmp_path: Path) ->
     async with Client(create_server(index).server) as client:
         assert not (await client.call_tool("search_docs", {"query": "retries"})).is_error
         async with client.listen(tools_list_changed=True) as subscription:
-            write(docs, "sdks/rust/.docs-mcp.json", '{"version": "1", "metadata": {"language": "rust", "scope": "sdk-specific"}}')
+            write(
+                docs,
+                "sdks/rust/.docs-mcp.json",
+                '{"version": "1", "metadata": {"language": "rust", "scope": "sdk-specific"}}',
+            )
             write(docs, "sdks/rust/retries.md", "# Retries in Rust\n\nThe crate retries 429 responses with backoff.\n")
             await anyio.to_thread.run_sync(lambda: build_index(docs, index))
             assert not (await client.call_tool("search_docs", {"query": "retries", "language": "rust"})).is_error

@@ -28,8 +28,10 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     docs = root / "parcelly-docs"
     shutil.copytree(EXAMPLE_DOCS, docs)
     write(docs, "longreads/.docs-mcp.json", '{"version": "1", "strategy": {"chunk_by": "h2", "min_chunk_size": 0}}')
-    sections = "".join(f"## Section {i}\n\nWhat step {i} of the migration changes, and how to undo it.\n\n"
-                       for i in range(1, SECTIONS + 1))
+    sections = "".join(
+        f"## Section {i}\n\nWhat step {i} of the migration changes, and how to undo it.\n\n"
+        for i in range(1, SECTIONS + 1)
+    )
     write(docs, "longreads/many.md", f"# Migration guide\n\nEvery step of moving to v2.\n\n{sections}")
     build(docs, root / "index", make_provider(ProviderSettings("none")))
     return root / "index"
@@ -42,9 +44,11 @@ def client(index: Path) -> Client:
 
 async def test_default_corpus_description_says_what_the_corpus_holds(client: Client, index: Path) -> None:
     description = json.loads((index / "metadata.json").read_text())["corpus_description"]
-    assert description.startswith("parcelly-docs documentation (19 Markdown files; pages such as Changelog, "
-                                  "Parcelly API overview, Authentication, Errors, Idempotent requests, Pagination, "
-                                  "Rate limits, Retries and timeouts and 11 more; ")
+    assert description.startswith(
+        "parcelly-docs documentation (19 Markdown files; pages such as Changelog, "
+        "Parcelly API overview, Authentication, Errors, Idempotent requests, Pagination, "
+        "Rate limits, Retries and timeouts and 11 more; "
+    )
     assert "language: go, python, typescript" in description and "scope: api-reference, global-guide" in description
     async with client:
         tool = {t.name: t for t in (await client.list_tools()).tools}["search_docs"]
@@ -54,7 +58,9 @@ async def test_default_corpus_description_says_what_the_corpus_holds(client: Cli
 
 def test_a_description_ending_in_a_period_leaves_no_stray_period() -> None:
     text = search_description(PublishedMetadata(corpus_description="Parcelly shipping API docs."), hybrid=False)
-    assert text.startswith("Search the pre-indexed Parcelly shipping API docs — the authoritative") and ". —" not in text
+    assert (
+        text.startswith("Search the pre-indexed Parcelly shipping API docs — the authoritative") and ". —" not in text
+    )
 
 
 async def test_a_bare_file_path_reads_its_first_chunk_and_lists_them_all(client: Client) -> None:
@@ -65,7 +71,7 @@ async def test_a_bare_file_path_reads_its_first_chunk_and_lists_them_all(client:
         first_line, listing = text.splitlines()[0], text.rsplit("\n\n", 1)[1]
         assert first_line.startswith("--- Chunk: longreads/many.md#") and "(Chunk 1 of 26) (Target)" in first_line
         assert listing.startswith("[longreads/many.md has 26 chunks: longreads/many.md#")
-        ids = listing[len("[longreads/many.md has 26 chunks: "):-1].split(", ")
+        ids = listing[len("[longreads/many.md has 26 chunks: ") : -1].split(", ")
         assert len(ids) == 26 and ids[-1].endswith("section-25")
         for chunk_id in (ids[0], ids[-1]):
             assert not (await client.call_tool("get_doc", {"chunk_id": chunk_id})).is_error
@@ -78,9 +84,11 @@ async def test_a_missing_chunk_id_names_the_files_chunks_or_how_many_more(client
         assert long.endswith(' and 6 more (get_doc {"chunk_id": "longreads/many.md"} lists them all).')
         assert long.count("longreads/many.md#") == 1 + 20
         short = (await client.call_tool("get_doc", {"chunk_id": "guides/rate-limits.md#nope"})).content[0].text
-        assert short.endswith("That file has 4 chunks: guides/rate-limits.md#_preamble, guides/rate-limits.md#rate-limits/"
-                              "limits, guides/rate-limits.md#rate-limits/rate-limit-headers, "
-                              "guides/rate-limits.md#rate-limits/when-you-hit-the-limit.")
+        assert short.endswith(
+            "That file has 4 chunks: guides/rate-limits.md#_preamble, guides/rate-limits.md#rate-limits/"
+            "limits, guides/rate-limits.md#rate-limits/rate-limit-headers, "
+            "guides/rate-limits.md#rate-limits/when-you-hit-the-limit."
+        )
 
 
 async def test_taxonomy_values_match_in_any_letter_case_when_unambiguous(client: Client) -> None:

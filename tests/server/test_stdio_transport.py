@@ -28,8 +28,12 @@ async def main():
 asyncio.run(main())
 """
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
 
 
 def _line(message: dict) -> bytes:
@@ -37,8 +41,9 @@ def _line(message: dict) -> bytes:
 
 
 def test_pipes_carry_every_byte_and_stray_output_goes_to_stderr() -> None:
-    proc = subprocess.Popen([sys.executable, "-c", ECHO], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ECHO], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     long = "x" * 3_000_000  # far more than a pipe holds: written in parts while the reader drains
     sent = [b"hello\n", long.encode() + b"\n", b"caf\xc3\xa9 \xff\n", b"last line without a newline"]
     out, err = proc.communicate(b"".join(sent), timeout=60)  # written as the echo reads, then stdin closed
@@ -53,28 +58,50 @@ def test_pipes_carry_every_byte_and_stray_output_goes_to_stderr() -> None:
 def test_a_regular_file_on_stdin_is_served_through_the_sdk_threads(tmp_path: Path, example_index: Path) -> None:
     requests = tmp_path / "requests.jsonl"
     requests.write_bytes(_line(INITIALIZE))
-    probe = subprocess.run([sys.executable, "-c", "from docs_mcp_core.server.stdio_pipes import can_use_pipes; "
-                            "print(can_use_pipes())"], stdin=requests.open("rb"), capture_output=True, text=True)
+    probe = subprocess.run(
+        [sys.executable, "-c", "from docs_mcp_core.server.stdio_pipes import can_use_pipes; print(can_use_pipes())"],
+        stdin=requests.open("rb"),
+        capture_output=True,
+        text=True,
+    )
     assert probe.stdout.strip() == "False"
     with requests.open("rb") as stdin:
-        served = subprocess.run([sys.executable, *serve_args(example_index)], stdin=stdin, capture_output=True,
-                                timeout=60, env=dict(os.environ))
+        served = subprocess.run(
+            [sys.executable, *serve_args(example_index)],
+            stdin=stdin,
+            capture_output=True,
+            timeout=60,
+            env=dict(os.environ),
+        )
     assert served.returncode == 0, served.stderr.decode()
     answer = json.loads(served.stdout.decode().splitlines()[0])
     assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "docs-mcp"
 
 
 def test_a_client_that_leaves_before_its_answers_ends_the_server_quietly(example_index: Path) -> None:
-    proc = subprocess.Popen([sys.executable, *serve_args(example_index)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
+    proc = subprocess.Popen(
+        [sys.executable, *serve_args(example_index)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ),
+    )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(_line(INITIALIZE))
     proc.stdin.flush()
     assert json.loads(proc.stdout.readline())["id"] == 1
     proc.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
     for n in range(5):
-        proc.stdin.write(_line({"jsonrpc": "2.0", "id": 10 + n, "method": "tools/call",
-                                "params": {"name": "search_docs", "arguments": {"query": "retries"}}}))
+        proc.stdin.write(
+            _line(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 10 + n,
+                    "method": "tools/call",
+                    "params": {"name": "search_docs", "arguments": {"query": "retries"}},
+                }
+            )
+        )
     proc.stdin.flush()
     proc.stdout.close()  # gone before the answers come; stdin stays open: the failed answer ends the server
     try:

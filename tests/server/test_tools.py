@@ -69,8 +69,11 @@ async def test_tools_and_schemas(client: Client) -> None:
         assert schema["properties"]["language"]["enum"] == ["go", "python", "typescript"]
         assert schema["properties"]["language"]["description"].startswith("SDK language.")
         assert schema["properties"]["scope"]["enum"] == ["api-reference", "global-guide", "sdk-specific"]
-        assert schema["properties"]["topic"] == {"type": "string", "enum": ["reliability"],
-                                                 "description": "Filter results by topic."}
+        assert schema["properties"]["topic"] == {
+            "type": "string",
+            "enum": ["reliability"],
+            "description": "Filter results by topic.",
+        }
         assert schema["properties"]["limit"]["maximum"] == 50
         assert "Parcelly shipping API docs" in tools["search_docs"].description
         assert tools["get_doc"].input_schema["properties"]["context"]["maximum"] == 5
@@ -81,7 +84,16 @@ async def test_search_with_and_without_filters(client: Client) -> None:
     async with client:
         plain = await search(client, query="idempotency key header")
         assert plain["hits"][0]["chunk_id"].startswith("guides/idempotency.md#")
-        assert set(plain["hits"][0]) == {"chunk_id", "score", "heading", "breadcrumb", "snippet", "filepath", "metadata", "chars"}
+        assert set(plain["hits"][0]) == {
+            "chunk_id",
+            "score",
+            "heading",
+            "breadcrumb",
+            "snippet",
+            "filepath",
+            "metadata",
+            "chars",
+        }
         assert "Idempotency-Key" in plain["hits"][0]["snippet"] and plain["hint"] is None
         scores = [h["score"] for h in plain["hits"]]
         assert scores == sorted(scores, reverse=True) and len(plain["hits"]) <= 10
@@ -93,9 +105,11 @@ async def test_search_with_and_without_filters(client: Client) -> None:
 async def test_invalid_arguments_are_error_results(client: Client) -> None:
     async with client:
         assert await error_of(client, "search_docs", query="retries", language="cobol") == (
-            "Invalid taxonomy value for 'language': 'cobol'. Allowed values: go, python, typescript")
+            "Invalid taxonomy value for 'language': 'cobol'. Allowed values: go, python, typescript"
+        )
         assert (await error_of(client, "search_docs", query="x", colour="red")).startswith(
-            "Unexpected argument 'colour'. search_docs accepts: query, limit, cursor, max_chars, language, scope, topic.")
+            "Unexpected argument 'colour'. search_docs accepts: query, limit, cursor, max_chars, language, scope, topic."
+        )
         assert await error_of(client, "search_docs", query="x", limit=500) == "limit must be an integer from 1 to 50."
         assert (await error_of(client, "search_docs")).startswith("'query' is required.")
         assert (await error_of(client, "nope")).startswith("Unknown tool 'nope'.")
@@ -107,14 +121,18 @@ async def test_language_filter_auto_includes_global_guides(client: Client) -> No
         scopes = {h["metadata"].get("scope") for h in auto["hits"]}
         languages = {h["metadata"].get("language") for h in auto["hits"]} - {None}
         assert "global-guide" in scopes and languages == {"python"}
-        strict = await search(client, query="retry requests with backoff", language="python", scope="sdk-specific", limit=20)
+        strict = await search(
+            client, query="retry requests with backoff", language="python", scope="sdk-specific", limit=20
+        )
         assert {h["metadata"]["scope"] for h in strict["hits"]} == {"sdk-specific"}
 
 
 async def test_cross_language_variants_collapse_unless_filtered(client: Client) -> None:
     async with client:
         hits = (await search(client, query="buy a label tracking number", limit=20))["hits"]
-        variants = [h["chunk_id"] for h in hits if h["chunk_id"].endswith("/buy-a-label") and h["filepath"].startswith("sdks/")]
+        variants = [
+            h["chunk_id"] for h in hits if h["chunk_id"].endswith("/buy-a-label") and h["filepath"].startswith("sdks/")
+        ]
         assert len(variants) == 1
         go = (await search(client, query="buy a label tracking number", language="go", limit=20))["hits"]
         assert "sdks/go/shipments.md#shipments-in-go/buy-a-label" in [h["chunk_id"] for h in go]
@@ -143,7 +161,11 @@ async def test_tampered_and_mismatched_cursors(client: Client) -> None:
         payload, signature = cursor.split(".")
         data = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
         data["o"] = 0  # jump back to the first page without re-signing
-        forged = base64.urlsafe_b64encode(json.dumps(data, separators=(",", ":")).encode()).decode().rstrip("=") + "." + signature
+        forged = (
+            base64.urlsafe_b64encode(json.dumps(data, separators=(",", ":")).encode()).decode().rstrip("=")
+            + "."
+            + signature
+        )
         assert "cursor signature is invalid" in await error_of(client, "search_docs", query="webhook", cursor=forged)
         assert "cursor is malformed" in await error_of(client, "search_docs", query="webhook", cursor="not-a-cursor")
         other = await error_of(client, "search_docs", query="pagination", cursor=cursor)
@@ -157,15 +179,23 @@ async def test_zero_results_hint_suggests_filters(client: Client) -> None:
         page = await search(client, query="ZPL", language="go", scope="sdk-specific")
         assert page["hits"] == [] and page["next_cursor"] is None
         assert page["hint"]["suggested_filters"] == {"scope": ["api-reference", "global-guide"]}
-        assert page["hint"]["message"].startswith("0 results found for query 'ZPL' with filters language='go', scope='sdk-specific'. It does match")
+        assert page["hint"]["message"].startswith(
+            "0 results found for query 'ZPL' with filters language='go', scope='sdk-specific'. It does match"
+        )
         nothing = await search(client, query="qwxzv")
-        assert nothing["hint"] == {"message": "0 results found for query 'qwxzv'. Try other words, an identifier, "
-                                              "or a shorter query.", "suggested_filters": {}}
+        assert nothing["hint"] == {
+            "message": "0 results found for query 'qwxzv'. Try other words, an identifier, or a shorter query.",
+            "suggested_filters": {},
+        }
 
 
 async def test_get_doc_with_context_at_file_edges(client: Client) -> None:
     async with client:
-        first = (await client.call_tool("get_doc", {"chunk_id": "guides/rate-limits.md#_preamble", "context": 2})).content[0].text
+        first = (
+            (await client.call_tool("get_doc", {"chunk_id": "guides/rate-limits.md#_preamble", "context": 2}))
+            .content[0]
+            .text
+        )
         headers = [line for line in first.splitlines() if line.startswith("--- Chunk:")]
         assert headers == [
             "--- Chunk: guides/rate-limits.md#_preamble (Chunk 1 of 4) (Target) ---",
@@ -173,11 +203,26 @@ async def test_get_doc_with_context_at_file_edges(client: Client) -> None:
             "--- Chunk: guides/rate-limits.md#rate-limits/rate-limit-headers (Chunk 3 of 4) (Context: +2) ---",
         ]
         assert first.split("\n", 1)[1].startswith("# Rate limits\n\nParcelly limits how many requests")
-        last = (await client.call_tool("get_doc", {"chunk_id": "guides/rate-limits.md#rate-limits/when-you-hit-the-limit",
-                                                   "context": 5})).content[0].text
+        last = (
+            (
+                await client.call_tool(
+                    "get_doc", {"chunk_id": "guides/rate-limits.md#rate-limits/when-you-hit-the-limit", "context": 5}
+                )
+            )
+            .content[0]
+            .text
+        )
         assert [line.split("(")[-1] for line in last.splitlines() if line.startswith("--- Chunk:")] == [
-            "Context: -3) ---", "Context: -2) ---", "Context: -1) ---", "Target) ---"]
-        alone = (await client.call_tool("get_doc", {"chunk_id": "guides/rate-limits.md#rate-limits/limits"})).content[0].text
+            "Context: -3) ---",
+            "Context: -2) ---",
+            "Context: -1) ---",
+            "Target) ---",
+        ]
+        alone = (
+            (await client.call_tool("get_doc", {"chunk_id": "guides/rate-limits.md#rate-limits/limits"}))
+            .content[0]
+            .text
+        )
         assert alone.count("--- Chunk:") == 1 and "20 per second" in alone
 
 
@@ -186,10 +231,14 @@ async def test_invalid_and_unknown_chunk_ids(client: Client) -> None:
         bad = await error_of(client, "get_doc", chunk_id="guides/retries.md#a#b")
         assert bad.startswith("Chunk ID 'guides/retries.md#a#b' has invalid format.")
         unknown = await error_of(client, "get_doc", chunk_id="guides/retries.md#nope")
-        assert unknown.startswith("Chunk ID 'guides/retries.md#nope' not found. Use search_docs to discover valid chunk IDs.")
+        assert unknown.startswith(
+            "Chunk ID 'guides/retries.md#nope' not found. Use search_docs to discover valid chunk IDs."
+        )
         assert "guides/retries.md#retries-and-timeouts/timeouts" in unknown
         assert "not found" in await error_of(client, "get_doc", chunk_id="missing.md#x")
-        assert (await error_of(client, "get_doc", chunk_id="overview.md#_preamble", context=9)).startswith("context must be")
+        assert (await error_of(client, "get_doc", chunk_id="overview.md#_preamble", context=9)).startswith(
+            "context must be"
+        )
 
 
 async def test_prompts_list_and_get(client: Client) -> None:

@@ -17,20 +17,35 @@ def write(tmp_path: Path, source: str) -> Path:
 
 
 def test_url_source_with_crawl_settings(tmp_path: Path) -> None:
-    corpora = load_config(write(tmp_path, "{url: 'https://docs.example.com/guide/', max_pages: 50, "
-                                          "llms_txt: txt, concurrency: 2, retries: 1, path_prefix: /guide/}"))
+    corpora = load_config(
+        write(
+            tmp_path,
+            "{url: 'https://docs.example.com/guide/', max_pages: 50, "
+            "llms_txt: txt, concurrency: 2, retries: 1, path_prefix: /guide/}",
+        )
+    )
     web = corpora.web_source("site")
-    assert (web.url, web.max_pages, web.llms_txt, web.path_prefix) == ("https://docs.example.com/guide/", 50, "txt",
-                                                                        "/guide/")
+    assert (web.url, web.max_pages, web.llms_txt, web.path_prefix) == (
+        "https://docs.example.com/guide/",
+        50,
+        "txt",
+        "/guide/",
+    )
     assert (web.politeness.concurrency, web.politeness.retries) == (2, 1)
 
 
-@pytest.mark.parametrize("source, message", [
-    ("{path: docs, max_pages: 5}", "max_pages apply to url sources only"),
-    ("{url: 'docs.example.com'}", "url 'docs.example.com' must start with http:// or https://"),
-    ("{url: 'https://x.org/', llms_txt: maybe}", "source.llms_txt: Input should be 'off', 'txt' or 'full'"),
-    ("{url: 'https://x.org/', git: repo}", "set exactly one of 'path' (a local folder), 'git' (a repository) or 'url'"),
-])
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("{path: docs, max_pages: 5}", "max_pages apply to url sources only"),
+        ("{url: 'docs.example.com'}", "url 'docs.example.com' must start with http:// or https://"),
+        ("{url: 'https://x.org/', llms_txt: maybe}", "source.llms_txt: Input should be 'off', 'txt' or 'full'"),
+        (
+            "{url: 'https://x.org/', git: repo}",
+            "set exactly one of 'path' (a local folder), 'git' (a repository) or 'url'",
+        ),
+    ],
+)
 def test_bad_url_source_is_one_clear_error(tmp_path: Path, source: str, message: str) -> None:
     with pytest.raises(DocsMcpError) as err:
         load_config(write(tmp_path, source))

@@ -86,8 +86,10 @@ def test_first_build_fetches_every_page_and_a_rebuild_gets_only_304s(whole_site_
         assert embedded(first) == len(got)
         by_id = {c["chunk_id"]: c for c in got}
         assert by_id["quickstart/index.md#_preamble"]["source_url"] == f"{site.url}quickstart/"
-        assert by_id["quickstart/index.md#quickstart/passing-parameters-in-urls"]["source_url"] == \
-            f"{site.url}quickstart/#passing-parameters-in-urls"
+        assert (
+            by_id["quickstart/index.md#quickstart/passing-parameters-in-urls"]["source_url"]
+            == f"{site.url}quickstart/#passing-parameters-in-urls"
+        )
         assert "```pycon\n>>> import httpx" in by_id["quickstart/index.md#_preamble"]["content"]
         assert not any("Material for MkDocs" in c["content"] for c in got)  # footer and navigation left out
         version = table_version(out)
@@ -103,19 +105,24 @@ def test_first_build_fetches_every_page_and_a_rebuild_gets_only_304s(whole_site_
         assert table_version(out) == version and (out / "chunks.json").read_bytes() == before
         assert re.search(r"page events\s+23 not_modified", cli("audit", "--out", str(out)).stdout)
 
-        hits = json.loads(cli("search", "--index", str(out), "--json", "--text-only", "Passing Parameters in URLs").stdout)
+        hits = json.loads(
+            cli("search", "--index", str(out), "--json", "--text-only", "Passing Parameters in URLs").stdout
+        )
         assert hits["hits"][0]["source_url"] == f"{site.url}quickstart/#passing-parameters-in-urls"
 
 
-def test_an_edited_page_is_fetched_again_and_only_its_changed_chunks_are_embedded(site_dir: Path, tmp_path: Path) -> None:
+def test_an_edited_page_is_fetched_again_and_only_its_changed_chunks_are_embedded(
+    site_dir: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     with DocsSite(site_dir) as site:
         assert build(site, out).returncode == 0
         before = {c["chunk_id"]: c["content"] for c in chunks(out)}
         page = site_dir / "quickstart" / "index.html"
         html = page.read_text()
-        page.write_text(html.replace("To include URL query parameters in the request",
-                                     "To add URL query parameters to the request"))
+        page.write_text(
+            html.replace("To include URL query parameters in the request", "To add URL query parameters to the request")
+        )
         site.log.clear()
         result = build(site, out)
         assert result.returncode == 0, result.stderr
@@ -137,8 +144,14 @@ def test_removed_pages_leave_the_index(site_dir: Path, tmp_path: Path) -> None:
         # http2 answers 404 from now on; logging is no longer in the sitemap
         shutil.rmtree(site_dir / "http2")
         sitemap = site_dir / "sitemap.xml"
-        sitemap.write_text(re.sub(r"\s*<url>\s*<loc>https://www.python-httpx.org/logging/</loc>.*?</url>", "",
-                                  sitemap.read_text(), flags=re.S))
+        sitemap.write_text(
+            re.sub(
+                r"\s*<url>\s*<loc>https://www.python-httpx.org/logging/</loc>.*?</url>",
+                "",
+                sitemap.read_text(),
+                flags=re.S,
+            )
+        )
         result = build(site, out)
         assert result.returncode == 0, result.stderr
         files = {c["filepath"] for c in chunks(out)}
@@ -212,13 +225,17 @@ def test_redirect_loop_huge_page_and_non_html_are_skipped_with_clear_messages(si
         assert result.returncode == 0, result.stderr
         assert f"warn: {site.url}loop/: skipped, redirect loop (more than 10 redirects)" in result.stderr
         assert f"warn: {site.url}huge/: skipped, larger than 5,242,880 bytes" in result.stderr
-        assert (f"warn: {site.url}data/: skipped, not an HTML or Markdown page (content type application/json)"
-                in result.stderr)
+        assert (
+            f"warn: {site.url}data/: skipped, not an HTML or Markdown page (content type application/json)"
+            in result.stderr
+        )
         assert "3 skipped" in result.stderr
         assert {c["filepath"].split("/")[0] for c in chunks(out)}.isdisjoint({"loop", "huge", "data"})
 
 
-def test_crawl_without_a_sitemap_follows_links_within_the_cap_and_honours_robots(whole_site_dir: Path, tmp_path: Path) -> None:
+def test_crawl_without_a_sitemap_follows_links_within_the_cap_and_honours_robots(
+    whole_site_dir: Path, tmp_path: Path
+) -> None:
     (whole_site_dir / "sitemap.xml").unlink()
     (whole_site_dir / "robots.txt").write_text("User-agent: *\nDisallow: /advanced/\n")
     out = tmp_path / "out"
@@ -251,8 +268,10 @@ def test_robots_crawl_delay_spaces_the_requests_to_the_site(tmp_path: Path) -> N
 
 
 def test_llms_txt_links_are_the_pages(site_dir: Path, tmp_path: Path) -> None:
-    (site_dir / "llms.txt").write_text("# HTTPX\n\n- [Quickstart](/guide/quickstart.md): first steps\n"
-                                       "- [Clients](https://www.python-httpx.org/guide/clients.md)\n")
+    (site_dir / "llms.txt").write_text(
+        "# HTTPX\n\n- [Quickstart](/guide/quickstart.md): first steps\n"
+        "- [Clients](https://www.python-httpx.org/guide/clients.md)\n"
+    )
     (site_dir / "guide").mkdir()
     (site_dir / "guide" / "quickstart.md").write_text("# Quickstart\n\n## Install\n\npip install httpx\n")
     (site_dir / "guide" / "clients.md").write_text("---\ntitle: x\n---\n# Clients\n\nUse a Client.\n")
@@ -261,8 +280,11 @@ def test_llms_txt_links_are_the_pages(site_dir: Path, tmp_path: Path) -> None:
         result = build(site, out, "--llms-txt", "txt")
         assert result.returncode == 0, result.stderr
         got = {c["chunk_id"]: c for c in chunks(out)}
-        assert set(got) == {"guide/quickstart.md#_preamble", "guide/quickstart.md#quickstart/install",
-                            "guide/clients.md#_preamble"}
+        assert set(got) == {
+            "guide/quickstart.md#_preamble",
+            "guide/quickstart.md#quickstart/install",
+            "guide/clients.md#_preamble",
+        }
         assert got["guide/clients.md#_preamble"]["source_url"] == f"{site.url}guide/clients.md"
 
 
@@ -277,7 +299,9 @@ def test_429_is_retried_after_retry_after(site_dir: Path, tmp_path: Path) -> Non
 
 def test_bad_url_and_both_sources_are_one_clear_error(tmp_path: Path) -> None:
     result = cli("build", "--url", "ftp://example.com/", "--out", str(tmp_path / "o"))
-    assert result.returncode == 1 and result.stderr.startswith("error: --url 'ftp://example.com/' is not an http(s) URL")
+    assert result.returncode == 1 and result.stderr.startswith(
+        "error: --url 'ftp://example.com/' is not an http(s) URL"
+    )
     result = cli("build", "--url", "http://127.0.0.1:9/", "--docs-dir", str(tmp_path), "--out", str(tmp_path / "o"))
     assert result.returncode == 1 and "give exactly one of --docs-dir" in result.stderr
 
@@ -330,11 +354,13 @@ def test_sitemap_index_named_in_robots_txt(site_dir: Path, tmp_path: Path) -> No
     (site_dir / "maps").mkdir()
     (site_dir / "maps" / "index.xml").write_text(
         '<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-        "<sitemap><loc>https://www.python-httpx.org/maps/a.xml</loc></sitemap></sitemapindex>")
+        "<sitemap><loc>https://www.python-httpx.org/maps/a.xml</loc></sitemap></sitemapindex>"
+    )
     (site_dir / "maps" / "a.xml").write_text(
         '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
         "<url><loc>https://www.python-httpx.org/async/</loc></url>"
-        "<url><loc>https://www.python-httpx.org/http2/</loc></url></urlset>")
+        "<url><loc>https://www.python-httpx.org/http2/</loc></url></urlset>"
+    )
     out = tmp_path / "out"
     with DocsSite(site_dir) as site:
         (site_dir / "robots.txt").write_text(f"User-agent: *\nAllow: /\nSitemap: {site.url}maps/index.xml\n")
@@ -351,6 +377,8 @@ def test_llms_full_txt_is_one_page(site_dir: Path, tmp_path: Path) -> None:
         result = build(site, out, "--llms-txt", "full")
         assert result.returncode == 0, result.stderr
         got = {c["chunk_id"]: c["source_url"] for c in chunks(out)}
-        assert got == {"llms-full.md#_preamble": f"{site.url}llms-full.txt",
-                       "llms-full.md#httpx/install": f"{site.url}llms-full.txt",
-                       "llms-full.md#httpx/use": f"{site.url}llms-full.txt"}
+        assert got == {
+            "llms-full.md#_preamble": f"{site.url}llms-full.txt",
+            "llms-full.md#httpx/install": f"{site.url}llms-full.txt",
+            "llms-full.md#httpx/use": f"{site.url}llms-full.txt",
+        }

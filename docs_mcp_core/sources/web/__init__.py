@@ -10,5 +10,6 @@ def require_web_extra() -> None:
         import bs4  # noqa: F401
         import markdownify  # noqa: F401
     except ImportError as exc:
-        raise DocsMcpError(f"website sources need the `web` extra ({exc.name} is not installed): "
-                           "pip install 'docs-mcp[web]'") from None
+        raise DocsMcpError(
+            f"website sources need the `web` extra ({exc.name} is not installed): pip install 'docs-mcp[web]'"
+        ) from None

@@ -31,7 +31,9 @@ def _locs(data: bytes, where: str) -> tuple[str, list[str]]:
     try:
         root = ET.fromstring(data)
     except ET.ParseError as exc:
-        raise DocsMcpError(f"{where} is not valid sitemap XML ({exc}); fix it or set `path_prefix`/crawl instead") from None
+        raise DocsMcpError(
+            f"{where} is not valid sitemap XML ({exc}); fix it or set `path_prefix`/crawl instead"
+        ) from None
     kind = root.tag.rsplit("}", 1)[-1]
     locs = [el.text.strip() for el in root.iter() if el.tag.rsplit("}", 1)[-1] == "loc" and el.text and el.text.strip()]
     return kind, locs
@@ -45,8 +47,11 @@ async def from_sitemap(fetcher: Fetcher, start: str, scope: Scope) -> Discovery 
     """
     await fetcher.allowed(start)  # reads robots.txt, which may name the sitemaps
     named = [scope.on_this_host(c) for c in fetcher.robots_sitemaps(scope.origin)]
-    fallbacks = list(dict.fromkeys([urljoin(start, "sitemap.xml"), f"{scope.origin}{scope.prefix}sitemap.xml",
-                                    f"{scope.origin}/sitemap.xml"]))
+    fallbacks = list(
+        dict.fromkeys(
+            [urljoin(start, "sitemap.xml"), f"{scope.origin}{scope.prefix}sitemap.xml", f"{scope.origin}/sitemap.xml"]
+        )
+    )
     queue = list(dict.fromkeys(named)) or fallbacks[:1]
     spare = [] if named else fallbacks[1:]
     seen: set[str] = set()
@@ -59,8 +64,10 @@ async def from_sitemap(fetcher: Fetcher, start: str, scope: Scope) -> Discovery 
         seen.add(url)
         answer = await fetcher.get(url)
         if answer.kind == "failed":
-            raise DocsMcpError(f"cannot read the sitemap {url}: {answer.reason}; the staged pages and the published "
-                               "index are unchanged, try again later")
+            raise DocsMcpError(
+                f"cannot read the sitemap {url}: {answer.reason}; the staged pages and the published "
+                "index are unchanged, try again later"
+            )
         if answer.kind != "ok":
             continue
         kind, locs = _locs(answer.body, url)
@@ -101,8 +108,10 @@ async def from_llms_txt(fetcher: Fetcher, start: str, scope: Scope, full: bool) 
     url = f"{scope.origin}{scope.prefix}{name}"
     answer = await fetcher.get(url)
     if answer.kind != "ok":
-        raise DocsMcpError(f"cannot read {url}: {answer.reason or 'HTTP ' + str(answer.status)}; "
-                           f"{'try again later' if answer.kind == 'failed' else 'the site may not publish one: drop llms_txt'}")
+        raise DocsMcpError(
+            f"cannot read {url}: {answer.reason or 'HTTP ' + str(answer.status)}; "
+            f"{'try again later' if answer.kind == 'failed' else 'the site may not publish one: drop llms_txt'}"
+        )
     if full:
         return Discovery(name, [url], full_text=answer.body)
     text = answer.body.decode("utf-8", errors="replace")

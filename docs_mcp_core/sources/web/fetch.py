@@ -66,12 +66,15 @@ class Fetcher:
     _robots: dict[str, RobotFileParser | None] = field(default_factory=dict)
     _next_start: dict[str, float] = field(default_factory=dict)  # per origin, when the next request may start
 
-    async def __aenter__(self) -> "Fetcher":
+    async def __aenter__(self) -> Fetcher:
         p = self.politeness
         self._client = httpx2.AsyncClient(
-            headers={"User-Agent": p.user_agent}, timeout=p.timeout, follow_redirects=True,
+            headers={"User-Agent": p.user_agent},
+            timeout=p.timeout,
+            follow_redirects=True,
             max_redirects=p.max_redirects,
-            limits=httpx2.Limits(max_connections=p.concurrency, max_keepalive_connections=p.concurrency))
+            limits=httpx2.Limits(max_connections=p.concurrency, max_keepalive_connections=p.concurrency),
+        )
         self._all = asyncio.Semaphore(p.concurrency)
         return self
 
@@ -129,8 +132,9 @@ class Fetcher:
         parser = self._robots.get(origin)
         return list(parser.site_maps() or []) if parser is not None else []
 
-    async def get(self, url: str, *, etag: str | None = None, last_modified: str | None = None,
-                  check_robots: bool = True) -> Fetched:
+    async def get(
+        self, url: str, *, etag: str | None = None, last_modified: str | None = None, check_robots: bool = True
+    ) -> Fetched:
         """GET with the validators given; retries transient failures; never raises for HTTP trouble."""
         if check_robots and not await self.allowed(url):
             return Fetched(url, "skipped", reason="disallowed by robots.txt")
@@ -161,8 +165,16 @@ class Fetcher:
                 self.requests[str(status)] += 1
                 final = str(response.url)
                 ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
-                base = Fetched(url, "ok", status, final, b"", ctype, response.headers.get("etag"),
-                               response.headers.get("last-modified"))
+                base = Fetched(
+                    url,
+                    "ok",
+                    status,
+                    final,
+                    b"",
+                    ctype,
+                    response.headers.get("etag"),
+                    response.headers.get("last-modified"),
+                )
                 if status == 304:
                     base.kind = "not_modified"
                     return base, None
@@ -200,8 +212,9 @@ class Fetcher:
 
 def _whole_crawl_delays(robots: str) -> str:
     """`Crawl-delay: 0.5` rounded up to 1: Python's robots parser reads whole seconds only and would drop it."""
-    return re.sub(r"(?im)^(\s*crawl-delay\s*:\s*)(\d*\.\d+)\s*$",
-                  lambda m: f"{m.group(1)}{math.ceil(float(m.group(2)))}", robots)
+    return re.sub(
+        r"(?im)^(\s*crawl-delay\s*:\s*)(\d*\.\d+)\s*$", lambda m: f"{m.group(1)}{math.ceil(float(m.group(2)))}", robots
+    )
 
 
 def _retry_after(value: str | None) -> float | None:

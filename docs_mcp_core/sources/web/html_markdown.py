@@ -19,18 +19,57 @@ from ...chunking.source_urls import heading_key
 # Where the documentation text lives, most specific first (MkDocs Material, Sphinx, Docusaurus,
 # VitePress, generic); the whole <body> when none matches.
 MAIN_SELECTORS = (
-    "article.md-content__inner", "div.theme-doc-markdown", "div.vp-doc", "div[role=main] div.document",
-    "div.rst-content div[role=main]", "div[itemprop=articleBody]", "main article", "article", "[role=main]",
-    "main", "div.document", "div#content", "div.content", "body",
+    "article.md-content__inner",
+    "div.theme-doc-markdown",
+    "div.vp-doc",
+    "div[role=main] div.document",
+    "div.rst-content div[role=main]",
+    "div[itemprop=articleBody]",
+    "main article",
+    "article",
+    "[role=main]",
+    "main",
+    "div.document",
+    "div#content",
+    "div.content",
+    "body",
 )
 # Chrome inside the main content: navigation, search, tables of contents, "edit this page",
 # permalink markers, copy buttons, line numbers.
 DROP_SELECTORS = (
-    "script", "style", "noscript", "template", "iframe", "svg", "form", "button", "input", "nav", "footer",
-    "aside:not(.admonition)", "a.headerlink", "a.anchor", "a.hash-link", "a.anchor-link", ".headerlink",
-    "a.md-content__button", ".md-source-file", ".md-feedback", ".toc", "#toc", ".table-of-contents",
-    ".theme-edit-this-page", ".edit-this-page", ".linenos", ".md-clipboard", ".sr-only", "[hidden]",
-    ".breadcrumbs", ".wy-breadcrumbs", ".pagination-nav", ".md-footer",
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "iframe",
+    "svg",
+    "form",
+    "button",
+    "input",
+    "nav",
+    "footer",
+    "aside:not(.admonition)",
+    "a.headerlink",
+    "a.anchor",
+    "a.hash-link",
+    "a.anchor-link",
+    ".headerlink",
+    "a.md-content__button",
+    ".md-source-file",
+    ".md-feedback",
+    ".toc",
+    "#toc",
+    ".table-of-contents",
+    ".theme-edit-this-page",
+    ".edit-this-page",
+    ".linenos",
+    ".md-clipboard",
+    ".sr-only",
+    "[hidden]",
+    ".breadcrumbs",
+    ".wy-breadcrumbs",
+    ".pagination-nav",
+    ".md-footer",
 )
 ADMONITIONS = "div.admonition, aside.admonition, div.theme-admonition, div.callout, div.alert, details"
 _LANG_CLASS = re.compile(r"^(?:language|lang|highlight|sourceCode)-([A-Za-z0-9_+#.-]+)$")
@@ -111,8 +150,10 @@ def _clean(main: Tag) -> None:
 
 def _admonition(el: Tag) -> None:
     """A note/warning box becomes a block quote whose first line is its title in bold."""
-    title_el = el.select_one(".admonition-title, summary, .admonitionHeading_Gvgb, .alert-heading, "
-                             ".callout-title, [class*=admonitionHeading]")
+    title_el = el.select_one(
+        ".admonition-title, summary, .admonitionHeading_Gvgb, .alert-heading, "
+        ".callout-title, [class*=admonitionHeading]"
+    )
     kinds = [c for c in el.get("class") or [] if c not in ("admonition", "theme-admonition", "callout", "alert")]
     title = title_el.get_text(" ", strip=True) if title_el is not None else ""
     if title_el is not None:
@@ -141,7 +182,12 @@ def _anchors(main: Tag) -> list[tuple[str, str]]:
             anchor = inner.get("id") if isinstance(inner, Tag) else None
         if not anchor:
             prev = h.find_previous_sibling()
-            if isinstance(prev, Tag) and prev.name == "a" and (prev.get("id") or prev.get("name")) and not prev.get_text(strip=True):
+            if (
+                isinstance(prev, Tag)
+                and prev.name == "a"
+                and (prev.get("id") or prev.get("name"))
+                and not prev.get_text(strip=True)
+            ):
                 anchor = prev.get("id") or prev.get("name")
         if isinstance(anchor, str) and anchor:
             out.append((heading_key(h.get_text(" ", strip=True)), anchor))
@@ -157,10 +203,16 @@ def html_to_markdown(html: str | bytes) -> Page:
     _clean(main)
     anchors = _anchors(main)
     h1 = main.find("h1")
-    title = (h1.get_text(" ", strip=True) if h1 is not None else None) or \
-            (title_tag.get_text(" ", strip=True) if title_tag is not None else None)
-    converter = _Converter(heading_style="ATX", bullets="-", code_language_callback=code_language,
-                           escape_underscores=False, escape_asterisks=False)
+    title = (h1.get_text(" ", strip=True) if h1 is not None else None) or (
+        title_tag.get_text(" ", strip=True) if title_tag is not None else None
+    )
+    converter = _Converter(
+        heading_style="ATX",
+        bullets="-",
+        code_language_callback=code_language,
+        escape_underscores=False,
+        escape_asterisks=False,
+    )
     markdown = converter.convert_soup(main)
     markdown = "\n".join(line.rstrip() for line in markdown.strip().splitlines())
     markdown = _BLANKS.sub("\n\n", markdown).strip() + "\n"

@@ -26,8 +26,8 @@ import yaml
 from ...corpus.manifest import MANIFEST_NAME
 from ...errors import DocsMcpError
 from ...fsutil import read_json, write_atomic, write_json_atomic
-from ...progress import NullReporter, Reporter
 from ...layout import page_state, staged_listing
+from ...progress import NullReporter, Reporter
 from ..local import StagedDocs, _remove_strays, listing_version
 from .discover import Discovery, from_llms_txt, from_sitemap
 from .fetch import Fetched, Fetcher, Politeness
@@ -82,10 +82,12 @@ class CrawlReport:
 
     def summary(self) -> str:
         reqs = ", ".join(f"{n}x {status}" for status, n in sorted(self.requests.items()))
-        return (f"{self.pages} pages via {self.method}: {self.fetched} fetched, {self.not_modified} not modified (304), "
-                f"{self.unchanged_by_hash} unchanged by hash, {self.added} added, {self.changed} changed, "
-                f"{self.removed} removed, {self.failed} failed (previous kept), {self.skipped} skipped, "
-                f"in {self.seconds:.1f}s; requests: {reqs or 'none'}")
+        return (
+            f"{self.pages} pages via {self.method}: {self.fetched} fetched, {self.not_modified} not modified (304), "
+            f"{self.unchanged_by_hash} unchanged by hash, {self.added} added, {self.changed} changed, "
+            f"{self.removed} removed, {self.failed} failed (previous kept), {self.skipped} skipped, "
+            f"in {self.seconds:.1f}s; requests: {reqs or 'none'}"
+        )
 
 
 def staged_file(url: str, markdown: str, anchors: list[tuple[str, str]]) -> bytes:
@@ -132,8 +134,11 @@ class _Crawl:
         self.reporter = reporter
         state = read_json(page_state(dest)) or {}
         # Validators only mean something to the site that sent them, and staged pages only to this converter.
-        fresh = (state.get("version") == STATE_VERSION and state.get("converter") == CONVERTER_VERSION
-                 and state.get("start_url") == self.start)
+        fresh = (
+            state.get("version") == STATE_VERSION
+            and state.get("converter") == CONVERTER_VERSION
+            and state.get("start_url") == self.start
+        )
         self.previous: dict[str, dict[str, Any]] = state.get("pages", {}) if fresh else {}
         self.pages: dict[str, dict[str, Any]] = {}  # the new state, by staged path
         self.report = CrawlReport("sitemap")
@@ -169,8 +174,11 @@ class _Crawl:
         if answer.kind == "not_modified" and prev is not None:
             report.not_modified += 1
             event.event = "not_modified"
-            entry = {**prev, "etag": answer.etag or prev.get("etag"),
-                     "last_modified": answer.last_modified or prev.get("last_modified")}
+            entry = {
+                **prev,
+                "etag": answer.etag or prev.get("etag"),
+                "last_modified": answer.last_modified or prev.get("last_modified"),
+            }
             links = prev.get("links", [])
         elif answer.kind == "ok":
             report.fetched += 1
@@ -188,8 +196,14 @@ class _Crawl:
                 if data is None:
                     event.event, event.detail = "skipped", why
                 else:
-                    entry = {"url": url, "final_url": final, "etag": answer.etag, "last_modified": answer.last_modified,
-                             "sha256": body_sha, "staged_sha256": _sha(data)}
+                    entry = {
+                        "url": url,
+                        "final_url": final,
+                        "etag": answer.etag,
+                        "last_modified": answer.last_modified,
+                        "sha256": body_sha,
+                        "staged_sha256": _sha(data),
+                    }
                     if prev is not None and prev.get("staged_sha256") == entry["staged_sha256"]:
                         # only the page's chrome changed (a new entry in the site navigation, say)
                         report.unchanged_by_hash += 1
@@ -233,15 +247,19 @@ class _Crawl:
                 for note in discovery.notes:
                     self.reporter.warn(note)
             if delay := fetcher.crawl_delay(self.scope.origin):
-                self.reporter.info(f"robots.txt asks for {delay:g} s between requests to {self.scope.origin}: "
-                                   "requests start at least that far apart")
+                self.reporter.info(
+                    f"robots.txt asks for {delay:g} s between requests to {self.scope.origin}: "
+                    "requests start at least that far apart"
+                )
             if discovery is not None and discovery.full_text is not None:
                 self._full_text(discovery)
             elif discovery is not None:
                 urls = discovery.urls
                 if len(urls) > self.source.max_pages:
-                    self.reporter.warn(f"the {discovery.method} lists {len(urls)} pages; only the first "
-                                       f"{self.source.max_pages} are indexed (raise max_pages)")
+                    self.reporter.warn(
+                        f"the {discovery.method} lists {len(urls)} pages; only the first "
+                        f"{self.source.max_pages} are indexed (raise max_pages)"
+                    )
                     urls = urls[: self.source.max_pages]
                 await asyncio.gather(*(self.fetch_page(fetcher, u) for u in urls))
             else:
@@ -265,8 +283,10 @@ class _Crawl:
                         seen.add(link)
                         frontier.append(link)
         if capped and frontier:
-            self.reporter.warn(f"the crawl stopped at max_pages={self.source.max_pages}; "
-                               f"{len(frontier)} more linked page(s) were not fetched")
+            self.reporter.warn(
+                f"the crawl stopped at max_pages={self.source.max_pages}; "
+                f"{len(frontier)} more linked page(s) were not fetched"
+            )
 
     def _full_text(self, discovery: Discovery) -> None:
         url = discovery.urls[0]
@@ -303,7 +323,9 @@ def stage_url(source: WebSource, dest: Path, reporter: Reporter | None = None) -
     for rel in sorted(set(crawl.previous) - set(crawl.pages)):
         (dest / rel).unlink(missing_ok=True)
         if not any(e.path == rel and e.event == "removed" for e in report.events):
-            report.events.append(PageEvent(rel, crawl.previous[rel].get("url", ""), "removed", 0, "no longer discovered"))
+            report.events.append(
+                PageEvent(rel, crawl.previous[rel].get("url", ""), "removed", 0, "no longer discovered")
+            )
     write_atomic(dest / MANIFEST_NAME, SITE_MANIFEST)
     keep = set(crawl.pages) | {MANIFEST_NAME}
     _remove_strays(dest, keep)
@@ -312,8 +334,15 @@ def stage_url(source: WebSource, dest: Path, reporter: Reporter | None = None) -
     report.added, report.changed, report.removed = tally["added"], tally["changed"], tally["removed"]
     report.failed, report.skipped = tally["kept"] + tally["failed"], tally["skipped"]
     report.pages = len(crawl.pages)
-    write_json_atomic(page_state(dest), {"version": STATE_VERSION, "converter": CONVERTER_VERSION,
-                                                 "start_url": crawl.start, "pages": dict(sorted(crawl.pages.items()))})
+    write_json_atomic(
+        page_state(dest),
+        {
+            "version": STATE_VERSION,
+            "converter": CONVERTER_VERSION,
+            "start_url": crawl.start,
+            "pages": dict(sorted(crawl.pages.items())),
+        },
+    )
     for e in report.events:
         if e.event == "kept":
             reporter.warn(f"{e.url}: {e.detail}; kept the previously fetched version of {e.path}")
@@ -322,22 +351,33 @@ def stage_url(source: WebSource, dest: Path, reporter: Reporter | None = None) -
         elif e.event == "removed":
             reporter.info(f"{e.url}: removed ({e.detail or 'gone'}); its chunks leave the index")
     if crawl.failed_new:
-        raise DocsMcpError(f"{len(crawl.failed_new)} page(s) could not be fetched and have no previous version, so the "
-                           "corpus would be incomplete; nothing was published (run the build again later):\n"
-                           + "\n".join(f"  {line}" for line in sorted(crawl.failed_new)))
+        raise DocsMcpError(
+            f"{len(crawl.failed_new)} page(s) could not be fetched and have no previous version, so the "
+            "corpus would be incomplete; nothing was published (run the build again later):\n"
+            + "\n".join(f"  {line}" for line in sorted(crawl.failed_new))
+        )
     if not crawl.pages:
-        raise DocsMcpError(f"no pages found at {crawl.start} (looked for a sitemap, then crawled links under "
-                           f"{crawl.scope.prefix}); check the URL, path_prefix and robots.txt")
+        raise DocsMcpError(
+            f"no pages found at {crawl.start} (looked for a sitemap, then crawled links under "
+            f"{crawl.scope.prefix}); check the URL, path_prefix and robots.txt"
+        )
     reporter.info(report.summary())
     files = {rel: _sha((dest / rel).read_bytes()) for rel in sorted(keep)}
     write_json_atomic(staged_listing(dest), files)
     changed_events = {e.event: sorted(x.path for x in report.events if x.event == e.event) for e in report.events}
     return StagedDocs(
-        path=str(dest), files=files, bytes=sum((dest / rel).stat().st_size for rel in files),
+        path=str(dest),
+        files=files,
+        bytes=sum((dest / rel).stat().st_size for rel in files),
         data_version=listing_version(files),
-        added=changed_events.get("added", []), changed=changed_events.get("changed", []),
+        added=changed_events.get("added", []),
+        changed=changed_events.get("changed", []),
         removed=changed_events.get("removed", []),
         warnings=[f"{e.url}: {e.event}: {e.detail}" for e in report.events if e.event in ("kept", "skipped")],
-        crawl={"counts": report.counts(), "requests": report.requests, "method": report.method,
-               "events": [asdict(e) for e in report.events]},
+        crawl={
+            "counts": report.counts(),
+            "requests": report.requests,
+            "method": report.method,
+            "events": [asdict(e) for e in report.events],
+        },
     )

@@ -11,15 +11,40 @@ from ...errors import DocsMcpError
 
 _PAGE_SUFFIXES = (".html", ".htm", ".md", ".markdown", ".txt")
 # Links a crawl never follows: assets and downloads, by their extension.
-_NOT_PAGES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".ico", ".css", ".js", ".json", ".xml", ".pdf",
-              ".zip", ".gz", ".tar", ".whl", ".woff", ".woff2", ".ttf", ".mp4", ".webm", ".map", ".rss", ".atom")
+_NOT_PAGES = (
+    ".png",
+    ".jpg",
+    ".jpeg",
+    ".gif",
+    ".svg",
+    ".webp",
+    ".ico",
+    ".css",
+    ".js",
+    ".json",
+    ".xml",
+    ".pdf",
+    ".zip",
+    ".gz",
+    ".tar",
+    ".whl",
+    ".woff",
+    ".woff2",
+    ".ttf",
+    ".mp4",
+    ".webm",
+    ".map",
+    ".rss",
+    ".atom",
+)
 
 
 def check_start_url(url: str) -> str:
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise DocsMcpError(f"--url {url!r} is not an http(s) URL; give the docs site's start page, "
-                           "e.g. https://docs.example.com/")
+        raise DocsMcpError(
+            f"--url {url!r} is not an http(s) URL; give the docs site's start page, e.g. https://docs.example.com/"
+        )
     return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", "", ""))
 
 
@@ -37,7 +62,7 @@ class Scope:
     prefix: str  # path, ends with "/"
 
     @classmethod
-    def of(cls, start: str, path_prefix: str | None = None) -> "Scope":
+    def of(cls, start: str, path_prefix: str | None = None) -> Scope:
         parts = urlsplit(start)
         prefix = path_prefix if path_prefix is not None else parts.path[: parts.path.rfind("/") + 1]
         if not prefix.startswith("/"):
@@ -79,7 +104,7 @@ class Scope:
         path = urlsplit(url).path or "/"
         if not path.startswith(self.prefix):
             return None
-        rel = unquote(path[len(self.prefix):])
+        rel = unquote(path[len(self.prefix) :])
         if rel == "" or rel.endswith("/"):
             rel += "index.md"
         else:
