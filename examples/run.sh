@@ -34,7 +34,7 @@ echo >&2
 echo "==> the index is in $index (embedding: $embedding)" >&2
 echo "    serve it to an MCP client over stdio:  $PWD/.venv/bin/docs-mcp serve --index $index" >&2
 echo "    or over HTTP:                          $PWD/.venv/bin/docs-mcp serve --index $index --transport http" >&2
-echo "    mcpServers entry for your client's config (README.md, \"Serving over MCP\", has more):" >&2
+echo "    mcpServers entry for your client's config (docs/serving.md, \"Client setup\", has more):" >&2
 echo "      \"parcelly-docs\": {\"command\": \"$PWD/.venv/bin/docs-mcp\", \"args\": [\"serve\", \"--index\", \"$index\"]}" >&2
 
 echo >&2

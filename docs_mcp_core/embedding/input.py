@@ -5,7 +5,7 @@ pieces, see minilm/NOTICE.md), and mean pooling lets every token it reads pull o
 embedded text leads with what the chunk is about: its heading path, then its prose and tables,
 and its code blocks last. An SDK method's description then fills the vector instead of the
 boilerplate of its usage example; the code still counts in full-text search, and in the vector
-wherever the prose leaves room. Measured on every shipped suite (README, "How ranking works").
+wherever the prose leaves room. Measured on every shipped suite (docs/decisions/0003-embedding-input-prose-first-128-word-pieces.md).
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def embedding_parts(chunk: Chunk) -> list[str]:
     return [heading_path(chunk), text, *moved]
 
 
-PASSAGES = 2  # vectors per chunk at most: the first window, then one more (README, "What the vector sees")
+PASSAGES = 2  # vectors per chunk at most: the first window, then one more (docs/ranking.md, "What the vector sees")
 MEMO_ENTRIES = 200_000  # inputs whose windows a splitter remembers (~30 MB at most)
 
 
@@ -109,9 +109,10 @@ class PassageSplitter:
     The first passage is the input itself (the model reads its first `max_tokens` word pieces,
     as it always did); each further one is the heading path followed by the next window of word
     pieces up to `end`, where the code blocks start: prose past the first window then reaches a
-    vector, code boilerplate does not (a window of it matched unrelated queries; README, "What the
-    vector sees"). A chunk whose input fits one window, or with `end` 0 (passage_input), has one
-    passage. Tokenizes one text at a time (no tokenizer thread pool to fork).
+    vector, code boilerplate does not (a window of it matched unrelated queries;
+    docs/decisions/0011-passages-for-long-chunks.md). A chunk whose input fits one window, or with
+    `end` 0 (passage_input), has one passage. Tokenizes one text at a time (no tokenizer thread pool
+    to fork).
     """
 
     def __init__(self, tokenizer_file: Path, max_tokens: int, limit: int = PASSAGES) -> None:

@@ -9,7 +9,7 @@ the unsigned-weight graph (elsewhere: without VNNI, ONNX Runtime's signed kernel
 pair sums) give the same bits. It embeds dub-ts 1.8x faster than the fp32 graph, at cosine 0.998
 (mean) from it; it makes index and query vectors alike. *q8*, for fp32-weight models: a query
 graph whose products run as MatMulNBits with 8-bit weights and activations per block of 32
-(README, "Choosing a provider").
+(docs/providers.md, "The ONNX backend").
 
 Every kind is saved under ~/.cache/docs-mcp/onnx per model file and onnxruntime version, checked
 against the sha256 recorded with it.
