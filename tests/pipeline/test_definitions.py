@@ -28,7 +28,7 @@ def test_repository_definitions_load() -> None:
     keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
     assert keys == set(ASSETS)
     job = defs.resolve_implicit_global_asset_job_def()
-    assert job.partitions_def.get_partition_keys() == ["example"]
+    assert job.partitions_def.get_partition_keys() == ["example", "docs-mcp-docs"]  # docs-mcp.yaml, in order
 
 
 def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
