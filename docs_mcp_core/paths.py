@@ -14,7 +14,8 @@ MARKDOWN_SUFFIXES = (
     ".md",
     ".markdown",
     ".mdx",
-)  # what a docs folder's walk indexes (MDX: corpus.markdown.blank_mdx_syntax)
+    ".rst",
+)  # what a docs folder's walk indexes (MDX: corpus.markdown.blank_mdx_syntax; reST: corpus.rst)
 
 
 def check_docs_dir(path: Path, option: str = "docs directory") -> Path:

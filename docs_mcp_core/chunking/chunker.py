@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -9,14 +10,30 @@ from ..corpus.manifest import Strategy
 from ..corpus.markdown import Block, parser, top_level_blocks
 from ..models import Chunk
 from .ids import PREAMBLE, SlugRegistry, file_part_id, part_id, section_id, slugify
-from .splitting import Unit, pack, part_plain, part_text, split_units
+from .splitting import Piece, Unit, pack, part_plain, part_text, split_units
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
 
-# Bump when chunk output changes for the same input: per-file chunk reuse keys on it.
-CHUNKER_VERSION = "2"
+# Bump when chunk output changes for the same input: per-file chunk reuse keys on it (with the parsers'
+# versions, chunker_version()). 3: docs dialects, includes and reStructuredText (corpus/dialects.py).
+CHUNKER_VERSION = "3"
+PARSERS = ("markdown-it-py", "mdit-py-plugins", "docutils")
 _TARGET_LEVEL = {"h1": 1, "h2": 2, "h3": 3}
+
+
+@functools.lru_cache(maxsize=1)
+def chunker_version() -> str:
+    """CHUNKER_VERSION and the versions of the parsers it drives: upgrading a parser re-chunks every file."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = []
+    for name in PARSERS:
+        try:
+            found.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            found.append(f"{name} -")
+    return f"{CHUNKER_VERSION} ({', '.join(found)})"
 
 
 @dataclass
@@ -120,6 +137,14 @@ def _units(section: Section, lines: list[str]) -> list[Unit]:
     return units
 
 
+def _only_stubs(part: list[Piece]) -> bool:
+    """A part holding API stubs (mkdocstrings `:::`, autodoc) and headings only: no text of its own to index."""
+    if not all(piece.kinds for piece in part):
+        return False  # a piece cut inside a block: text
+    kinds = {kind for piece in part for kind in piece.kinds}
+    return "api_stub" in kinds and kinds <= {"api_stub", "heading_open"}
+
+
 def chunk_markdown(
     filepath: str,
     body: str,
@@ -134,18 +159,30 @@ def chunk_markdown(
         tokens = parser().parse(body)
     lines = body.split("\n")
     chunks: list[Chunk] = []
-    for section in _sections(filepath, top_level_blocks(tokens), strategy, title, len(lines)):
+    blocks = top_level_blocks(tokens)
+    # a page titled only in its frontmatter (MDX, VitePress): the title leads its breadcrumbs, as an h1 would
+    page_title = (
+        title if title and strategy.chunk_by != "file" and not any(b.heading_level == 1 for b in blocks) else None
+    )
+    for section in _sections(filepath, blocks, strategy, title, len(lines)):
         pieces = split_units(_units(section, lines), section.level, strategy.max_size)
         parts = [p for p in pack(pieces, strategy.max_size, strategy.min_size) if part_text(p).strip()]
+        parts = [p for p in parts if not _only_stubs(p)]
+        heading, level, lead = section.heading, section.level, section.crumbs
+        if page_title:
+            if section.kind == "preamble" and not heading:
+                heading, level, lead = page_title, 1, [page_title]
+            else:
+                lead = [page_title, *section.crumbs]
         for number, part in enumerate(parts, start=1):
             chunk_id = file_part_id(filepath, number) if section.kind == "file" else part_id(section.base_id, number)
-            crumbs = [filepath, *section.crumbs, *part[0].trail]
+            crumbs = [filepath, *lead, *part[0].trail]
             chunks.append(
                 Chunk(
                     chunk_id=chunk_id,
                     filepath=filepath,
-                    heading=section.heading,
-                    heading_level=section.level,
+                    heading=heading,
+                    heading_level=level,
                     breadcrumb=" > ".join(crumbs),
                     content=part_text(part),
                     content_text=part_plain(part),

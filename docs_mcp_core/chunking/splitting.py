@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..corpus.dialects import CONTAINER_OPEN
 from ..corpus.markdown import Block, inline_text, markdown_text
 
 _FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*$")
@@ -22,6 +23,7 @@ class Piece:
     plain: str
     trail: tuple[str, ...]  # sub-headings (below the section's level) in effect where it starts
     units: list[Unit] | None = None  # the blocks it spans, when it can be cut finer
+    kinds: tuple[str, ...] = ()  # the first token type of each whole block it holds
 
     @property
     def size(self) -> int:
@@ -43,14 +45,16 @@ class Unit:
         return sum(len(line) + 1 for line in self.lines[self.start : self.end])
 
     def piece(self) -> Piece:
-        return Piece("\n".join(self.lines[self.start : self.end]), self.block.text(), self.trail)
+        return Piece(
+            "\n".join(self.lines[self.start : self.end]), self.block.text(), self.trail, kinds=(self.block.first.type,)
+        )
 
 
 def _join(units: list[Unit]) -> Piece:
     first = units[0]
     text = "\n".join(first.lines[first.start : units[-1].end])
     plain = "\n\n".join(t for t in (u.block.text() for u in units) if t)
-    return Piece(text, plain, first.trail, units if len(units) > 1 else None)
+    return Piece(text, plain, first.trail, units if len(units) > 1 else None, tuple(u.block.first.type for u in units))
 
 
 def split_units(units: list[Unit], level: int, max_size: int) -> list[Piece]:
@@ -145,6 +149,10 @@ def split_block(unit: Unit, max_size: int) -> list[Piece]:
         texts = _wrapped(opening, body, closing, max_size)
         if texts is not None:
             plains = ["\n".join(t.split("\n")[1:-1]) for t in texts]
+    elif kind in CONTAINER_OPEN and len(own) > 2:  # re-opened in each part, as fences are
+        opening, last = own[0], own[-1].strip()
+        closed = len(last) >= 3 and set(last) <= {":", "/"} and kind.startswith("container")
+        texts = _wrapped(opening, own[1:-1] if closed else own[1:], own[-1] if closed else None, max_size)
     elif kind == "table_open" and len(own) > 2:
         texts = _wrapped("\n".join(own[:2]), own[2:], None, max_size)
         plains = _table_plains(block, texts) if texts is not None else None

@@ -81,8 +81,9 @@ def _metadata(
     return out
 
 
-def read_frontmatter(yaml_text: str, path: str, hints: FileHints) -> None:
-    """Frontmatter wins over every other rule; unknown keys are reported, not fatal."""
+def read_frontmatter(yaml_text: str, path: str, hints: FileHints, framework: str | None = None) -> None:
+    """Frontmatter wins over every other rule; unknown keys are reported, not fatal (under a docs
+    framework, only unknown `mcp…` keys: the others are the framework's)."""
     import yaml  # only files that are parsed have their frontmatter read
 
     try:
@@ -147,7 +148,7 @@ def read_frontmatter(yaml_text: str, path: str, hints: FileHints) -> None:
                 hints.diagnostics.append(
                     error(path, line, "frontmatter description must be a string", "frontmatter-invalid")
                 )
-        else:
+        elif framework is None or str(key).startswith("mcp"):
             hints.diagnostics.append(
                 warning(
                     path,
@@ -190,12 +191,21 @@ def _walk(tokens: list[Token], line: int = 0):
 
 
 def read_directives(
-    tokens: list[Token], path: str, line_offset: int, hints: FileHints, had_frontmatter_hint: bool
+    tokens: list[Token],
+    path: str,
+    line_offset: int,
+    hints: FileHints,
+    had_frontmatter_hint: bool,
+    line_map: list[int] | None = None,
 ) -> None:
-    """Inline hints apply to the whole file; they must stand alone at the top level."""
+    """Inline hints apply to the whole file; they must stand alone at the top level.
+
+    `line_map` maps body lines after includes were spliced in back to the file's own lines."""
     hint_lines: list[int] = []
     markers: list[tuple[str, str, int]] = []
     for tok, line0, top_level in _walk(tokens):
+        if line_map is not None and line0 < len(line_map):
+            line0 = line_map[line0]
         line = line0 + line_offset + 1
         for kind, label in _MARKER.findall(tok.content):
             markers.append((kind, label, line))

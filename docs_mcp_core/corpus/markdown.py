@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+from .dialects import CONTAINER_OPEN, build_parser
 
 if TYPE_CHECKING:  # imported when a file is parsed: a build that reuses every file never needs it
     from markdown_it import MarkdownIt
@@ -15,16 +20,47 @@ if TYPE_CHECKING:  # imported when a file is parsed: a build that reuses every f
 _FM_OPEN = re.compile(r"\A---[ \t]*\n")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_SCRIPT = re.compile(r"<(script|style)\b[^>]*>.*?(?:</\1\s*>|\Z)", re.DOTALL | re.IGNORECASE)
+# a JSX/Vue component's label or title (`<TabItem label="npm">`, `<Card title="…">`) is text a reader sees
+_COMPONENT_LABEL = re.compile(r"""<[A-Z][\w.]*\b[^>]*?\b(?:label|title)=(?:"([^"]*)"|'([^']*)')[^>]*>""")
 _TAG = re.compile(r"<[^>]*>")
 _WS = re.compile(r"[ \t]+")
+_FENCE_LABEL = re.compile(r"\[([^\]]+)\]")
+_MYST_DIRECTIVE = re.compile(r"^\{([\w-]+)\}\s*(.*)$")
+_MYST_CODE = {
+    "code",
+    "code-block",
+    "code-cell",
+    "sourcecode",
+    "literalinclude",
+    "eval-rst",
+    "math",
+    "mermaid",
+    "csv-table",
+}
+_MYST_OPTION = re.compile(r"^:[\w-]+:.*$", re.MULTILINE)
+_MDX: ContextVar[bool] = ContextVar("docs_mcp_mdx", default=False)
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=2)
+def _parser(mdx: bool) -> MarkdownIt:
+    return build_parser(mdx=mdx)
+
+
 def parser() -> MarkdownIt:
-    """CommonMark with GFM tables and strikethrough; raw HTML allowed (it stays in `content`)."""
-    from markdown_it import MarkdownIt
+    """CommonMark with GFM tables, strikethrough and the docs dialects (corpus/dialects.py); raw HTML
+    allowed (it stays in `content`). Inside `mdx_mode()`, the MDX variant."""
+    return _parser(_MDX.get())
 
-    return MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+@contextmanager
+def mdx_mode(on: bool) -> Iterator[None]:
+    """Parse as MDX (no indented code) in this block: set while one MDX file is parsed and chunked."""
+    token = _MDX.set(on)
+    try:
+        yield
+    finally:
+        _MDX.reset(token)
 
 
 def normalize_newlines(text: str) -> str:
@@ -57,6 +93,9 @@ def split_frontmatter(text: str) -> SplitDocument:
 
 
 _MDX_ESM = re.compile(r"(?:import|export)(?:\s|\{|\*|$)")
+# a self-closing component alone on its line, without a label or title: no text (`<IconsList labels={{…}} />`,
+# whose JSX expression CommonMark cannot read as a tag)
+_BARE_COMPONENT = re.compile(r"^\s*<[A-Z][\w.]*(?:\s(?![^>]*\b(?:label|title)=).*)?/>\s*$")
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
@@ -88,6 +127,8 @@ def blank_mdx_syntax(body: str) -> str:
             esm, lines[i] = True, ""
         elif line.lstrip().startswith("{/*"):
             comment, lines[i] = "*/}" not in line, ""
+        elif _BARE_COMPONENT.match(line):
+            lines[i] = ""
     return "\n".join(lines)
 
 
@@ -99,6 +140,8 @@ def inline_text(token: Token | None, *, breaks: str = " ") -> str:
     for child in token.children:
         if child.type in ("text", "code_inline"):
             out.append(child.content)
+        elif child.type == "myst_role":
+            out.append(role_text(child.content))
         elif child.type == "image":
             out.append(child.content)
         elif child.type == "softbreak":
@@ -108,8 +151,20 @@ def inline_text(token: Token | None, *, breaks: str = " ") -> str:
     return "".join(out)
 
 
+def role_text(content: str) -> str:
+    """What a cross-reference role shows: `Title <target>` → Title, `~pkg.mod.func` → func."""
+    m = re.match(r"^(.*?)\s*<[^<>]*>$", content, re.DOTALL)
+    if m and m.group(1).strip():
+        return m.group(1).strip()
+    content = content.strip().lstrip("!")
+    if content.startswith("~"):
+        return content[1:].rsplit(".", 1)[-1]
+    return content
+
+
 def html_to_text(raw: str) -> str:
-    text = _TAG.sub(" ", _COMMENT.sub(" ", raw))
+    raw = _COMPONENT_LABEL.sub(lambda m: " " + (m.group(1) or m.group(2) or "") + "\n", raw)
+    text = _TAG.sub(" ", _COMMENT.sub(" ", _SCRIPT.sub(" ", raw)))
     lines = (_WS.sub(" ", line).strip() for line in html.unescape(text).split("\n"))
     return "\n".join(line for line in lines if line)
 
@@ -117,10 +172,17 @@ def html_to_text(raw: str) -> str:
 def tokens_text(tokens: list[Token]) -> str:
     """Plain text of a run of block tokens, one line per inline run or code block."""
     parts: list[str] = []
+    skip_title = False
     for tok in tokens:
         if tok.type == "inline":
-            text = inline_text(tok).strip()
-        elif tok.type in ("fence", "code_block"):
+            text = "" if skip_title else inline_text(tok).strip()
+            skip_title = False
+        elif tok.type in CONTAINER_OPEN or tok.type == "alert_open":
+            text = (tok.meta or {}).get("label") or _alert_label(tok)
+            skip_title = tok.type == "alert_open"
+        elif tok.type == "fence":
+            text = fence_text(tok.info, tok.content)
+        elif tok.type == "code_block":
             text = tok.content.rstrip("\n")
         elif tok.type == "html_block":
             text = html_to_text(tok.content)
@@ -129,6 +191,28 @@ def tokens_text(tokens: list[Token]) -> str:
         if text:
             parts.append(text)
     return "\n".join(parts)
+
+
+def _alert_label(tok: Token) -> str:
+    """A GitHub alert's kind (`> [!WARNING]` → Warning); its title is the next inline, which is skipped."""
+    kind = (tok.meta or {}).get("kind") or ""
+    return str(kind).capitalize() if tok.type == "alert_open" else ""
+
+
+def fence_text(info: str, content: str) -> str:
+    """A fence's text: its code, after its `[label]` (a code group's tab, a file name) when it has one;
+    a MyST directive fence (```{note}) is Markdown, read as such."""
+    info = info.strip()
+    directive = _MYST_DIRECTIVE.match(info)
+    if directive and directive.group(1).lower() not in _MYST_CODE:
+        from .dialects import label_for
+
+        body = markdown_text(_MYST_OPTION.sub("", content))
+        label = label_for(directive.group(1), directive.group(2))
+        return "\n".join(t for t in (label, body) if t)
+    code = content.rstrip("\n")
+    label = _FENCE_LABEL.search(info)
+    return f"{label.group(1)}\n{code}" if label and code else code
 
 
 def markdown_text(markdown: str) -> str:

@@ -13,8 +13,11 @@ from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, error, warning
 from ..paths import MARKDOWN_SUFFIXES, check_docs_dir, file_type, read_bytes
+from .dialects import syntax_constructs
 from .directives import FileHints, read_directives, read_frontmatter
 from .exclude import GITIGNORE, Rules
+from .framework import Framework, detect_framework
+from .includes import IncludeContext, expand_includes
 from .manifest import (
     MANIFEST_NAME,
     LoadedManifest,
@@ -24,7 +27,7 @@ from .manifest import (
     parse_manifest,
     resolve_manifest_rules,
 )
-from .markdown import blank_mdx_syntax, normalize_newlines, parser, split_frontmatter
+from .markdown import SplitDocument, blank_mdx_syntax, mdx_mode, normalize_newlines, parser, split_frontmatter
 
 if TYPE_CHECKING:  # markdown_it is imported when a file is parsed, not to walk a tree
     from markdown_it.token import Token
@@ -48,6 +51,8 @@ class SourceFile:
     tokens: list[Token] = field(default_factory=list, repr=False, compare=False)
     source_url: str | None = None  # frontmatter source_url (files staged from a website)
     source_anchors: list[tuple[str, str]] = field(default_factory=list)
+    included: dict[str, str] = field(default_factory=dict)  # files its includes read (project-relative) -> sha256
+    constructs: list[tuple[str, int]] = field(default_factory=list)  # (dialect construct, file line)
 
 
 @dataclass
@@ -60,6 +65,16 @@ class CorpusScan:
     templates: list[str] = field(default_factory=list)  # relpaths of prompt templates
     diagnostics: list[Diagnostic] = field(default_factory=list)
     skipped: list[tuple[str, str, str]] = field(default_factory=list)  # see Tree.skipped
+    framework: Framework | None = None
+
+    @property
+    def includes(self) -> IncludeContext:
+        """Where this corpus's includes resolve: the framework's project root, else the docs folder."""
+        docs = os.path.realpath(self.root)
+        if self.framework is None:
+            return IncludeContext(docs, docs, (docs,))
+        bases = tuple(dict.fromkeys(os.path.realpath(b) for b in self.framework.include_bases))
+        return IncludeContext(docs, os.path.realpath(self.framework.project_root), bases, self.framework.name)
 
 
 def _kind(name: str) -> str | None:
@@ -345,25 +360,59 @@ def manifest_rules(relpath: str, manifests: dict[str, LoadedManifest]) -> Resolu
 
 
 def resolve_file(
-    relpath: str, text: str, sha256: str, manifests: dict[str, LoadedManifest], rules: Resolution | None = None
+    relpath: str,
+    text: str,
+    sha256: str,
+    manifests: dict[str, LoadedManifest],
+    rules: Resolution | None = None,
+    includes: IncludeContext | None = None,
 ) -> tuple[SourceFile, list[Diagnostic]]:
-    """Manifest baseline and overrides, then inline hints, then frontmatter (which wins)."""
+    """Manifest baseline and overrides, then inline hints, then frontmatter (which wins).
+
+    Includes are resolved first (corpus/includes.py, with `includes` saying where), an MDX file's
+    ESM lines blanked, a reST file turned into Markdown (corpus/rst.py)."""
     loaded = nearest_manifest(relpath, manifests)
     rules = rules or resolve_manifest_rules(relpath, loaded)
-    doc = split_frontmatter(text)
-    if relpath.endswith(".mdx"):
-        doc = replace(doc, body=blank_mdx_syntax(doc.body))
+    early: list[Diagnostic] = []
+    included: dict[str, str] = {}
+    constructs: list[tuple[str, int]] = []
+    line_map: list[int] | None = None
+    mdx = relpath.endswith(".mdx")
+    if relpath.endswith(".rst"):
+        from .rst import rst_to_markdown
+
+        converted = rst_to_markdown(text, relpath, includes)
+        doc = SplitDocument(None, converted.markdown, 0)
+        early, included, constructs = converted.diagnostics, converted.included, converted.constructs
+    else:
+        doc = split_frontmatter(text)
+        expanded = expand_includes(doc.body, relpath, includes)
+        if expanded.included or expanded.diagnostics or expanded.constructs:
+            doc = replace(doc, body=expanded.body)
+            line_map = expanded.line_map
+        early, included = expanded.diagnostics, expanded.included
+        constructs = [(c, line + doc.body_line) for c, line in expanded.constructs]
+        if mdx:
+            blanked = blank_mdx_syntax(doc.body)
+            constructs.extend(_mdx_constructs(doc.body, blanked, doc.body_line))
+            doc = replace(doc, body=blanked)
     hints = FileHints()
     if doc.frontmatter is not None:
-        read_frontmatter(doc.frontmatter, relpath, hints)
+        # a framework reads its own frontmatter keys (sidebar, slug, layout…): only unknown mcp_ keys are news
+        read_frontmatter(doc.frontmatter, relpath, hints, framework=includes.framework if includes else None)
     has_fm_hint = hints.strategy is not None
-    tokens = parser().parse(doc.body)
-    read_directives(tokens, relpath, doc.body_line, hints, has_fm_hint)
+    with mdx_mode(mdx):
+        tokens = parser().parse(doc.body)
+    if not relpath.endswith(".rst"):
+        read_directives(tokens, relpath, doc.body_line, hints, has_fm_hint, line_map)
+        for construct, line in syntax_constructs(tokens, mdx):
+            line = line_map[line] if line_map is not None and line < len(line_map) else line
+            constructs.append((construct, line + doc.body_line + 1))
     strategy, source = (
         (hints.strategy, hints.strategy_source or "") if hints.strategy else (rules.strategy, rules.strategy_source)
     )
     metadata = {**rules.metadata, **hints.metadata}
-    diags = list(hints.diagnostics)
+    diags = early + list(hints.diagnostics)
     if source == "default":
         where = f"its manifest {loaded.relpath} sets no strategy" if loaded else f"no {MANIFEST_NAME} governs it"
         diags.append(
@@ -388,8 +437,22 @@ def resolve_file(
         tokens,
         hints.source_url,
         hints.source_anchors,
+        included,
+        sorted(constructs, key=lambda c: c[1]),
     )
     return source_file, diags
+
+
+def _mdx_constructs(body: str, blanked: str, body_line: int) -> list[tuple[str, int]]:
+    """MDX ESM lines and comments (blanked before parsing): counted for validate's syntax table."""
+    found = []
+    for i, (was, now) in enumerate(zip(body.split("\n"), blanked.split("\n"))):
+        if was != now and was.strip():
+            kind = "MDX comment {/* */}" if was.lstrip().startswith("{/*") else "MDX import/export"
+            if kind.startswith("MDX import") and not was.startswith(("import", "export")):
+                continue  # a continuation line of a multi-line import
+            found.append((kind, i + body_line + 1))
+    return found
 
 
 def scan_corpus(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> CorpusScan:
@@ -404,6 +467,7 @@ def scan_corpus(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Corpus
         skipped=tree.skipped,
     )
     scan.manifests = load_manifests(root, tree.manifests, scan.diagnostics)
+    scan.framework = detect_framework(root)
     return scan
 
 
@@ -412,4 +476,4 @@ def read_source(scan: CorpusScan, relpath: str) -> tuple[SourceFile | None, list
     text, digest, problem = read_text(scan.root / relpath, relpath)
     if problem:
         return None, [problem]
-    return resolve_file(relpath, text or "", digest, scan.manifests)
+    return resolve_file(relpath, text or "", digest, scan.manifests, includes=scan.includes)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..chunking.chunker import CHUNKER_VERSION
+from ..chunking.chunker import chunker_version
 from ..corpus.manifest import Resolution, Strategy
 from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
@@ -49,9 +49,11 @@ def file_stat(path: str | Path) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
-def file_key(relpath: str, sha256: str, rules: Resolution) -> str:
-    """Changes when the file, the manifest rules that govern it, or the chunker change."""
-    parts = [CHUNKER_VERSION, relpath, sha256, _rules_key(rules.strategy, tuple(rules.metadata.items()))]
+def file_key(relpath: str, sha256: str, rules: Resolution, context: str = "") -> str:
+    """Changes when the file, the manifest rules that govern it, the chunker and its parsers, or the
+    docs framework's config (`context`: what in it changes parsing) change. Included files are checked
+    apart (PreviousChunks.match): they are known only once the file was parsed."""
+    parts = [chunker_version(), relpath, sha256, _rules_key(rules.strategy, tuple(rules.metadata.items())), context]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
@@ -162,16 +164,28 @@ class PreviousChunks:
             return None  # not as a build writes it: the file's passages are split again
         return found
 
-    def match(self, relpath: str, key: str) -> tuple[int, list[Diagnostic], dict[str, str], list[str]] | None:
-        """(chunk count, diagnostics, metadata, titles) of an unchanged file, or None if it must be parsed."""
+    def match(
+        self, relpath: str, key: str, project_root: str | None = None
+    ) -> tuple[int, list[Diagnostic], dict[str, str], list[str], dict[str, str]] | None:
+        """(chunk count, diagnostics, metadata, titles, included files) of an unchanged file whose included
+        files (under `project_root`) are unchanged too, or None if it must be parsed."""
         entry = self.files.get(relpath)
         if entry is None or entry.get("key") != key:
+            return None
+        included = entry.get("included", {})
+        if not isinstance(included, dict) or (included and not _unchanged(included, project_root)):
             return None
         stored = entry.get("diagnostics", [])
         if any(len(fields) != 4 for fields in stored):
             return None  # saved before diagnostics had codes: re-parse so every finding has one
         diags = [Diagnostic(relpath, *fields) for fields in stored]  # line, severity, message, code
-        return int(entry.get("chunks", 0)), diags, dict(entry.get("metadata", {})), list(entry.get("titles", []))
+        return (
+            int(entry.get("chunks", 0)),
+            diags,
+            dict(entry.get("metadata", {})),
+            list(entry.get("titles", [])),
+            dict(included),
+        )
 
     def trusted_sha256(self, relpath: str, stat: list[int] | None) -> str | None:
         """The sha256 recorded for a file whose stat is the recorded one and was settled (not racy)
@@ -214,6 +228,23 @@ class PreviousChunks:
             raise DocsMcpError(f"{path} changed during the build; build again")
 
 
+def _unchanged(included: dict[str, str], project_root: str | None) -> bool:
+    """Whether every file a page included still has the recorded sha256 (a gone file does not)."""
+    if project_root is None:
+        return False
+    root = os.path.realpath(project_root)
+    for rel, sha in included.items():
+        path = os.path.join(root, *str(rel).split("/"))
+        if not os.path.realpath(path).startswith(root + os.sep):
+            return False
+        try:
+            if file_sha256(Path(path)) != sha:
+                return False
+        except OSError:
+            return False
+    return True
+
+
 def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
     """The last published build's reuse state, or None and the reason it cannot be reused.
 
@@ -237,7 +268,7 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
     state = _read_state(state_file)
     if state is None or not isinstance(state.get("files", {}), dict):
         return None, f"{FILE_STATE} is corrupt"
-    if state.get("state_version") != STATE_VERSION or state.get("chunker_version") != CHUNKER_VERSION:
+    if state.get("state_version") != STATE_VERSION or state.get("chunker_version") != chunker_version():
         return None, "the chunker changed since the last build"
     sha = state.get("chunks_sha256")
     if not chunks_file.exists():
@@ -271,7 +302,7 @@ def state_json(
     key, by_file = passages if passages is not None else (None, {})
     state = {
         "state_version": STATE_VERSION,
-        "chunker_version": CHUNKER_VERSION,
+        "chunker_version": chunker_version(),
         "chunks_sha256": chunks_sha256,
         "chunks_stat": chunks_stat,
         "scanned_ns": scanned_ns,
@@ -284,6 +315,7 @@ def state_json(
                 "titles": f.titles,
                 "metadata": f.metadata,
                 "diagnostics": [[d.line, d.severity, d.message, d.code] for d in f.diagnostics],
+                **({"included": f.included} if getattr(f, "included", None) else {}),
                 **({"passages": by_file[f.relpath]} if f.relpath in by_file else {}),
             }
             for f in files

@@ -12,12 +12,14 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..chunking.chunker import chunk_markdown
 from ..chunking.source_urls import with_source_urls
+from ..corpus.includes import IncludeContext
 from ..corpus.manifest import LoadedManifest, Resolution
+from ..corpus.markdown import mdx_mode
 from ..corpus.walk import resolve_file
 from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
@@ -52,33 +54,34 @@ class Parsed:
     chunks: list[Chunk]
     diagnostics: list[Diagnostic]
     metadata: dict[str, str]
+    included: dict[str, str] = field(default_factory=dict)  # files its includes read -> sha256
+    constructs: list[tuple[str, int]] = field(default_factory=list)  # dialect constructs seen (validate's table)
 
 
 _MANIFESTS: dict[str, LoadedManifest] = {}
+_INCLUDES: IncludeContext | None = None
 
 
-def _init_worker(manifests: dict[str, LoadedManifest]) -> None:
-    global _MANIFESTS
-    _MANIFESTS = manifests
+def _init_worker(manifests: dict[str, LoadedManifest], includes: IncludeContext | None = None) -> None:
+    global _MANIFESTS, _INCLUDES
+    _MANIFESTS, _INCLUDES = manifests, includes
     own_process()
     settle()  # the parser's imports and the manifests: not walked by each collection while parsing
 
 
-def parse_one(job: ParseJob, manifests: dict[str, LoadedManifest]) -> Parsed:
+def parse_one(job: ParseJob, manifests: dict[str, LoadedManifest], includes: IncludeContext | None = None) -> Parsed:
     """One file's chunks, diagnostics and metadata (frontmatter, hints and manifest rules applied)."""
-    source, diags = resolve_file(job.relpath, job.text, job.sha256, manifests, job.rules)
-    chunks = with_source_urls(
-        chunk_markdown(
+    source, diags = resolve_file(job.relpath, job.text, job.sha256, manifests, job.rules, includes)
+    with mdx_mode(job.relpath.endswith(".mdx")):
+        chunks = chunk_markdown(
             job.relpath, source.body, source.strategy, source.metadata, tokens=source.tokens, title=source.title
-        ),
-        source.source_url,
-        source.source_anchors,
-    )
-    return Parsed(chunks, diags, source.metadata)
+        )
+    chunks = with_source_urls(chunks, source.source_url, source.source_anchors)
+    return Parsed(chunks, diags, source.metadata, source.included, source.constructs)
 
 
 def _parse_batch(jobs: list[ParseJob]) -> list[Parsed]:
-    return [parse_one(job, _MANIFESTS) for job in jobs]
+    return [parse_one(job, _MANIFESTS, _INCLUDES) for job in jobs]
 
 
 class Parser:
@@ -90,9 +93,14 @@ class Parser:
     """
 
     def __init__(
-        self, manifests: dict[str, LoadedManifest], workers: int | None = None, min_files: int = PARALLEL_MIN_FILES
+        self,
+        manifests: dict[str, LoadedManifest],
+        workers: int | None = None,
+        min_files: int = PARALLEL_MIN_FILES,
+        includes: IncludeContext | None = None,
     ) -> None:
         self.manifests = manifests
+        self.includes = includes
         self.workers = max(1, workers if workers is not None else default_workers())
         self.min_files = min_files if workers is None else 1
         self.waiting: list[ParseJob] = []  # held until we know whether workers pay off
@@ -103,7 +111,7 @@ class Parser:
 
     def feed(self, job: ParseJob) -> Iterator[Parsed]:
         if self.workers == 1:
-            yield parse_one(job, self.manifests)
+            yield parse_one(job, self.manifests, self.includes)
             return
         if self.pool is None:
             self.waiting.append(job)
@@ -118,7 +126,7 @@ class Parser:
 
     def finish(self) -> Iterator[Parsed]:
         for job in self.waiting:  # too few to pay for workers
-            yield parse_one(job, self.manifests)
+            yield parse_one(job, self.manifests, self.includes)
         self.waiting = []
         if self.batch:
             self._send()
@@ -142,7 +150,7 @@ class Parser:
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_init_worker,
-            initargs=(self.manifests,),
+            initargs=(self.manifests, self.includes),
         )
         self.used_workers = self.workers
 

@@ -69,6 +69,8 @@ class FileRecord:
     titles: list[str] = field(default_factory=list)  # headings of its level-1 chunks, for the default description
     reused: bool = False
     stat: list[int] | None = None  # file_reuse.file_stat when it was scanned
+    included: dict[str, str] = field(default_factory=dict)  # files its includes read (project-relative) -> sha256
+    constructs: list[tuple[str, int]] = field(default_factory=list)  # dialect constructs (parsed files only)
 
 
 @dataclass
@@ -200,7 +202,9 @@ def analyze_corpus(
     spill = Spill(spill_dir)
     seen_ids: set[str] = set()
     waiting: deque[FileRecord] = deque()  # files sent to the parser, in order, awaiting their result
-    parser = Parser(scan.manifests, workers)
+    includes = scan.includes
+    context = scan.framework.key() if scan.framework is not None else ""
+    parser = Parser(scan.manifests, workers, includes=includes)
     hashed = 0
 
     def take(results: Iterator[Parsed]) -> None:
@@ -208,6 +212,7 @@ def analyze_corpus(
             record = waiting.popleft()
             record.chunks, record.diagnostics, record.metadata = len(result.chunks), result.diagnostics, result.metadata
             record.titles = _titles(result.chunks)
+            record.included, record.constructs = result.included, result.constructs
             if result.chunks:
                 diags.extend(_duplicate_ids(result.chunks, seen_ids))
                 spill.add(record.relpath, result.chunks)
@@ -220,16 +225,16 @@ def analyze_corpus(
             rules = manifest_rules(rel, scan.manifests)
             # as git trusts its index: a settled file with its recorded stat is not read again
             trusted = previous.trusted_sha256(rel, stat) if previous else None
-            key = file_key(rel, trusted, rules) if trusted else ""
-            hit = previous.match(rel, key) if previous and trusted else None
+            key = file_key(rel, trusted, rules, context) if trusted else ""
+            hit = previous.match(rel, key, includes.project_root) if previous and trusted else None
             if hit is not None:
                 data, digest, problem = None, trusted or "", None
             else:
                 data, digest, problem = read_hashed(path, rel)
                 hashed += 1
-                key = file_key(rel, digest, rules)
+                key = file_key(rel, digest, rules, context)
                 # the same bytes decoded before: a reused file is not decoded again
-                hit = previous.match(rel, key) if previous and data is not None else None
+                hit = previous.match(rel, key, includes.project_root) if previous and data is not None else None
             text = None
             if hit is None and data is not None:
                 text, problem = decode_text(data, rel)
@@ -237,8 +242,12 @@ def analyze_corpus(
                 diags.append(problem)
                 continue
             if hit is not None:
-                count, file_diags, metadata, titles = hit
-                files.append(FileRecord(rel, digest, count, key, metadata, file_diags, titles, reused=True, stat=stat))
+                count, file_diags, metadata, titles, included = hit
+                files.append(
+                    FileRecord(
+                        rel, digest, count, key, metadata, file_diags, titles, reused=True, stat=stat, included=included
+                    )
+                )
             else:
                 record = FileRecord(rel, digest, 0, key, stat=stat)
                 files.append(record)
