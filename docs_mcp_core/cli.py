@@ -212,15 +212,22 @@ def _validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
             )
         )
     listing = _listing(docs_dir) if list_files else None
+    from .authoring.syntax import syntax_report
+
+    syntax = syntax_report(chunkset)
     if fmt == "json":
         doc = json.loads(format_json(chunkset.diagnostics, files))
         if listing is not None:
             doc["listing"] = listing
+        doc["framework"] = chunkset.framework
+        doc["syntax"] = syntax.rows
         click.echo(json.dumps(doc, indent=2))
     else:
         for entry in listing or []:
             why = f"  ({entry['reason']})" if entry.get("reason") else ""
             click.echo(f"{entry['status']:<9}{entry['path']}{why}")
+        for line in syntax.lines():
+            click.echo(line)
         click.echo(format_text(chunkset.diagnostics, files, str(docs_dir)))
     sys.exit(1 if has_errors(chunkset.diagnostics) else 0)
 
@@ -439,7 +446,11 @@ def build(
                 from .sources.web.stage import corpus_name, stage_url
 
                 staged = stage_url(web, OutputLayout(local).staged, reporter)
-                docs_dir, pages, corpus = Path(staged.path), staged.crawl.get("events"), corpus_name(web.url)
+                docs_dir, pages, corpus = (
+                    Path(staged.path),
+                    staged.crawl.get("events"),
+                    corpus_name(web.url, Path(staged.path)),
+                )
             assert docs_dir is not None
             options.update(pages=pages, corpus=corpus)
             if remote is not None:

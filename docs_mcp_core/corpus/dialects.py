@@ -292,8 +292,10 @@ def syntax_constructs(tokens: list, mdx: bool = False) -> list[tuple[str, int]]:
             found.append(("heading attribute list { #id }", line(tok)))
         elif kind == "fence" and "[" in tok.info:
             found.append(("fence title [label]", line(tok)))
-        elif kind == "fence" and tok.info.strip().startswith("{"):
+        elif kind == "fence" and re.match(r"^\{[\w-]+\}", tok.info.strip()):
             found.append((f"MyST directive {tok.info.split()[0]}", line(tok)))
+        elif kind == "fence" and tok.info.strip().startswith("{"):
+            found.append(("fence attribute list { .lang }", line(tok)))
         elif kind == "html_block" and mdx or kind == "html_block" and _JSX_TAG.search(tok.content):
             for name in dict.fromkeys(_JSX_TAG.findall(tok.content)):
                 found.append((f"component <{name}>", line(tok)))

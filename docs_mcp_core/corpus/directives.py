@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 FRONTMATTER_KEYS = ("mcp_chunking_hint", "metadata", "title", "description")
 # Written by website staging (sources/web/stage.py): the page URL and its heading anchors, cited in search hits.
-SOURCE_KEYS = ("source_url", "source_anchors")
+SOURCE_KEYS = ("source_url", "source_anchors", "site_name")
 DIRECTIVES = ("mcp_chunking_hint", "mcp_metadata")
 _DIRECTIVE = re.compile(r"<!--\s*(mcp_[A-Za-z0-9_]*)\s*:?(.*?)-->", re.DOTALL)
 _MARKER = re.compile(r"<!--\s*(Start|End)\s+(.+?)\s*-->")
@@ -143,6 +143,8 @@ def read_frontmatter(yaml_text: str, path: str, hints: FileHints, framework: str
                 )
             else:
                 hints.source_anchors = [(p[0], p[1]) for p in pairs]
+        elif key == "site_name":
+            continue  # read by sources/web/stage.py corpus_name, for the corpus description
         elif key == "description":
             if not isinstance(value, str):
                 hints.diagnostics.append(

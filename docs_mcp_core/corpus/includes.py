@@ -111,6 +111,7 @@ class _Reader:
         self.ctx = ctx
         self.relpath = relpath
         self.out = Expanded("", [])
+        self.page_line = 0  # the page's own line being expanded: what nested includes' findings name
 
     def find(self, target: str, here: str, prefer_root: bool) -> tuple[str | None, str]:
         """(real path, why not) of an include target: relative to the including file's folder or to the
@@ -149,9 +150,12 @@ class _Reader:
         self.out.included[rel] = hashlib.sha256(data).hexdigest()
         return normalize_newlines(data.decode("utf-8", errors="replace")), ""
 
-    def unresolved(self, line: int, what: str, target: str, why: str) -> list[str] | None:
+    def unresolved(self, line: int, what: str, target: str, why: str, depth: int = 0) -> list[str] | None:
         """An include that did not resolve: with a framework config it is markup that failed (a warning,
         and left out); without one, where it would resolve is unknown and the line is kept as written."""
+        line = line if depth == 0 else self.page_line
+        if self.out.constructs and self.out.constructs[-1] == (what, line):
+            self.out.constructs.pop()
         if self.ctx.framework is None:
             self.out.constructs.append((f"{what} (unresolved: no framework config)", line))
             return None
@@ -242,6 +246,8 @@ def _expand(reader: _Reader, lines: list[str], here: str, stack: list[str], dept
     myst: tuple[str, str, int, list[str]] | None = None  # (kind, indent, line, body lines) of an open {include} fence
     for i, line in enumerate(lines):
         top_line = i  # callers at depth > 0 remap to their include line
+        if depth == 0:
+            reader.page_line = i + 1
         if myst is not None:
             kind, indent, start, body = myst
             closing = _FENCE.match(line)
@@ -403,7 +409,7 @@ def _one_line(
         if real is not None:
             text, why = _guarded(reader, real, stack, depth)
         if text is None:
-            return reader.unresolved(i + 1, "VitePress <<< snippet", target, why)
+            return reader.unresolved(i + 1, "VitePress <<< snippet", target, why, depth)
         lines = text.split("\n")
         if region:
             picked = _region(lines, region)
@@ -436,13 +442,13 @@ def _splice(
     prefer_root: bool,
     in_fence: bool,
 ) -> list[str] | None:
-    reader.out.constructs.append((what, i + 1))
+    reader.out.constructs.append((what, i + 1 if depth == 0 else reader.page_line))
     real, why = reader.find(target, here, prefer_root=prefer_root)
     text = None
     if real is not None:
         text, why = _guarded(reader, real, stack, depth)
     if text is None or real is None:
-        return reader.unresolved(i + 1, what, target, why)
+        return reader.unresolved(i + 1, what, target, why, depth)
     lines = _pick_lines(text.split("\n"), spans)
     if real.endswith(_MARKDOWN) and not in_fence:  # Markdown is spliced in, its own includes followed
         nested = [p for _, p in _expand(reader, lines, os.path.dirname(real), [*stack, real], depth + 1)]

@@ -20,7 +20,7 @@ from ..chunking.chunker import CHUNKER_VERSION
 from ..corpus.prompts import load_prompts
 from ..corpus.taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
 from ..corpus.walk import decode_text, manifest_rules, read_hashed, scan_corpus
-from ..diagnostics import Diagnostic, error, has_errors
+from ..diagnostics import Diagnostic, error, has_errors, warning
 from ..embedding import EmbeddingProvider
 from ..embedding.cache import EmbedResult, commit_cache, embed_with_cache, may_hold_vectors
 from ..errors import DocsMcpError, ValidationFailed
@@ -99,6 +99,9 @@ class ChunkSet:
     changed_files: list[str] = field(default_factory=list)  # files whose chunks differ from it (edited or gone)
     replaced_rows: int = 0  # chunks the previous build had for those files
     unchanged_sha256: str = ""
+    framework: str | None = None  # the docs framework detected (corpus/framework.py), e.g. "MkDocs (../mkdocs.yml)"
+    site_name: str | None = None  # what the corpus calls itself: its framework's site name, else its README's title
+    site_description: str | None = None  # the framework's site description, else the README's first paragraph
     _chunks: list[Chunk] | None = field(default=None, repr=False)
     _previous: PreviousChunks | None = field(default=None, repr=False)
     _spill: Spill | None = field(default=None, repr=False)
@@ -287,6 +290,22 @@ def analyze_corpus(
         chunkset.changed_files = sorted(set(previous.files) - kept | {f.relpath for f in files if not f.reused})
         chunkset.replaced_rows = sum(int(previous.files.get(p, {}).get("chunks", 0)) for p in chunkset.changed_files)
     chunkset._spill, chunkset._previous = spill, previous if reused else None
+    if scan.framework is not None:
+        chunkset.framework = scan.framework.shown(scan.root)
+        for key in scan.framework.unreadable:
+            chunkset.diagnostics.append(
+                warning(
+                    os.path.relpath(scan.framework.config, scan.root),
+                    1,
+                    f"{scan.framework.name} config: '{key}' is not a plain value (computed, or a template string) "
+                    "and was not read; docs-mcp reads configs as data and never runs them",
+                    "framework-config-unreadable",
+                )
+            )
+        chunkset.site_name, chunkset.site_description = scan.framework.site_name, scan.framework.description
+    if not chunkset.site_name:
+        chunkset.site_name, readme_text = readme_summary(scan.root, files)
+        chunkset.site_description = chunkset.site_description or readme_text
     if previous is not None and reused == len(files) and [f.relpath for f in files] == list(previous.files):
         chunkset.unchanged_sha256 = previous.chunks_sha256  # nothing parsed, nothing gone: its chunks.json as is
     return chunkset
@@ -353,6 +372,8 @@ def chunk_corpus(
             f"{defaults} file(s) have no explicit chunking strategy; the default chunk_by: h2 applies "
             "(run `docs-mcp validate` for the list)"
         )
+    if chunkset.framework:
+        reporter.info(f"docs framework: {chunkset.framework}")
     notes = [f"{chunkset.reused} unchanged files reused"] if chunkset.reused else []
     if chunkset.workers > 1:
         notes.append(f"{chunkset.workers} worker processes")
@@ -659,8 +680,67 @@ DESCRIPTION_TITLES = 8  # page titles named in a default corpus description
 DESCRIPTION_VALUES = 8  # values named per taxonomy key
 
 
+DESCRIPTION_SUMMARY = 300  # characters of a site description or README paragraph quoted
+# Folder names that say nothing about what a corpus is: the description names the folder above them instead.
+GENERIC_FOLDERS = {
+    "docs",
+    "doc",
+    "documentation",
+    "content",
+    "src",
+    "site",
+    "pages",
+    "website",
+    "www",
+    "staged",
+    "source",
+}
+
+
+def readme_summary(root: Path, files: list[FileRecord]) -> tuple[str | None, str | None]:
+    """(title, first paragraph) of the corpus's top-level README, when it has one with a title."""
+    from ..corpus.markdown import parser, split_frontmatter
+
+    readme = next(
+        (f for f in files if f.relpath.lower() in ("readme.md", "readme.mdx", "readme.rst", "index.md")), None
+    )
+    if readme is None or not readme.titles:
+        return None, None
+    try:
+        text = (root / readme.relpath).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return readme.titles[0], None
+    tokens = parser().parse(split_frontmatter(text).body)
+    for i, tok in enumerate(tokens):
+        if tok.type == "paragraph_open" and tok.level == 0 and i + 1 < len(tokens):
+            from ..corpus.markdown import inline_text
+
+            first = " ".join(inline_text(tokens[i + 1]).split())
+            if len(first) > 20:
+                return readme.titles[0], first
+    return readme.titles[0], None
+
+
+def corpus_label(name: str, root: str) -> str:
+    """A corpus name that says something: a docs folder called `docs` is named after the folder above it."""
+    path = Path(root)
+    if name != path.name:
+        return name
+    for part in [path, *path.parents]:
+        if part.name and part.name.lower() not in GENERIC_FOLDERS:
+            return part.name
+    return name
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
 def default_description(name: str, chunkset: ChunkSet) -> str:
-    """What the corpus is, for agents choosing whether to search it: its name, size, page titles and taxonomy.
+    """What the corpus is, for agents choosing whether to search it: what it calls itself (its docs
+    framework's site name and description, else its README's title and first paragraph), its size,
+    page titles and taxonomy.
 
     Used when no --description is given; shown in the search_docs tool description.
     """
@@ -668,7 +748,7 @@ def default_description(name: str, chunkset: ChunkSet) -> str:
     # top-level pages first: a file's title is its first level-1 heading; each title once, in that order
     titles = list(dict.fromkeys(t for record in shallow_first for t in record.titles))
     files = len(chunkset.files)
-    parts = [f"{files} Markdown file{'s' if files != 1 else ''}"]
+    parts = [f"{files} page{'s' if files != 1 else ''}"]
     if titles:
         more = len(titles) - DESCRIPTION_TITLES
         parts.append(
@@ -681,7 +761,9 @@ def default_description(name: str, chunkset: ChunkSet) -> str:
             parts.append(
                 f"{key}: " + ", ".join(values[:DESCRIPTION_VALUES]) + (f" and {more} more" if more > 0 else "")
             )
-    return f"{name} documentation ({'; '.join(parts)})"
+    label = chunkset.site_name or corpus_label(name, chunkset.root)
+    about = f": {_clip(chunkset.site_description, DESCRIPTION_SUMMARY)}" if chunkset.site_description else ""
+    return f"{label} documentation{about} ({'; '.join(parts)})"
 
 
 def publish_metadata(

@@ -45,7 +45,7 @@ def client(index: Path) -> Client:
 async def test_default_corpus_description_says_what_the_corpus_holds(client: Client, index: Path) -> None:
     description = json.loads((index / "metadata.json").read_text())["corpus_description"]
     assert description.startswith(
-        "parcelly-docs documentation (19 Markdown files; pages such as Changelog, "
+        "parcelly-docs documentation (19 pages; pages such as Changelog, "
         "Parcelly API overview, Authentication, Errors, Idempotent requests, Pagination, "
         "Rate limits, Retries and timeouts and 11 more; "
     )

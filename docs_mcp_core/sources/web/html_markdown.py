@@ -84,6 +84,7 @@ class Page:
     title: str | None
     anchors: list[tuple[str, str]] = field(default_factory=list)  # (heading text, HTML id) in page order
     links: list[str] = field(default_factory=list)  # hrefs as written, for same-site crawling
+    site_name: str | None = None  # og:site_name, else the site part of <title> ("Page - Site")
 
 
 def code_language(el: Tag) -> str:
@@ -218,4 +219,21 @@ def html_to_markdown(html: str | bytes) -> Page:
     markdown = _BLANKS.sub("\n\n", markdown).strip() + "\n"
     if h1 is None and title:  # a page without an h1 still gets a title heading
         markdown = f"# {title}\n\n{markdown}"
-    return Page(markdown, title or None, anchors, links)
+    return Page(markdown, title or None, anchors, links, _site_name(soup, title_tag))
+
+
+_TITLE_PARTS = re.compile(r"\s+[-|\u2014\u2013\u00b7:]\s+")
+
+
+def _site_name(soup: BeautifulSoup, title_tag: Tag | None) -> str | None:
+    """What the site calls itself: its og:site_name, else the last part of a "Page - Site" <title>."""
+    meta = soup.find("meta", attrs={"property": "og:site_name"}) or soup.find(
+        "meta", attrs={"name": "application-name"}
+    )
+    content = meta.get("content") if meta is not None else None
+    if isinstance(content, str) and content.strip():
+        return content.strip()
+    if title_tag is None:
+        return None
+    parts = _TITLE_PARTS.split(title_tag.get_text(" ", strip=True))
+    return parts[-1].strip() if len(parts) > 1 and parts[-1].strip() else None

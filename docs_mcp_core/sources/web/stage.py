@@ -90,11 +90,13 @@ class CrawlReport:
         )
 
 
-def staged_file(url: str, markdown: str, anchors: list[tuple[str, str]]) -> bytes:
-    """The staged Markdown: frontmatter naming the page URL and its heading anchors, then the page."""
+def staged_file(url: str, markdown: str, anchors: list[tuple[str, str]], site_name: str | None = None) -> bytes:
+    """The staged Markdown: frontmatter naming the page URL, its heading anchors and the site's name, then the page."""
     front: dict[str, Any] = {"source_url": url}
     if anchors:
         front["source_anchors"] = [[text, anchor] for text, anchor in anchors]
+    if site_name:
+        front["site_name"] = site_name
     head = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000, default_flow_style=None)
     return f"---\n{head}---\n{markdown}".encode()
 
@@ -118,7 +120,7 @@ def _page_bytes(answer: Fetched) -> tuple[bytes | None, list[str], str]:
         page = html_to_markdown(answer.body)
         if not page.markdown.strip().lstrip("#").strip():
             return None, page.links, "no text in the page's main content"
-        return staged_file(url, page.markdown, page.anchors), page.links, ""
+        return staged_file(url, page.markdown, page.anchors, page.site_name), page.links, ""
     if ctype in MARKDOWN_TYPES or (ctype in ("text/plain", "") and path.endswith((".md", ".markdown", ".txt"))):
         text = _strip_frontmatter(answer.body.decode("utf-8", errors="replace"))
         return staged_file(url, text if text.endswith("\n") else text + "\n", []), [], ""
@@ -297,10 +299,26 @@ class _Crawl:
         self._record(rel, url, fake, self._usable(rel))
 
 
-def corpus_name(url: str) -> str:
-    """What a website corpus is called in its default description: its host name."""
+def corpus_name(url: str, staged: Path | None = None) -> str:
+    """What a website corpus is called in its default description: the name its pages give the site
+    (og:site_name or the site part of their <title>, the most common one), else its host name."""
     from urllib.parse import urlsplit
 
+    names: Counter[str] = Counter()
+    for path in sorted(Path(staged).rglob("*.md")) if staged is not None else []:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                head = fh.read(4096)
+        except OSError:
+            continue
+        front = head.split("\n---", 1)[0] if head.startswith("---\n") else ""
+        for line in front.split("\n"):
+            if line.startswith("site_name:"):
+                value = yaml.safe_load(line.split(":", 1)[1]) if line.split(":", 1)[1].strip() else None
+                if isinstance(value, str) and value.strip():
+                    names[value.strip()] += 1
+    if names:
+        return sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
     return urlsplit(url).hostname or "website"
 
 

@@ -1,0 +1,73 @@
+"""validate's syntax table: per docs-dialect construct, how often it occurs, what it became, an example."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..corpus.dialects import construct_status
+
+# Components of the frameworks' own libraries (Starlight, Docusaurus, VitePress, Mintlify): their text
+# children are kept, as for any component; the others are reported as unknown (their props are lost).
+KNOWN_COMPONENTS = {
+    "Tabs", "TabItem", "Aside", "Card", "CardGrid", "LinkCard", "LinkButton", "Steps", "FileTree", "Badge",
+    "Icon", "Code", "Details", "Admonition", "CodeBlock", "Tab", "Accordion", "AccordionGroup", "Note", "Tip",
+    "Warning", "Info", "Check", "CodeGroup", "Frame", "Expandable", "ParamField", "ResponseField", "Home", "Fragment",
+}  # fmt: skip
+
+
+@dataclass
+class SyntaxReport:
+    framework: str | None
+    rows: list[dict[str, Any]] = field(default_factory=list)  # construct, count, status, example
+    stub_pages: list[str] = field(default_factory=list)  # pages that are API stubs and nothing else
+
+    def lines(self) -> list[str]:
+        out = [
+            f"framework: {self.framework or 'none found (plain Markdown rules; includes resolve in the docs folder)'}"
+        ]
+        if self.rows:
+            width = max(len(r["construct"]) for r in self.rows)
+            out.append(f"syntax: {'construct':<{width}}  {'count':>5}  {'became':<18}  example")
+            out += [
+                f"        {r['construct']:<{width}}  {r['count']:>5}  {r['status']:<18}  {r['example']}"
+                for r in self.rows
+            ]
+        if self.stub_pages:
+            shown = ", ".join(self.stub_pages[:3]) + (
+                f" and {len(self.stub_pages) - 3} more" if len(self.stub_pages) > 3 else ""
+            )
+            out.append(
+                f"note: {len(self.stub_pages)} page(s) are only API stubs (mkdocstrings `:::`, autodoc), whose text comes "
+                f"from the code when the site is built: nothing of them is indexed ({shown}); to index the API "
+                "reference, build from the rendered site with --url"
+            )
+        return out
+
+
+def _status(construct: str) -> str:
+    if construct.startswith("component <"):
+        name = construct[len("component <") : -1]
+        return "text kept" if name in KNOWN_COMPONENTS else "unknown: text kept"
+    if "unresolved" in construct:
+        return "kept as text"
+    return construct_status(construct)
+
+
+def syntax_report(chunkset: Any) -> SyntaxReport:
+    """Constructs grouped across the corpus (never a line per occurrence), most frequent first."""
+    counts: dict[str, list[Any]] = {}
+    stubs = []
+    for record in chunkset.files:
+        kinds = set()
+        for construct, line in record.constructs:
+            entry = counts.setdefault(construct, [0, f"{record.relpath}:{line}"])
+            entry[0] += 1
+            kinds.add(construct)
+        if record.chunks == 0 and any(k.startswith(("API stub", "Sphinx directive auto")) for k in kinds):
+            stubs.append(record.relpath)
+    rows = [
+        {"construct": c, "count": n, "status": _status(c), "example": example}
+        for c, (n, example) in sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    ]
+    return SyntaxReport(chunkset.framework, rows, sorted(stubs))
