@@ -702,24 +702,75 @@ def serve(
     serve_then_exit(run)  # background threads are running from here: see serve_then_exit for why
 
 
+CLIENT_NAMES = ("claude-code", "claude-desktop", "cursor", "vscode", "windsurf", "zed", "codex", "gemini")
+
+
+def index_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`--index [NAME=]PATH` (repeatable) and `--config`, read as `serve` reads them (served_corpora)."""
+    options = [
+        click.option(
+            "--index",
+            "index_dirs",
+            multiple=True,
+            metavar="[NAME=]PATH",
+            help="A built index, as `serve --index` takes it; repeat it for several corpora (one server "
+            "serves them all).",
+        ),
+        click.option(
+            "--config",
+            "config_file",
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            help="The corpora of this docs-mcp.yaml's serve section, as `serve --config` serves them.",
+        ),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def checked_corpora(
+    index_dirs: tuple[str, ...], config_file: Path | None, what: str
+) -> tuple[list[tuple[Any, Any]], Path | None]:
+    """The corpora `serve` would serve for these options (served_corpora: one parser), each with its
+    published metadata (a path that is no index is refused here, not in a client later), and the
+    docs-mcp.yaml they came from (None for --index)."""
+    from .metadata import require_metadata
+    from .objectstore import RemoteIndex
+    from .server.app import check_corpora
+    from .sources.config import CONFIG_ENV, find_config
+
+    config = None
+    if not index_dirs:
+        config = find_config(config_file)
+        if config_file is None and not config.is_file():
+            raise DocsMcpError(
+                f"nothing to {what}: pass --index [NAME=]PATH (repeatable) or --config docs-mcp.yaml (none at "
+                f"{config}, and {CONFIG_ENV} is unset)"
+            )
+    corpora = served_corpora(index_dirs, config_file if index_dirs else config)
+    check_corpora(corpora)
+    checked = []
+    for corpus in corpora:
+        remote = isinstance(corpus.out, str)
+        checked.append(
+            (corpus, RemoteIndex.parse(corpus.out).require_metadata() if remote else require_metadata(corpus.out))
+        )
+    return checked, config
+
+
+def _absolute(out: Path | str) -> str:
+    return out if isinstance(out, str) else os.path.abspath(out)
+
+
 @main.command("mcp-config")
-@click.option(
-    "--client",
-    required=True,
-    type=click.Choice(["claude-code", "claude-desktop", "cursor", "vscode"]),
-    help="The MCP client to configure.",
-)
-@click.option(
-    "--index",
-    "index_dir",
-    type=INDEX_DIR,
-    default=None,
-    help="A built index, served locally over stdio by this install's docs-mcp.",
-)
+@click.option("--client", required=True, type=click.Choice(CLIENT_NAMES), help="The MCP client to configure.")
+@index_options
 @click.option(
     "--url",
     default=None,
-    help="A running `docs-mcp serve --transport http` endpoint, e.g. https://docs.example.com/mcp.",
+    help="A running `docs-mcp serve --transport http` endpoint instead of a local index, e.g. "
+    "https://docs.example.com/mcp.",
 )
 @click.option(
     "--token-env",
@@ -727,33 +778,84 @@ def serve(
     default=None,
     help="With --url: the environment variable holding the bearer token (referenced, never printed).",
 )
-@click.option("--name", default=None, help="Server name in the client (default: from the index folder or URL host).")
+@click.option(
+    "--name",
+    default=None,
+    help="Server name in the client [default: CORPUS-docs for one corpus, docs for several, HOST-docs for --url].",
+)
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Merge the entry into the client's config file (backed up first; other servers and settings kept) "
+    "instead of printing it.",
+)
+@click.option(
+    "--path",
+    "write_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With --write: the file to merge into [default: the client's project file in this folder, or its "
+    "user file if it has no project file].",
+)
 @_fail_cleanly
-def mcp_config(client: str, index_dir: Path | None, url: str | None, token_env: str | None, name: str | None) -> None:
-    """Print the MCP client configuration for an index (stdio) or a server URL (HTTP), as JSON on stdout."""
-    from .metadata import require_metadata
-    from .server.client_config import Launch, docs_mcp_command, server_name, snippet
+def mcp_config(
+    client: str,
+    index_dirs: tuple[str, ...],
+    config_file: Path | None,
+    url: str | None,
+    token_env: str | None,
+    name: str | None,
+    write: bool,
+    write_path: Path | None,
+) -> None:
+    """Configure an MCP client for this install: the entry on stdout (JSON, or TOML for Codex), where it
+    goes on stderr; or, with --write, merged into the client's file."""
+    from .connect.clients import CLIENTS, Launch, check_server_name, docs_mcp_command, server_name, snippet, url_host
 
-    if (index_dir is None) == (url is None):
-        raise DocsMcpError("give exactly one of --index (a local index, served over stdio) or --url (an HTTP server)")
-    if token_env and not url:
-        raise DocsMcpError("--token-env goes with --url (a local stdio server needs no token)")
-    if index_dir is not None:
-        if isinstance(index_dir, str):
-            from .objectstore import RemoteIndex
-
-            RemoteIndex.parse(index_dir).require_metadata()
-        else:
-            require_metadata(index_dir)  # a path that is no index is an error, not a broken config
-        index = index_dir if isinstance(index_dir, str) else Path(os.path.abspath(index_dir))
-        launch = Launch(command=[*docs_mcp_command(), "serve", "--index", str(index)])
-    else:
+    if write_path is not None and not write:
+        raise DocsMcpError("--path goes with --write (it names the file to merge into)")
+    if url is not None:
+        if index_dirs or config_file:
+            raise DocsMcpError("give --url (an HTTP server) or a local index (--index/--config), not both")
         if not url.startswith(("http://", "https://")):
             raise DocsMcpError(f"--url must start with http:// or https:// (got {url!r})")
-        launch = Launch(url=url, token_env=token_env)
-    result = snippet(client, name or server_name(index_dir, url), launch)
-    click.echo(json.dumps(result.config, indent=2))
-    click.echo(f"# put this in {result.where}", err=True)
+        launch, default_name, served = Launch(url=url, token_env=token_env), server_name(url_host(url)), []
+    else:
+        if token_env:
+            raise DocsMcpError("--token-env goes with --url (a local stdio server needs no token)")
+        checked, config = checked_corpora(index_dirs, config_file, "configure")
+        corpora = [corpus for corpus, _ in checked]
+        args = ["serve"]
+        if config is not None:
+            args += ["--config", str(config)]
+        for corpus in corpora if config is None else []:
+            path = _absolute(corpus.out)
+            args += ["--index", f"{corpus.name}={path}" if corpus.name else path]
+        launch = Launch(command=[*docs_mcp_command(), *args])
+        default_name = server_name(corpora[0].corpus_name) if len(corpora) == 1 else "docs"
+        served = [f"{c.corpus_name} ({_absolute(c.out)})" for c in corpora]
+    result = snippet(client, check_server_name(name) if name else default_name, launch)
+    info = CLIENTS[client]
+    what = "1 corpus" if len(served) == 1 else f"{len(served)} corpora from one server"
+    serves = f"# serves {what}: {', '.join(served)}" if served else f"# reaches {url}"
+    if write:
+        from .connect.client_files import write_snippet
+
+        done = write_snippet(result, write_path or info.default_path(Path.cwd()))
+        if done.status == "unchanged":
+            click.echo(f"{done.path}: server '{result.name}' is already there as configured; nothing written", err=True)
+            return
+        backup = f" (backup: {done.backup})" if done.backup else ""
+        click.echo(f"{done.path}: {done.status} server '{result.name}' for {info.title}{backup}", err=True)
+        click.echo(serves, err=True)
+        return
+    click.echo(result.text(), nl=False)
+    click.echo(serves, err=True)
+    where = info.default_path(Path.cwd())
+    click.echo(f"# put this in {where} ({info.note}), or write it there with --write", err=True)
+    if client == "claude-code":
+        click.echo("# or add it with Claude Code's own command:", err=True)
+        click.echo(result.add_json_command(), err=True)
 
 
 @main.command()

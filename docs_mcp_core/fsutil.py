@@ -19,18 +19,19 @@ from .failpoints import pause
 from .layout import OutputLayout
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Readers see the old file or the new one, never a partial write."""
-    write_atomic_pieces(path, (data,))
+def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Readers see the old file or the new one, never a partial write. `mode` defaults to what
+    the umask gives a new file (pass the old file's mode to keep it when replacing one)."""
+    write_atomic_pieces(path, (data,), mode)
 
 
-def write_atomic_pieces(path: Path, pieces: Iterable[bytes]) -> str:
+def write_atomic_pieces(path: Path, pieces: Iterable[bytes], mode: int | None = None) -> str:
     """write_atomic for output made piece by piece (never held whole in memory); returns its sha256."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     digest = hashlib.sha256()
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
+        os.fchmod(fd, 0o666 & ~_umask() if mode is None else mode)
         with os.fdopen(fd, "wb", buffering=1 << 20) as fh:
             for piece in pieces:
                 digest.update(piece)
