@@ -859,6 +859,43 @@ def mcp_config(
 
 
 @main.command()
+@click.option("--index", "index_dir", required=True, type=INDEX_DIR, help="Output folder of a build.")
+@click.argument("chunk_id")
+@click.option(
+    "--context",
+    type=click.IntRange(0, 5),
+    default=0,
+    show_default=True,
+    help="Neighbouring chunks of the same file to add on each side.",
+)
+@click.option(
+    "--max-chars",
+    type=click.IntRange(500, 200_000),
+    default=None,
+    help="Largest answer, in characters; a cut answer ends with a [trimmed: …] note saying how to read on "
+    "(with --offset).",
+)
+@click.option(
+    "--offset",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Character position in the chunk to read on from, as a [trimmed: …] note gives it.",
+)
+@click.option("--json", "as_json", is_flag=True, help='Print {"chunk_id": …, "text": …} instead of the Markdown.')
+@_fail_cleanly
+def get(index_dir: Path, chunk_id: str, context: int, max_chars: int | None, offset: int, as_json: bool) -> None:
+    """Read a chunk by its ID from the shell, exactly as get_doc does (a file path reads its first chunk)."""
+    from .search.engine import run_get_doc
+
+    text = run_get_doc(index_dir, chunk_id, context=context, max_chars=max_chars, offset=offset)
+    if as_json:
+        click.echo(json.dumps({"chunk_id": chunk_id, "text": text}, indent=2, ensure_ascii=False))
+        return
+    click.echo(text)
+
+
+@main.command()
 @click.option("--out", required=True, type=INDEX_DIR, help="Output folder of a build.")
 @click.option(
     "--sql",

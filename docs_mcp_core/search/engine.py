@@ -909,3 +909,16 @@ def run_search(
             engine.close()
 
     return asyncio.run(once())
+
+
+def run_get_doc(out: Path, chunk_id: str, *, context: int = 0, max_chars: int | None = None, offset: int = 0) -> str:
+    """One get_doc from synchronous code: the engine call the get_doc tool makes for a served index."""
+
+    async def once() -> str:
+        engine = SearchEngine(out, Weights(), embedder_factory=None, log=_stderr)  # reading needs no query model
+        try:
+            return await engine.get_doc(chunk_id, context, max_chars=max_chars, offset=offset)
+        finally:
+            engine.close()
+
+    return asyncio.run(once())
