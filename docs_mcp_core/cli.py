@@ -896,6 +896,37 @@ def get(index_dir: Path, chunk_id: str, context: int, max_chars: int | None, off
 
 
 @main.command()
+@index_options
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write OUT/NAME/SKILL.md (e.g. --out .claude/skills) instead of printing it.",
+)
+@click.option("--name", default=None, help="The skill's name (and folder) [default: CORPUS-docs, or docs for several].")
+@_fail_cleanly
+def skill(index_dirs: tuple[str, ...], config_file: Path | None, out_dir: Path | None, name: str | None) -> None:
+    """An agent skill (SKILL.md) that searches and reads these docs with `docs-mcp search --json` and
+    `docs-mcp get`, for agents that prefer a command line to MCP."""
+    from .connect.clients import docs_mcp_command
+    from .connect.skill import SkillCorpus, check_skill_name, render_skill, skill_name
+    from .fsutil import write_atomic
+
+    checked, _ = checked_corpora(index_dirs, config_file, "describe")
+    described = [SkillCorpus(c.corpus_name, _absolute(c.out), metadata, c.description) for c, metadata in checked]
+    chosen = check_skill_name(name) if name else skill_name(described)
+    text = render_skill(chosen, described, docs_mcp_command())
+    if out_dir is None:
+        click.echo(text, nl=False)
+        return
+    path = out_dir / chosen / "SKILL.md"
+    existed = path.exists()
+    write_atomic(path, text.encode("utf-8"))
+    click.echo(f"{'replaced' if existed else 'wrote'} {path}", err=True)
+
+
+@main.command()
 @click.option("--out", required=True, type=INDEX_DIR, help="Output folder of a build.")
 @click.option(
     "--sql",
