@@ -705,16 +705,26 @@ def serve(
 CLIENT_NAMES = ("claude-code", "claude-desktop", "cursor", "vscode", "windsurf", "zed", "codex", "gemini")
 
 
-def index_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """`--index [NAME=]PATH` (repeatable) and `--config`, read as `serve` reads them (served_corpora)."""
-    options = [
+def index_options(several: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`--index [NAME=]PATH` (repeatable) and `--config`, read as `serve` reads them (served_corpora);
+    `several` says what repeating --index gives."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(_index_options(several)):
+            fn = option(fn)
+        return fn
+
+    return decorate
+
+
+def _index_options(several: str) -> list[Callable[..., Any]]:
+    return [
         click.option(
             "--index",
             "index_dirs",
             multiple=True,
             metavar="[NAME=]PATH",
-            help="A built index, as `serve --index` takes it; repeat it for several corpora (one server "
-            "serves them all).",
+            help=f"A built index, as `serve --index` takes it; repeat it for several corpora ({several}).",
         ),
         click.option(
             "--config",
@@ -724,9 +734,6 @@ def index_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             help="The corpora of this docs-mcp.yaml's serve section, as `serve --config` serves them.",
         ),
     ]
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
 
 
 def checked_corpora(
@@ -765,10 +772,11 @@ def _absolute(out: Path | str) -> str:
 
 @main.command("mcp-config")
 @click.option("--client", required=True, type=click.Choice(CLIENT_NAMES), help="The MCP client to configure.")
-@index_options
+@index_options("one server serves them all")
 @click.option(
     "--url",
     default=None,
+    metavar="URL",
     help="A running `docs-mcp serve --transport http` endpoint instead of a local index, e.g. "
     "https://docs.example.com/mcp.",
 )
@@ -896,7 +904,7 @@ def get(index_dir: Path, chunk_id: str, context: int, max_chars: int | None, off
 
 
 @main.command()
-@index_options
+@index_options("a section each")
 @click.option(
     "--out",
     "out_dir",
