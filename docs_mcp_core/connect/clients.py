@@ -103,7 +103,7 @@ CLIENTS: dict[str, Client] = {
         "servers",
         "jsonc",
         project_file=".vscode/mcp.json",
-        note="or your user profile's mcp.json (command: MCP: Open User Configuration)",
+        note="or your user profile's mcp.json, which MCP: Open User Configuration opens",
     ),
     "windsurf": Client(
         "Windsurf",
@@ -117,7 +117,7 @@ CLIENTS: dict[str, Client] = {
         "context_servers",
         "jsonc",
         user_file=_zed_file,
-        note="your Zed settings (zed: open settings), or a project's .zed/settings.json",
+        note="your Zed settings, which zed: open settings opens; or a project's .zed/settings.json",
     ),
     "codex": Client("Codex", "mcp_servers", "toml", user_file=_codex_file, note="every project; $CODEX_HOME moves it"),
     "gemini": Client(
