@@ -60,3 +60,18 @@ def test_real_mkdocs_page() -> None:
     assert "```\n# Using the top-level API:\nhttpx.get('http://example.com/api/v1/example', timeout=10.0)" in md
     assert "Material for MkDocs" not in md and "Table of contents" not in md
     assert ("fine tuning the configuration", "fine-tuning-the-configuration") in page.anchors
+
+
+def test_markup_nested_deeper_than_the_limit_is_kept_as_text() -> None:
+    nested = "<div>" * 400 + "<p>deep <b>text</b></p>" + "</div>" * 400
+    page = html_to_markdown(f"<html><body><main><h1>Deep</h1><p>Top.</p>{nested}</main></body></html>")
+    assert page.markdown == "# Deep\n\nTop.\n\ndeep text\n" and page.flattened == 1
+    shallow = html_to_markdown("<main><h1>T</h1>" + "<div>" * 50 + "<p>x</p>" + "</div>" * 50 + "</main>")
+    assert shallow.flattened == 0
+
+
+def test_the_http_charset_decodes_the_page_unless_a_byte_order_mark_says_otherwise() -> None:
+    latin = "<html><body><main><h1>Café</h1><p>crème brûlée</p></main></body></html>".encode("iso-8859-1")
+    assert html_to_markdown(latin, "iso-8859-1").markdown == "# Café\n\ncrème brûlée\n"
+    bom = b"\xef\xbb\xbf" + "<main><h1>Café</h1></main>".encode()
+    assert html_to_markdown(bom, "iso-8859-1").markdown == "# Café\n"

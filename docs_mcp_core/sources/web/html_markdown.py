@@ -4,6 +4,10 @@ Main content only (the first match of MAIN_SELECTORS, then site chrome removed),
 fenced code blocks with their language (from `language-x`/`highlight-x`/`lang-x` classes),
 GFM tables, and admonitions as block quotes that start with their title. Each heading's HTML
 id is kept, so a chunk can cite the page with its heading anchor.
+
+markdownify converts recursively (about three Python frames per element level), so markup nested
+deeper than MAX_DEPTH below the main content is kept as its plain text: a page nested 400 levels
+deep converts, with a note, instead of raising RecursionError.
 """
 
 from __future__ import annotations
@@ -76,6 +80,9 @@ _LANG_CLASS = re.compile(r"^(?:language|lang|highlight|sourceCode)-([A-Za-z0-9_+
 _EDIT_LINK = re.compile(r"^\s*(edit|view source|improve) (this|on|the)\b", re.IGNORECASE)
 _NOT_A_LANGUAGE = {"default", "none", "text", "plain", "plaintext", "nohighlight", "source"}
 _BLANKS = re.compile(r"\n{3,}")
+_SPACES = re.compile(r"\s+")
+MAX_DEPTH = 100  # element levels below the main content converted as markup; deeper ones become their text
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
 
 @dataclass
@@ -85,6 +92,7 @@ class Page:
     anchors: list[tuple[str, str]] = field(default_factory=list)  # (heading text, HTML id) in page order
     links: list[str] = field(default_factory=list)  # hrefs as written, for same-site crawling
     site_name: str | None = None  # og:site_name, else the site part of <title> ("Page - Site")
+    flattened: int = 0  # elements nested deeper than MAX_DEPTH, kept as their plain text
 
 
 def code_language(el: Tag) -> str:
@@ -195,12 +203,40 @@ def _anchors(main: Tag) -> list[tuple[str, str]]:
     return out
 
 
-def html_to_markdown(html: str | bytes) -> Page:
+def _flatten_deep(main: Tag, limit: int) -> int:
+    """Replace the content of every element `limit` levels below `main` by its plain text (level by level,
+    without recursion); returns how many elements were cut that way."""
+    level = [main]
+    for _ in range(limit):
+        level = [child for el in level for child in el.children if isinstance(child, Tag)]
+        if not level:
+            return 0
+    for el in level:
+        text = _SPACES.sub(" ", el.get_text(" ")).strip()
+        for child in list(el.contents):
+            if isinstance(child, Tag):
+                child.decompose()  # iterative in BeautifulSoup, and it breaks the tree's reference cycles
+            else:
+                child.extract()
+        el.append(text)
+    return len(level)
+
+
+def decoded(body: bytes, charset: str | None) -> str | bytes:
+    """The page as text in the charset its Content-Type names; as bytes (the parser reads a BOM or a
+    <meta charset>) when it names none or the page starts with a byte order mark, which wins."""
+    if charset and not body.startswith(_BOMS):
+        return body.decode(charset, errors="replace")
+    return body
+
+
+def html_to_markdown(html: str | bytes, charset: str | None = None) -> Page:
     """The page's main content as Markdown, its title, heading anchors and links."""
-    soup = BeautifulSoup(html, "html.parser")
+    soup = BeautifulSoup(decoded(html, charset) if isinstance(html, bytes) else html, "html.parser")
     title_tag = soup.find("title")
     links = [a["href"] for a in soup.find_all("a", href=True) if isinstance(a.get("href"), str)]
     main = _main(soup)
+    flattened = _flatten_deep(main, MAX_DEPTH)
     _clean(main)
     anchors = _anchors(main)
     h1 = main.find("h1")
@@ -219,7 +255,7 @@ def html_to_markdown(html: str | bytes) -> Page:
     markdown = _BLANKS.sub("\n\n", markdown).strip() + "\n"
     if h1 is None and title:  # a page without an h1 still gets a title heading
         markdown = f"# {title}\n\n{markdown}"
-    return Page(markdown, title or None, anchors, links, _site_name(soup, title_tag))
+    return Page(markdown, title or None, anchors, links, _site_name(soup, title_tag), flattened)
 
 
 _TITLE_PARTS = re.compile(r"\s+[-|\u2014\u2013\u00b7:]\s+")
