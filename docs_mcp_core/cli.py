@@ -133,6 +133,15 @@ def web_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             show_default=True,
             help="With --url: further attempts after a 429, a 5xx or a network error (with backoff).",
         ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(0, 600, min_open=True),
+            default=30.0,
+            show_default=True,
+            metavar="SECONDS",
+            help="With --url: each request, from connecting to its last byte (redirects included), must "
+            "finish within this; a page that does not is a failed page.",
+        ),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -142,7 +151,7 @@ def web_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 def web_source(kwargs: dict[str, Any], docs_dir: Path | None) -> Any:
     """The website --url names with its crawl settings (popped from kwargs), or None for --docs-dir."""
     url = kwargs.pop("url")
-    settings = {k: kwargs.pop(k) for k in ("path_prefix", "max_pages", "llms_txt", "concurrency", "retries")}
+    settings = {k: kwargs.pop(k) for k in ("path_prefix", "max_pages", "llms_txt", "concurrency", "retries", "timeout")}
     if (url is None) == (docs_dir is None):
         raise DocsMcpError("give exactly one of --docs-dir (a folder of Markdown) or --url (a docs website)")
     if url is None:
@@ -154,7 +163,9 @@ def web_source(kwargs: dict[str, Any], docs_dir: Path | None) -> Any:
     from .sources.web.stage import WebSource
     from .sources.web.urls import check_start_url
 
-    politeness = Politeness(concurrency=settings["concurrency"], retries=settings["retries"])
+    politeness = Politeness(
+        concurrency=settings["concurrency"], retries=settings["retries"], timeout=settings["timeout"]
+    )
     return WebSource(
         check_start_url(url), settings["path_prefix"], settings["max_pages"], settings["llms_txt"], politeness
     )
@@ -445,7 +456,7 @@ def build(
                 from .layout import OutputLayout
                 from .sources.web.stage import corpus_name, stage_url
 
-                staged = stage_url(web, OutputLayout(local).staged, reporter)
+                staged = stage_url(web, OutputLayout(local).staged, reporter, force=force)
                 docs_dir, pages, corpus = (
                     Path(staged.path),
                     staged.crawl.get("events"),

@@ -66,7 +66,7 @@ class SourceConfig(BaseModel):
     llms_txt: Literal["off", "txt", "full"] = "off"  # txt: the pages llms.txt links; full: llms-full.txt
     concurrency: Annotated[int, Field(ge=1, le=32, strict=True)] = 4
     per_host: Annotated[int, Field(ge=1, le=32, strict=True)] = 2
-    timeout_seconds: Annotated[float, Field(gt=0, le=600)] = 30.0
+    timeout_seconds: Annotated[float, Field(gt=0, le=600)] = 30.0  # per request, connecting to the last byte
     retries: Annotated[int, Field(ge=0, le=10, strict=True)] = 3
     max_page_bytes: Annotated[int, Field(ge=1024, strict=True)] = 5 * 2**20
 
@@ -80,8 +80,13 @@ class SourceConfig(BaseModel):
             raise ValueError("'ref' and 'subdir' apply to git sources only")
         if not self.url and (set(WEB_FIELDS) & self.model_fields_set):
             raise ValueError(f"{', '.join(sorted(set(WEB_FIELDS) & self.model_fields_set))} apply to url sources only")
-        if self.url and not self.url.startswith(("http://", "https://")):
-            raise ValueError(f"url {self.url!r} must start with http:// or https://")
+        if self.url:
+            from .web.urls import ACCEPTED, url_problem
+
+            if (problem := url_problem(self.url.strip())) and problem.startswith("the scheme"):
+                raise ValueError(f"url {self.url!r} must start with http:// or https://")
+            if problem:
+                raise ValueError(f"url {self.url!r} is not a valid URL ({problem}); give {ACCEPTED}")
         return self
 
 

@@ -39,6 +39,8 @@ def test_url_source_with_crawl_settings(tmp_path: Path) -> None:
     [
         ("{path: docs, max_pages: 5}", "max_pages apply to url sources only"),
         ("{url: 'docs.example.com'}", "url 'docs.example.com' must start with http:// or https://"),
+        ("{url: 'http://[::1'}", "url 'http://[::1' is not a valid URL (Invalid IPv6 URL); give an http:// or"),
+        ("{url: 'http://127.0.0.1:99999/'}", "is not a valid URL (Port out of range 0-65535)"),
         ("{url: 'https://x.org/', llms_txt: maybe}", "source.llms_txt: Input should be 'off', 'txt' or 'full'"),
         (
             "{url: 'https://x.org/', git: repo}",

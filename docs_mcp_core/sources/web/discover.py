@@ -3,17 +3,18 @@ or its llms.txt links, parsed here; link crawling lives in stage.py, where pages
 
 from __future__ import annotations
 
-import gzip
 import re
 import xml.etree.ElementTree as ET
+import zlib
 from dataclasses import dataclass, field
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from ...errors import DocsMcpError
 from .fetch import Fetcher
-from .urls import Scope, clean
+from .urls import Scope, clean, origin_of
 
 MAX_SITEMAPS = 50  # sitemap files read per build (an index and its children)
+MAX_SITEMAP_BYTES = 50 * 2**20  # an inflated .xml.gz sitemap (the sitemap protocol's own limit)
 _LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 
 
@@ -25,25 +26,49 @@ class Discovery:
     full_text: bytes | None = None  # llms-full.txt: the whole corpus in one document
 
 
-def _locs(data: bytes, where: str) -> tuple[str, list[str]]:
+def inflate(data: bytes, limit: int) -> tuple[bytes | None, str]:
+    """gzip `data` inflated, never holding more than `limit` bytes: (bytes, "") or (None, why not)."""
+    out = bytearray()
+    while data:
+        unpacker = zlib.decompressobj(wbits=31)
+        try:
+            out += unpacker.decompress(data, limit + 1 - len(out))
+        except zlib.error as exc:
+            return None, f"not valid gzip ({exc})"
+        if len(out) > limit or unpacker.unconsumed_tail:
+            return None, f"it inflates to more than {limit:,} bytes"
+        data = unpacker.unused_data if unpacker.eof else b""  # a file of several gzip members
+    return bytes(out), ""
+
+
+def _locs(data: bytes, content_type: str = "") -> tuple[str, list[str], str]:
+    """(root element, <loc>s, "") of a sitemap, or ("", [], why it is not one)."""
     if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
+        inflated, problem = inflate(data, MAX_SITEMAP_BYTES)
+        if inflated is None:
+            return "", [], problem
+        data = inflated
     try:
         root = ET.fromstring(data)
-    except ET.ParseError as exc:
-        raise DocsMcpError(
-            f"{where} is not valid sitemap XML ({exc}); fix it or set `path_prefix`/crawl instead"
-        ) from None
+    except ET.ParseError as exc:  # an HTML "soft 404" (an error page answered 200) is the usual case
+        html = content_type in ("text/html", "application/xhtml+xml") or b"<html" in data[:1024].lower()
+        return "", [], "an HTML page, not sitemap XML" if html else f"not valid sitemap XML ({exc})"
     kind = root.tag.rsplit("}", 1)[-1]
+    if kind == "html":
+        return "", [], "an HTML page, not sitemap XML"
+    if kind not in ("urlset", "sitemapindex"):
+        return "", [], f"XML whose root is <{kind}>, not <urlset> or <sitemapindex>"
     locs = [el.text.strip() for el in root.iter() if el.tag.rsplit("}", 1)[-1] == "loc" and el.text and el.text.strip()]
-    return kind, locs
+    return kind, locs, ""
 
 
-async def from_sitemap(fetcher: Fetcher, start: str, scope: Scope) -> Discovery | None:
-    """The in-scope pages of the site's sitemaps, or None when it has none (then llms.txt or crawling).
+async def from_sitemap(fetcher: Fetcher, start: str, scope: Scope) -> Discovery:
+    """The in-scope pages of the site's sitemaps, or method "crawl" when it has none (then links are crawled).
 
     The sitemaps robots.txt names are all read; otherwise the first of sitemap.xml beside the
-    start page, under the path prefix, or at the site root. Sitemap indexes are followed.
+    start page, under the path prefix, or at the site root. Sitemap indexes are followed. An answer
+    that is not a sitemap (an HTML "soft 404", a gzip bomb, a redirect off the site) is skipped with
+    a note, as a missing one is.
     """
     await fetcher.allowed(start)  # reads robots.txt, which may name the sitemaps
     named = [scope.on_this_host(c) for c in fetcher.robots_sitemaps(scope.origin)]
@@ -56,29 +81,37 @@ async def from_sitemap(fetcher: Fetcher, start: str, scope: Scope) -> Discovery 
     spare = [] if named else fallbacks[1:]
     seen: set[str] = set()
     pages: list[str] = []
+    notes: list[str] = []
     found_any = False
     while (queue or (spare and not found_any)) and len(seen) < MAX_SITEMAPS:
         url = queue.pop(0) if queue else spare.pop(0)
         if url in seen:
             continue
         seen.add(url)
-        answer = await fetcher.get(url)
+        answer = await fetcher.get(url, whole_site=True)
         if answer.kind == "failed":
             raise DocsMcpError(
                 f"cannot read the sitemap {url}: {answer.reason}; the staged pages and the published "
                 "index are unchanged, try again later"
             )
+        if answer.kind == "skipped":
+            notes.append(f"{url}: skipped, {answer.reason}")
         if answer.kind != "ok":
             continue
-        kind, locs = _locs(answer.body, url)
+        kind, locs, problem = _locs(answer.body, answer.content_type)
+        if problem:
+            notes.append(f"{url} is not used as a sitemap: {problem}")
+            continue
         found_any = True
         if kind == "sitemapindex":
             queue.extend(scope.on_this_host(loc) for loc in locs)
         else:
             pages.extend(locs)
     if not found_any:
-        return None
-    return _in_scope("sitemap", pages, scope)
+        return Discovery("crawl", notes=notes)
+    found = _in_scope("sitemap", pages, scope)
+    found.notes[:0] = notes
+    return found
 
 
 def _in_scope(method: str, locs: list[str], scope: Scope) -> Discovery:
@@ -87,8 +120,10 @@ def _in_scope(method: str, locs: list[str], scope: Scope) -> Discovery:
     urls: list[str] = []
     for loc in locs:
         url = clean(loc)
+        if url is None:  # not an http(s) URL, or a malformed one (`http://[::1`, a port out of range)
+            continue
         if not scope.same_site(url):
-            origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+            origin = origin_of(url) or url
             foreign[origin] = foreign.get(origin, 0) + 1
             url = scope.on_this_host(url)
         if scope.contains(url):
@@ -110,10 +145,21 @@ async def from_llms_txt(fetcher: Fetcher, start: str, scope: Scope, full: bool) 
     if answer.kind != "ok":
         raise DocsMcpError(
             f"cannot read {url}: {answer.reason or 'HTTP ' + str(answer.status)}; "
-            f"{'try again later' if answer.kind == 'failed' else 'the site may not publish one: drop llms_txt'}"
+            + (
+                "try again later"
+                if answer.kind == "failed"
+                else "drop llms_txt"
+                if answer.reason.startswith("redirected")
+                else "the site may not publish one: drop llms_txt"
+            )
         )
     if full:
         return Discovery(name, [url], full_text=answer.body)
-    text = answer.body.decode("utf-8", errors="replace")
-    links = [urljoin(answer.final_url or url, m.group(1)) for m in _LINK.finditer(text)]
+    text = answer.body.decode(answer.charset or "utf-8", errors="replace")
+    links = []
+    for m in _LINK.finditer(text):
+        try:
+            links.append(urljoin(answer.final_url or url, m.group(1)))
+        except ValueError:  # a malformed link (`http://[::1`) leads nowhere
+            continue
     return _in_scope(name, links, scope)

@@ -7,7 +7,12 @@ next build sends If-None-Match / If-Modified-Since; a 304 reuses the staged file
 with the same body hash counts as unchanged, a page that answers 404/410 or is no longer
 discovered is removed. A page that fails (5xx, 429, network) keeps its previous staged version,
 with a warning; a failing page that has no previous version fails the staging, so a
-half-crawled corpus is never published as complete.
+half-crawled corpus is never published as complete. A page that cannot be a corpus file (a redirect
+out of the site, a path too long for a file name, an invalid docs-mcp comment) is skipped with a
+warning naming its URL, and the rest of the site builds.
+
+Every request counts against a budget (request_budget): a site that links endlessly, redirects or
+fails everywhere ends the crawl instead of running on.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any
 import yaml
 
 from ...corpus.manifest import MANIFEST_NAME
+from ...corpus.walk import resolve_file
 from ...errors import DocsMcpError
 from ...fsutil import read_json, write_atomic, write_json_atomic
 from ...layout import page_state, staged_listing
@@ -31,16 +37,21 @@ from ...progress import NullReporter, Reporter
 from ..local import StagedDocs, _remove_strays, listing_version
 from .discover import Discovery, from_llms_txt, from_sitemap
 from .fetch import Fetched, Fetcher, Politeness
-from .html_markdown import html_to_markdown
+from .html_markdown import MAX_DEPTH, html_to_markdown
 from .urls import Scope, check_start_url
 
 STATE_VERSION = 1
-CONVERTER_VERSION = "1"  # bump when html_markdown's output changes: every page is then fetched and converted again
+CONVERTER_VERSION = "2"  # bump when html_markdown's output changes: every page is then fetched and converted again
 # Staged sites are chunked at h2 like any corpus without a manifest, but say so (no per-file warning).
 SITE_MANIFEST = b'{\n  "version": "1",\n  "strategy": {"chunk_by": "h2"}\n}\n'
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 MARKDOWN_TYPES = ("text/markdown", "text/x-markdown")
 LLMS_CHOICES = ("off", "txt", "full")
+
+
+def request_budget(max_pages: int) -> int:
+    """Requests one staging may send, robots.txt, sitemaps, redirects and retries included."""
+    return 4 * max_pages + 100
 
 
 @dataclass(frozen=True)
@@ -111,25 +122,58 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _page_bytes(answer: Fetched) -> tuple[bytes | None, list[str], str]:
-    """(staged file, links, why not): HTML converted, Markdown kept, anything else refused."""
+def _page_bytes(answer: Fetched) -> tuple[bytes | None, list[str], str, str]:
+    """(staged file, links, why not, note): HTML converted, Markdown kept, anything else refused."""
     ctype = answer.content_type
     url = answer.final_url or answer.url
     path = url.split("?", 1)[0].lower()
+    note = ""
     if ctype in HTML_TYPES or (not ctype and path.endswith((".html", ".htm", "/"))):
-        page = html_to_markdown(answer.body)
+        try:
+            page = html_to_markdown(answer.body, answer.charset)
+        except RecursionError:
+            return None, [], "its HTML is nested too deeply to convert", ""
         if not page.markdown.strip().lstrip("#").strip():
-            return None, page.links, "no text in the page's main content"
-        return staged_file(url, page.markdown, page.anchors, page.site_name), page.links, ""
+            return None, page.links, "no text in the page's main content", ""
+        if page.flattened:
+            note = (
+                f"its HTML is nested more than {MAX_DEPTH} levels deep; {page.flattened} element(s) kept as plain text"
+            )
+        return staged_file(url, page.markdown, page.anchors, page.site_name), page.links, "", note
     if ctype in MARKDOWN_TYPES or (ctype in ("text/plain", "") and path.endswith((".md", ".markdown", ".txt"))):
-        text = _strip_frontmatter(answer.body.decode("utf-8", errors="replace"))
-        return staged_file(url, text if text.endswith("\n") else text + "\n", []), [], ""
-    return None, [], f"not an HTML or Markdown page (content type {ctype or 'unknown'})"
+        text = _strip_frontmatter(answer.body.decode(answer.charset or "utf-8-sig", errors="replace"))
+        return staged_file(url, text if text.endswith("\n") else text + "\n", []), [], "", ""
+    return None, [], f"not an HTML or Markdown page (content type {ctype or 'unknown'})", ""
+
+
+def _page_error(rel: str, data: bytes) -> str:
+    """The first validation error the staged page would fail the build with (a bad docs-mcp comment), or ""."""
+    _, diagnostics = resolve_file(rel, data.decode(), _sha(data), {})
+    errors = [d for d in diagnostics if d.severity == "error"]
+    return f"{errors[0].message} (line {errors[0].line} of the staged page)" if errors else ""
+
+
+def _convert(rel: str, answer: Fetched) -> tuple[bytes | None, list[str], str, str]:
+    """_page_bytes, and a page the build would refuse is refused here, by itself."""
+    data, links, why, note = _page_bytes(answer)
+    if data is not None and (why := _page_error(rel, data)):
+        data = None
+    return data, links, why, note
+
+
+def _same_body(answer: Fetched, url: str, prev: dict[str, Any] | None) -> bool:
+    """The page answered exactly what was staged from last time, from the same final URL."""
+    return (
+        prev is not None
+        and prev.get("sha256") == _sha(answer.body)
+        and prev.get("final_url") == (answer.final_url or url)
+    )
 
 
 class _Crawl:
-    def __init__(self, source: WebSource, dest: Path, reporter: Reporter) -> None:
+    def __init__(self, source: WebSource, dest: Path, reporter: Reporter, force: bool = False) -> None:
         self.source = source
+        self.force = force  # no validators sent: every page is downloaded again
         self.start = check_start_url(source.url)
         self.scope = Scope.of(self.start, source.path_prefix)
         self.dest = dest
@@ -145,6 +189,9 @@ class _Crawl:
         self.pages: dict[str, dict[str, Any]] = {}  # the new state, by staged path
         self.report = CrawlReport("sitemap")
         self.failed_new: list[str] = []
+        self.requested = 0  # page URLs that cost at least one request: a crawl stops at max_pages of them
+        self.notes: list[str] = []  # warnings about pages that were staged (deep HTML)
+        self.converter = ThreadPoolExecutor(1, thread_name_prefix="docs-mcp-html")  # shut down by run()
 
     def _usable(self, rel: str) -> dict[str, Any] | None:
         """The previous state of `rel`, if its staged file is still exactly what was staged."""
@@ -158,17 +205,42 @@ class _Crawl:
 
     async def fetch_page(self, fetcher: Fetcher, url: str) -> list[str]:
         """Fetch one page conditionally and record the outcome; returns its in-scope links."""
-        rel = self.scope.staged_path(url)
-        if rel is None or rel in self.pages:
+        rel, why = self.scope.staged_path(url)
+        if rel is None:
+            self.report.events.append(PageEvent("", url, "skipped", 0, why))
+            return []
+        if rel in self.pages:
             return []
         prev = self._usable(rel)
         self.pages[rel] = {}  # claimed: a second URL mapping to the same path is not fetched twice
-        answer = await fetcher.get(url, etag=(prev or {}).get("etag"), last_modified=(prev or {}).get("last_modified"))
-        if answer.kind == "not_modified" and prev is None:  # validators we did not send: refetch plainly
+        validators = prev if prev is not None and not self.force else {}
+        answer = await fetcher.get(url, etag=validators.get("etag"), last_modified=validators.get("last_modified"))
+        sent = answer.sent
+        if answer.kind == "failed" and not sent and prev is None and self.report.method == "crawl":
+            del self.pages[rel]  # not requested, the budget being used up: the crawl ends here, as at max_pages
+            return []
+        if answer.kind == "not_modified" and not validators:  # a 304 to a request without validators: once more
             answer = await fetcher.get(url)
-        return self._record(rel, url, answer, prev)
+            sent += answer.sent
+            if answer.kind == "not_modified":
+                answer.kind = "failed" if prev is not None else "skipped"
+                answer.reason = "answered 304 Not Modified to a request without validators"
+        self.requested += bool(sent)
+        converted = None
+        if answer.kind == "ok" and not _same_body(answer, url, prev):
+            # off the event loop: converting a big page must not hold up the other requests' deadlines
+            loop = asyncio.get_running_loop()
+            converted = await loop.run_in_executor(self.converter, _convert, rel, answer)
+        return self._record(rel, url, answer, prev, converted)
 
-    def _record(self, rel: str, url: str, answer: Fetched, prev: dict[str, Any] | None) -> list[str]:
+    def _record(
+        self,
+        rel: str,
+        url: str,
+        answer: Fetched,
+        prev: dict[str, Any] | None,
+        converted: tuple[bytes | None, list[str], str, str] | None = None,
+    ) -> list[str]:
         report = self.report
         event = PageEvent(rel, url, "", answer.status, answer.reason)
         links: list[str] = []
@@ -184,20 +256,21 @@ class _Crawl:
             links = prev.get("links", [])
         elif answer.kind == "ok":
             report.fetched += 1
-            final = answer.final_url or url
+            final = answer.final_url or url  # inside the scope: the fetcher follows no redirect out of it
             body_sha = _sha(answer.body)
-            if not self.scope.same_site(final):
-                event.event, event.detail = "skipped", f"redirected to another site ({final})"
-            elif prev is not None and prev.get("sha256") == body_sha and prev.get("final_url") == final:
+            if _same_body(answer, url, prev):
+                assert prev is not None
                 report.unchanged_by_hash += 1
                 event.event = "unchanged"
                 entry = {**prev, "etag": answer.etag, "last_modified": answer.last_modified}
                 links = prev.get("links", [])
             else:
-                data, links, why = _page_bytes(answer)
+                data, links, why, note = converted or _convert(rel, answer)
                 if data is None:
                     event.event, event.detail = "skipped", why
                 else:
+                    if note:
+                        self.notes.append(f"{url}: {note}")
                     entry = {
                         "url": url,
                         "final_url": final,
@@ -238,24 +311,32 @@ class _Crawl:
         return found
 
     async def run(self) -> None:
-        async with Fetcher(self.source.politeness) as fetcher:
-            discovery: Discovery | None
+        try:
+            await self._run()
+        finally:
+            self.converter.shutdown(cancel_futures=True)
+
+    async def _run(self) -> None:
+        budget = request_budget(self.source.max_pages)
+        async with Fetcher(self.source.politeness, self.scope, budget) as fetcher:
+            discovery: Discovery
             if self.source.llms_txt != "off":
                 discovery = await from_llms_txt(fetcher, self.start, self.scope, self.source.llms_txt == "full")
             else:
                 discovery = await from_sitemap(fetcher, self.start, self.scope)
-            if discovery is not None:
-                self.report.method = discovery.method
-                for note in discovery.notes:
-                    self.reporter.warn(note)
+            self.report.method = discovery.method
+            for note in discovery.notes:
+                self.reporter.warn(note)
             if delay := fetcher.crawl_delay(self.scope.origin):
                 self.reporter.info(
                     f"robots.txt asks for {delay:g} s between requests to {self.scope.origin}: "
                     "requests start at least that far apart"
                 )
-            if discovery is not None and discovery.full_text is not None:
+            if discovery.full_text is not None:
                 self._full_text(discovery)
-            elif discovery is not None:
+            elif discovery.method == "crawl":
+                await self._crawl(fetcher)
+            else:
                 urls = discovery.urls
                 if len(urls) > self.source.max_pages:
                     self.reporter.warn(
@@ -264,17 +345,22 @@ class _Crawl:
                     )
                     urls = urls[: self.source.max_pages]
                 await asyncio.gather(*(self.fetch_page(fetcher, u) for u in urls))
-            else:
-                self.report.method = "crawl"
-                await self._crawl(fetcher)
+            if not fetcher.budget_left():
+                self.reporter.warn(
+                    f"the budget of {budget:,} requests (4 x max_pages + 100) is used up: pages not requested "
+                    "keep their previous version, a crawl stops there, a new sitemap page fails the build; "
+                    "redirects, retries and failing pages use it up (raising max_pages raises it)"
+                )
             self.report.requests = dict(fetcher.requests)
 
     async def _crawl(self, fetcher: Fetcher) -> None:
+        """Breadth first from the start URL: at most max_pages page URLs are requested, whatever they answer
+        (a page of links without text counts as much as a page that is staged)."""
         frontier, seen = [self.start], {self.start}
         capped = False
         while frontier:
-            room = self.source.max_pages - len(self.pages)
-            if room <= 0:
+            room = self.source.max_pages - self.requested
+            if room <= 0 or not fetcher.budget_left():
                 capped = True
                 break
             batch, frontier = frontier[:room], frontier[room:]
@@ -286,7 +372,7 @@ class _Crawl:
                         frontier.append(link)
         if capped and frontier:
             self.reporter.warn(
-                f"the crawl stopped at max_pages={self.source.max_pages}; "
+                f"the crawl stopped at max_pages={self.source.max_pages} pages requested; "
                 f"{len(frontier)} more linked page(s) were not fetched"
             )
 
@@ -322,12 +408,12 @@ def corpus_name(url: str, staged: Path | None = None) -> str:
     return urlsplit(url).hostname or "website"
 
 
-def stage_url(source: WebSource, dest: Path, reporter: Reporter | None = None) -> StagedDocs:
-    """Stage the site into `dest`, conditionally; see the module docstring for the rules."""
+def stage_url(source: WebSource, dest: Path, reporter: Reporter | None = None, force: bool = False) -> StagedDocs:
+    """Stage the site into `dest`, conditionally unless `force`; see the module docstring for the rules."""
     reporter = reporter or NullReporter()
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    crawl = _Crawl(source, dest, reporter)
+    crawl = _Crawl(source, dest, reporter, force)
     started = time.monotonic()
     try:
         asyncio.get_running_loop()
@@ -368,6 +454,8 @@ def stage_url(source: WebSource, dest: Path, reporter: Reporter | None = None) -
             reporter.warn(f"{e.url}: skipped, {e.detail}")
         elif e.event == "removed":
             reporter.info(f"{e.url}: removed ({e.detail or 'gone'}); its chunks leave the index")
+    for note in crawl.notes:
+        reporter.warn(note)
     if crawl.failed_new:
         raise DocsMcpError(
             f"{len(crawl.failed_new)} page(s) could not be fetched and have no previous version, so the "
