@@ -28,6 +28,7 @@ from ..embedding import resolve_settings
 from ..embedding.base import ProviderSettings, provider_setting_fields
 from ..errors import DocsMcpError
 from ..paths import read_bytes
+from ..versions.spec import PackageConfig, SourceKind, VersionsConfig, check_versions
 
 if TYPE_CHECKING:
     from ..objectstore import RemoteIndex
@@ -140,6 +141,14 @@ class CorpusConfig(BaseModel):
     workers: Annotated[StrictInt, Field(ge=1)] | None = None  # processes that parse changed files (build --workers)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     exclude: list[StrictStr] = Field(default_factory=list)  # globs relative to the docs folder; never staged
+    package: PackageConfig | None = None  # what a project's lockfile is searched for (versions/lockfiles)
+    versions: VersionsConfig | None = None  # none: one unversioned index, as before
+
+    @model_validator(mode="after")
+    def _versions_fit_source(self) -> CorpusConfig:
+        kind: SourceKind = "git" if self.source.git else "url" if self.source.url else "path"
+        check_versions(self.versions, kind, "ref" in self.source.model_fields_set)
+        return self
 
     @field_validator("exclude")
     @classmethod
