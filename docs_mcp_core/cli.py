@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -912,6 +913,37 @@ def get(index_dir: Path, chunk_id: str, context: int, max_chars: int | None, off
         click.echo(json.dumps({"chunk_id": chunk_id, "text": text}, indent=2, ensure_ascii=False))
         return
     click.echo(text)
+
+
+@main.command()
+@click.option("--from", "old_index", required=True, type=INDEX_DIR, help="The built index of the older version.")
+@click.option("--to", "new_index", required=True, type=INDEX_DIR, help="The built index of the newer version.")
+@click.option("--query", default=None, help="Rank the changes by relevance to this (most relevant first).")
+@click.option(
+    "--max-chars",
+    type=click.IntRange(1000, 1_000_000),
+    default=24000,
+    show_default=True,
+    help="Characters of diffs and new text in the whole answer (at most 1500 a change); later changes are "
+    "listed by ID and heading only.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the changes as one JSON document.")
+@_fail_cleanly
+def diff(old_index: Path | str, new_index: Path | str, query: str | None, max_chars: int, as_json: bool) -> None:
+    """What changed between two built indexes of a corpus (two versions of its docs): sections changed,
+    renamed, added and removed, each with a short diff or its new text."""
+    from .versions.changes import what_changed
+    from .versions.published import read_chunks
+    from .versions.report import Budget, to_json, to_text
+
+    old_chunks, new_chunks = read_chunks(old_index), read_chunks(new_index)
+    found = what_changed(old_chunks, new_chunks, query)
+    budget = Budget(per_change=min(Budget.per_change, max_chars), total=max_chars)
+    if as_json:
+        click.echo(json.dumps(to_json(found, str(old_index), str(new_index), budget), indent=2, ensure_ascii=False))
+        return
+    read_more = f"docs-mcp get --index {shlex.quote(str(new_index))} {{chunk_id}}"
+    click.echo(to_text(found, str(old_index), str(new_index), budget, read_more=read_more))
 
 
 @main.command()

@@ -1,4 +1,4 @@
-"""Reading commands (search, serve, audit) on something that is not an index: one `error:` line with a
+"""Reading commands (search, serve, audit, diff) on something that is not an index: one `error:` line with a
 complete build command, exit 1, and nothing created — not the folder, not a cursor secret."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ COMMANDS = {
     "serve-http": lambda p: ["serve", "--index", str(p), "--transport", "http", "--port", str(free_port())],
     "audit": lambda p: ["audit", "--out", str(p)],
     "audit-sql": lambda p: ["audit", "--out", str(p), "--sql", "SELECT 1"],
+    "diff": lambda p: ["diff", "--from", str(p), "--to", str(p)],
 }
 
 
@@ -71,7 +72,7 @@ def test_a_docs_folder_is_not_an_index_and_stays_untouched(tmp_path: Path, comma
 def test_a_file_is_not_an_index(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("hello\n")
-    for command in ("search", "serve-stdio", "audit-sql"):
+    for command in ("search", "serve-stdio", "audit-sql", "diff"):
         result = cli(*COMMANDS[command](path))
         assert result.returncode == 1 and result.stderr.startswith(f"error: {path} is a file, not an index folder")
         assert "docs-mcp build --docs-dir DOCS --out INDEX" in result.stderr

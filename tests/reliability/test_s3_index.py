@@ -100,6 +100,9 @@ def test_build_to_and_search_from_s3(s3_env: dict[str, str], tmp_path: Path) -> 
     assert found.returncode == 0, found.stderr
     page = json.loads(found.stdout)
     assert page["hits"] and page["mode"] == "hybrid"
+    same = _cli(s3_env, "diff", "--from", url, "--to", str(state), "--json")  # the bucket against its mirror
+    assert same.returncode == 0, same.stderr
+    assert json.loads(same.stdout)["changes"] == [] and json.loads(same.stdout)["counts"]["unchanged"] > 0
 
     noop = _cli(
         s3_env,
@@ -133,6 +136,8 @@ def test_build_to_and_search_from_s3(s3_env: dict[str, str], tmp_path: Path) -> 
     assert again.returncode == 0 and "brought up to date" in again.stderr, again.stderr
 
     missing = _cli(s3_env, "search", "--index", "s3://docs/nothing-here", "retry")
+    assert missing.returncode == 1 and missing.stderr.startswith("error: no index at s3://docs/nothing-here")
+    missing = _cli(s3_env, "diff", "--from", "s3://docs/nothing-here", "--to", url)
     assert missing.returncode == 1 and missing.stderr.startswith("error: no index at s3://docs/nothing-here")
     no_bucket = _cli(s3_env, "build", "--docs-dir", str(EXAMPLE), "--out", "s3://")
     assert (
