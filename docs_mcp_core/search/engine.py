@@ -26,6 +26,7 @@ import numpy as np
 
 from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
+from ..failpoints import pause
 from ..layout import CHUNKS, OutputLayout
 from ..metadata import EmbeddingInfo, TaxonomyKey, require_metadata
 from ..models import CHUNK_ID, meta_column, sql_literal
@@ -46,12 +47,25 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 
 
-def unreadable_index(out: Path, exc: BaseException) -> SearchError:
+class UnreadableIndex(SearchError):  # noqa: N818 - a SearchError like the others, named for its cause
+    """The published index cannot be read: its files are missing or damaged, or the version a request
+    held was pruned under it (a request that outlived two publishes: see Library.search)."""
+
+
+def unreadable_index(out: Path, exc: BaseException) -> UnreadableIndex:
     """LanceDB failing to open or read the table means files under `.lancedb` are missing or damaged."""
     reason = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
-    return SearchError(
+    return UnreadableIndex(
         f"the index at {out} cannot be read ({reason}); rebuild it with "
         f"`docs-mcp build --docs-dir DOCS --out {out}` (a damaged table is rewritten)"
+    )
+
+
+def index_gone(out: Path) -> UnreadableIndex:
+    """A local index whose metadata.json has gone: a publish replaces it atomically, so the folder was deleted."""
+    return UnreadableIndex(
+        f"the index at {out} is gone (no {OutputLayout(out).metadata.name}: was the folder deleted or moved?); "
+        f"rebuild it with `docs-mcp build --docs-dir DOCS --out {out}`"
     )
 
 
@@ -546,11 +560,14 @@ class SearchPage:
     mode: str = "text"  # "hybrid" when a query vector took part
     trimmed: TrimNote | None = None  # hits left out to fit max_chars, and how to get them
     modes: dict[str, str] | None = None  # each corpus's mode, when several are served
+    unavailable: dict[str, str] | None = None  # corpora the search covers that cannot be read now, and why
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"hits": self.hits, "next_cursor": self.next_cursor, "hint": self.hint, "mode": self.mode}
         if self.modes:
             out["modes"] = self.modes
+        if self.unavailable:
+            out["unavailable"] = self.unavailable
         if self.trimmed:
             out["trimmed"] = self.trimmed
         return out
@@ -585,8 +602,14 @@ class SearchEngine:
 
     @_readable
     async def index(self) -> PublishedIndex:
-        """The published index for this request; notices a new publish and switches to it."""
+        """The published index for this request; notices a new publish and switches to it.
+
+        A local index whose metadata.json is gone was deleted: the index held open would answer from
+        what is in memory until a read reaches a file that is gone, so it is reported at once instead.
+        """
         signature = metadata_signature(self.out)
+        if signature is None and not is_remote(self.out):
+            raise index_gone(self.out)
         if signature != self.current.signature and signature is not None and signature != self._refused:
             async with self._reload_lock:
                 if signature != self.current.signature:
@@ -776,8 +799,15 @@ class SearchEngine:
                 suggestions[key] = sorted(v for v in values if v)
         return hint_for(query, filters, suggestions)
 
+    async def moved_on(self, index: PublishedIndex) -> bool:
+        """Whether requests are now served from another index than `index` (a newer publish), so a
+        request that failed on `index` (its version pruned under it) can try once more."""
+        try:
+            return await self.index() is not index
+        except SearchError:
+            return False
+
     # -- get_doc ----------------------------------------------------------------------------
-    @_readable
     async def get_doc(
         self,
         chunk_id: str,
@@ -792,6 +822,8 @@ class SearchEngine:
 
         A bare file path reads the file's first chunk, followed by the list of its chunk IDs.
         `prefix` ("corpus:" when several corpora are served) goes before every chunk ID the answer names.
+        A request whose index version is pruned while it reads (it outlived two publishes) reads again,
+        once, from the index published now.
         """
         if not isinstance(chunk_id, str) or not CHUNK_ID.match(chunk_id):
             raise SearchError(
@@ -801,6 +833,25 @@ class SearchEngine:
         if not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT:
             raise SearchError(f"context must be an integer from 0 to {MAX_CONTEXT}")
         index = await self.index()
+        pause("request")
+        try:
+            return await self._read_doc(index, chunk_id, context, max_chars, offset, tool, prefix)
+        except UnreadableIndex:
+            if not await self.moved_on(index):
+                raise
+        return await self._read_doc(await self.index(), chunk_id, context, max_chars, offset, tool, prefix)
+
+    @_readable
+    async def _read_doc(
+        self,
+        index: PublishedIndex,
+        chunk_id: str,
+        context: int,
+        max_chars: int | None,
+        offset: int,
+        tool: str,
+        prefix: str,
+    ) -> str:
         target = index.info.get(chunk_id)
         listing = ""
         if target is None and "#" not in chunk_id and index.files.get(chunk_id):

@@ -29,11 +29,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator
+import traceback
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..errors import SearchError
+from ..failpoints import pause
 from ..metadata import PublishedMetadata, TaxonomyKey
 from . import answers
 from . import cursor as cursors
@@ -43,6 +45,7 @@ from .engine import (
     PublishedIndex,
     SearchEngine,
     SearchPage,
+    UnreadableIndex,
     hint_for,
     match_case,
     phrase_applies,
@@ -69,33 +72,53 @@ class Corpus:
         return text.strip().rstrip(".").rstrip()
 
 
+class CorpusFailed(Exception):  # noqa: N818 - carries a SearchError to the code that decides what to do
+    """A corpus's index could not be read while a request was using `index`: Library.search retries once
+    on a newer publish, or answers from the other corpora and says which one is missing."""
+
+    def __init__(self, corpus: Corpus, index: PublishedIndex, error: UnreadableIndex) -> None:
+        super().__init__(str(error))
+        self.corpus, self.index, self.error = corpus, index, error
+
+
 @contextlib.contextmanager
-def _reading(engine: SearchEngine) -> Iterator[None]:
+def _reading(corpus: Corpus, index: PublishedIndex) -> Iterator[None]:
     """A LanceDB failure names the corpus's folder in one sentence, as a lone engine does."""
     try:
         yield
     except (RuntimeError, OSError) as exc:
-        raise unreadable_index(engine.out, exc) from None
+        raise CorpusFailed(corpus, index, unreadable_index(corpus.engine.out, exc)) from None
+    except UnreadableIndex as exc:
+        raise CorpusFailed(corpus, index, exc) from None
 
 
 async def _each(
     scope: list[tuple[Corpus, PublishedIndex]], work: Callable[[Corpus, PublishedIndex], Awaitable[_T]]
 ) -> list[_T]:
     """work(corpus, index) for every corpus searched, all at once (their LanceDB queries share the cores),
-    each under _reading; results in scope order."""
+    each under _reading; results in scope order. Every corpus finishes before the first failure is raised."""
 
     async def one(c: Corpus, index: PublishedIndex) -> _T:
-        with _reading(c.engine):
+        with _reading(c, index):
             return await work(c, index)
 
-    return list(await asyncio.gather(*(one(c, index) for c, index in scope)))
+    results = await asyncio.gather(*(one(c, index) for c, index in scope), return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
 class Served:
-    """The published index of every corpus that requests use now."""
+    """The published index of every corpus that requests use now.
+
+    A corpus that cannot be read is still listed, with the last index it had (its metadata.json gives
+    the tool schemas their corpus and taxonomy values), and in `unavailable` with the reason.
+    """
 
     pairs: tuple[tuple[Corpus, PublishedIndex], ...]
+    unavailable: Mapping[str, str] = field(default_factory=dict)  # corpus name -> why it cannot be read now
 
     @property
     def several(self) -> bool:
@@ -156,17 +179,32 @@ class Served:
     def corpora(self) -> list[tuple[str, str]]:
         return [(corpus.name, corpus.describe(index)) for corpus, index in self.pairs]
 
-    def scope(self, name: str | None, filters: dict[str, str]) -> list[tuple[Corpus, PublishedIndex]]:
-        """The corpora a search runs in: the one named, else every corpus where each filter value exists."""
+    def missing(
+        self, name: str | None, filters: dict[str, str], failed: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
+        """The corpora a search would cover but cannot read now (`unavailable`, or `failed` during the
+        request), each with the reason."""
+        down = {**self.unavailable, **(failed or {})}
+        return {
+            c.name: down[c.name]
+            for c, i in self.pairs
+            if c.name in down and (name is None or c.name == name) and _fits(i, filters)
+        }
+
+    def scope(
+        self, name: str | None, filters: dict[str, str], failed: Mapping[str, str] | None = None
+    ) -> list[tuple[Corpus, PublishedIndex]]:
+        """The corpora a search runs in: the one named, else every corpus where each filter value exists,
+        leaving out those that cannot be read now (see `missing`)."""
         names = [corpus.name for corpus, _ in self.pairs]
         if name is not None and name not in names:
             raise SearchError(f"Unknown corpus '{name}'. Served corpora: {', '.join(names)}.")
         chosen = [(c, i) for c, i in self.pairs if name is None or c.name == name]
-
-        def fits(index: PublishedIndex) -> bool:
-            return all(key in index.taxonomy and value in index.taxonomy[key].values for key, value in filters.items())
-
-        scope = [(c, i) for c, i in chosen if fits(i)]
+        missing = self.missing(name, filters, failed)
+        scope = [(c, i) for c, i in chosen if _fits(i, filters) and c.name not in missing]
+        if not scope and missing:
+            why = "; ".join(f"corpus '{n}': {reason}" for n, reason in missing.items())
+            raise SearchError(f"No corpus this search covers can be read now ({why}).")
         if not scope:
             wanted = ", ".join(f"{k}='{v}'" for k, v in sorted(filters.items()))
             where = f"corpus '{name}'" if name is not None else "any one corpus"
@@ -184,15 +222,48 @@ class Served:
         return scope
 
 
+def _fits(index: PublishedIndex, filters: dict[str, str]) -> bool:
+    """Whether every filter value is one of the index's taxonomy values."""
+    return all(key in index.taxonomy and value in index.taxonomy[key].values for key, value in filters.items())
+
+
 @dataclass
 class Library:
-    """The corpora one server serves, searched together; the first one's cursor secret signs cursors."""
+    """The corpora one server serves, searched together; the first one's cursor secret signs cursors.
+
+    With several corpora, one that cannot be read (damaged, deleted) is reported in the answers that
+    would cover it, and the others keep answering; the server log says when it breaks and recovers.
+    """
 
     corpora: list[Corpus]
     by_name: dict[str, Corpus] = field(init=False)
+    # corpus -> the reason last logged, and the index a search failed to read (None: it failed to open)
+    _down: dict[str, tuple[str, PublishedIndex | None]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.by_name = {corpus.name: corpus for corpus in self.corpora}
+
+    def _report(self, corpus: Corpus, reason: str | None, *, read: PublishedIndex | None = None) -> None:
+        """One log line when a corpus becomes unreadable, one when it recovers (not one per request).
+
+        A corpus whose index opens but failed while a search read it (`read`) has recovered only once
+        a search reads it; opening it again says nothing.
+        """
+        down = self._down.get(corpus.name)
+        if reason is None:
+            if down is not None and (read is not None or down[1] is None):
+                del self._down[corpus.name]
+                corpus.engine._log(f"corpus '{corpus.name}' can be read again")
+        else:
+            self._down[corpus.name] = (reason, read)
+            if down is None:
+                corpus.engine._log(f"corpus '{corpus.name}' cannot be read; the other corpora keep answering: {reason}")
+
+    def read_failure(self, corpus: Corpus) -> str | None:
+        """Why the last search could not read this corpus's index, while that index is still the one served
+        (it opens, so only a search finds out: /healthz reports it from here)."""
+        down = self._down.get(corpus.name)
+        return down[0] if down is not None and down[1] is not None and down[1] is corpus.engine.current else None
 
     @property
     def several(self) -> bool:
@@ -203,11 +274,27 @@ class Library:
         return Served(tuple((c, c.engine.current) for c in self.corpora))
 
     async def served(self) -> Served:
-        """Each corpus's current index, switching any corpus that was republished (each on its own)."""
-        pairs = []
+        """Each corpus's current index, switching any corpus that was republished (each on its own).
+
+        A lone corpus that cannot be read raises its error; with several, it is listed as unavailable.
+        """
+        if not self.several:
+            corpus = self.corpora[0]
+            return Served(((corpus, await corpus.engine.index()),))
+        pairs, unavailable = [], {}
         for corpus in self.corpora:
-            pairs.append((corpus, await corpus.engine.index()))
-        return Served(tuple(pairs))
+            try:
+                index = await corpus.engine.index()
+            except Exception as exc:  # noqa: BLE001 - one corpus must not take the others down
+                if not isinstance(exc, SearchError):
+                    corpus.engine._log(f"opening corpus '{corpus.name}' failed:\n{traceback.format_exc()}")
+                    exc = unreadable_index(corpus.engine.out, exc)
+                unavailable[corpus.name] = str(exc)
+                pairs.append((corpus, corpus.engine.current))
+            else:
+                pairs.append((corpus, index))
+            self._report(corpus, unavailable.get(corpus.name))
+        return Served(tuple(pairs), unavailable)
 
     async def serving(self) -> Served:
         """served(), but before the first request has opened LanceDB the metadata read at start stands in."""
@@ -235,15 +322,51 @@ class Library:
         max_chars: int | None = None,
         corpus: str | None = None,
     ) -> SearchPage:
+        """One page of hits from the corpora the request covers.
+
+        A corpus that fails while the request reads it is tried once more if a newer version of it
+        was published meanwhile (the one the request held may have been pruned: only the published
+        version and the one before it are kept); else, with several corpora, the page comes from the
+        others and `unavailable` says which corpus is missing and why.
+        """
         query = (query or "").strip()
         if not query:
             raise SearchError("query must be a non-empty string: describe what you are looking for")
         if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise SearchError(f"limit must be an integer from 1 to {MAX_LIMIT}")
         served = await self.served()
+        pause("request")
+        retried: set[str] = set()
+        failed: dict[str, str] = {}
+        while True:
+            try:
+                return await self._search(served, failed, query, limit, filters, cursor, max_chars, corpus)
+            except CorpusFailed as exc:
+                name = exc.corpus.name
+                if name not in retried and await exc.corpus.engine.moved_on(exc.index):
+                    retried.add(name)
+                    served = await self.served()
+                    continue
+                if not served.several:
+                    raise exc.error from None
+                failed[name] = str(exc.error)
+                self._report(exc.corpus, failed[name], read=exc.index)
+
+    async def _search(
+        self,
+        served: Served,
+        failed: dict[str, str],
+        query: str,
+        limit: int,
+        filters: dict[str, Any] | None,
+        cursor: str | None,
+        max_chars: int | None,
+        corpus: str | None,
+    ) -> SearchPage:
         taxonomy = served.taxonomy
         clean = validate_filters(match_case(filters or {}, taxonomy), taxonomy)
-        scope = served.scope(corpus, clean)
+        scope = served.scope(corpus, clean, failed)
+        unavailable = served.missing(corpus, clean, failed) or None
         request = {**clean, "corpus": corpus} if corpus is not None else clean  # what a cursor is bound to
         secret = self.corpora[0].engine.secret
         offset = cursors.decode(secret, cursor, query=query, filters=request, index=served.key(scope)) if cursor else 0
@@ -254,6 +377,8 @@ class Library:
         # Every corpus at once: corpora built with one model also share its query vector
         # (QueryEmbedder.vector_for). One by one, each corpus added a whole search.
         fused_lists = await _each(scope, lambda c, index: c.engine._fused(index, query, clean))
+        for c, index in scope if served.several else []:
+            self._report(c, None, read=index)
         for (c, index), (fused, modes[c.name]) in zip(scope, fused_lists):
             best = _best_score(c.engine, query, modes[c.name]) if served.several else 1.0
             ranked += [(c, index, chunk_id, score / best) for chunk_id, score in fused]
@@ -297,11 +422,11 @@ class Library:
         hint = await self._hint(scope, query, clean) if not hits and offset == 0 else None
         mode = "hybrid" if modes and all(m == "hybrid" for m in modes.values()) else "text"
         shown_modes = modes if served.several else None
-        page = SearchPage(hits, next_cursor, hint, mode, modes=shown_modes)
+        page = SearchPage(hits, next_cursor, hint, mode, modes=shown_modes, unavailable=unavailable)
         if max_chars is not None and hits:
 
             def page_json(kept: list[SearchHit], next_at: str | None, note: TrimNote | None) -> dict[str, Any]:
-                return SearchPage(kept, next_at, hint, mode, note, shown_modes).to_json()
+                return SearchPage(kept, next_at, hint, mode, note, shown_modes, unavailable).to_json()
 
             page.hits, page.next_cursor, page.trimmed = answers.fit_page(
                 page_json, hits, next_cursor, lambda kept: cursor_at(offset + kept), max_chars
@@ -335,18 +460,23 @@ class Library:
             corpus, bare = self.by_name[name], rest
         else:
             served = await self.served()
-            holders = [c for c, index in served.pairs if c.engine.has(index, chunk_id)]
+            readable = [(c, index) for c, index in served.pairs if c.name not in served.unavailable]
+            holders = [c for c, index in readable if c.engine.has(index, chunk_id)]
             if len(holders) > 1:
                 choices = ", ".join(f"{c.name}:{chunk_id}" for c in holders)
                 raise SearchError(f"Chunk ID '{chunk_id}' is in several corpora; pass one of: {choices}.")
             path = chunk_id.split("#", 1)[0]
-            near = [c for c, index in served.pairs if path in index.files]
+            near = [c for c, index in readable if path in index.files]
             if not holders and not near:
-                names = ", ".join(self.by_name)
+                names = ", ".join(c.name for c, _ in readable)
+                down = "".join(
+                    f" Corpus '{name}' cannot be read now, so it was not looked in: {reason}"
+                    for name, reason in served.unavailable.items()
+                )
                 raise SearchError(
-                    f"Chunk ID '{chunk_id}' not found in any corpus ({names}). Use search_docs to "
-                    f"discover valid chunk IDs: they start with the corpus name, e.g. "
-                    f"'{self.corpora[0].name}:README.md'."
+                    f"Chunk ID '{chunk_id}' not found in any corpus ({names or 'none can be read'}). Use "
+                    f"search_docs to discover valid chunk IDs: they start with the corpus name, e.g. "
+                    f"'{self.corpora[0].name}:README.md'.{down}"
                 )
             corpus, bare = (holders or near)[0], chunk_id
         return await corpus.engine.get_doc(
@@ -370,7 +500,7 @@ async def _closest(scope: list[tuple[Corpus, PublishedIndex]], query: str, modes
     for c, index in scope:
         if modes[c.name] != "hybrid" or index.vectors is None or not len(index.ids):
             return {}
-        with _reading(c.engine):
+        with _reading(c, index):
             vector = await c.engine._query_vector(index, query)
         if vector is None:
             return {}

@@ -191,15 +191,21 @@ def build_app(
 ) -> Any:
     policy = HostPolicy.make(host, allowed_hosts or [], allowed_origins or [])
 
-    async def health(engine: Any) -> tuple[dict[str, Any], bool]:
-        """One corpus: the index requests are served from now (a publish since the last request is picked up here too)."""
+    async def health(corpus: Any) -> tuple[dict[str, Any], bool]:
+        """One corpus: the index requests are served from now (a publish since the last request is picked up
+        here too), or why it cannot be read: it does not open, or (with several corpora) a search failed
+        to read it."""
+        engine = corpus.engine
         try:
             index = await engine.index()
+            failure = docs.library.read_failure(corpus)
         except Exception as exc:  # noqa: BLE001 - health says what is wrong instead of a 500 page
+            failure = str(exc)
+        if failure is not None:
             return {
                 "status": "error",
                 "index_version": engine.current.version,
-                "message": str(exc).splitlines()[0][:300],
+                "message": failure.splitlines()[0][:300],
             }, False
         embedder = engine.embedder
         body: dict[str, Any] = {
@@ -217,19 +223,22 @@ def build_app(
         return body, True
 
     async def healthz(request: Request) -> JSONResponse:
-        """A lone index's health at the top level; several corpora listed under `corpora`, each with its own."""
+        """A lone index's health at the top level; several corpora listed under `corpora`, each with its own.
+
+        With several, "degraded" (still 200: the others answer) while some corpus cannot be read, and
+        "error" (503) only when none can.
+        """
         corpora = docs.library.corpora
         if len(corpora) == 1:
-            body, ok = await health(corpora[0].engine)
+            body, ok = await health(corpora[0])
             return JSONResponse(body, status_code=200 if ok else 503)
-        listed, healthy = [], True
+        listed, healthy = [], 0
         for corpus in corpora:
-            body, ok = await health(corpus.engine)
+            body, ok = await health(corpus)
             listed.append({"name": corpus.name, **body})
-            healthy = healthy and ok
-        return JSONResponse(
-            {"status": "ok" if healthy else "error", "corpora": listed}, status_code=200 if healthy else 503
-        )
+            healthy += ok
+        status = "ok" if healthy == len(corpora) else "degraded" if healthy else "error"
+        return JSONResponse({"status": status, "corpora": listed}, status_code=200 if healthy else 503)
 
     app = docs.server.streamable_http_app(
         stateless_http=stateless,
