@@ -116,28 +116,57 @@ def encode(secret: bytes, *, offset: int, query: str, filters: dict[str, str], i
     return f"{_b64(payload)}.{_b64(signature)}"
 
 
+MAX_CURSOR_CHARS = 1024  # an issued cursor is about 150 characters
+
+
+def _malformed() -> CursorError:
+    return CursorError(
+        "cursor is malformed; pass the next_cursor value exactly as returned, or search again without a cursor"
+    )
+
+
+def _no_floats(text: str) -> float:
+    raise ValueError("a cursor holds no fractions")
+
+
+def _payload(payload: bytes) -> tuple[int, object, object]:
+    """(offset, request key, index key) from a payload this server signed; a CursorError if it is not
+    the flat object encode() writes (a secret that leaked could sign anything)."""
+    try:
+        data = json.loads(payload, parse_float=_no_floats, parse_constant=_no_floats)
+    except (ValueError, RecursionError):
+        raise _malformed() from None
+    offset = data.get("o") if isinstance(data, dict) else None
+    if type(offset) is not int or not 0 <= offset < 2**31:
+        raise _malformed()
+    return offset, data.get("k"), data.get("i")
+
+
 def decode(secret: bytes, cursor: str, *, query: str, filters: dict[str, str], index: str) -> int:
-    """The offset a cursor stands for, or a CursorError saying why it cannot be used."""
+    """The offset a cursor stands for, or a CursorError saying why it cannot be used.
+
+    The signature is checked before anything in the payload is parsed: a forged cursor never reaches
+    the JSON parser, however deep or large the numbers it holds.
+    """
+    if not isinstance(cursor, str) or len(cursor) > MAX_CURSOR_CHARS:
+        raise _malformed()
     try:
         payload_text, signature_text = cursor.strip().split(".")
         payload, signature = _unb64(payload_text), _unb64(signature_text)
-        data = json.loads(payload)
-        offset = int(data["o"])
-    except (ValueError, KeyError, TypeError):
-        raise CursorError(
-            "cursor is malformed; pass the next_cursor value exactly as returned, or search again without a cursor"
-        ) from None
+    except ValueError:
+        raise _malformed() from None
     expected = hmac.new(secret, payload, hashlib.sha256).digest()
     if not hmac.compare_digest(signature, expected):
         raise CursorError(
             "cursor signature is invalid (it was altered or comes from another server); search again without a cursor"
         )
-    if data.get("k") != request_key(query, filters) or offset < 0:  # first: another query searches other corpora
+    offset, request, issued_for = _payload(payload)
+    if request != request_key(query, filters):  # first: another query searches other corpora
         raise CursorError(
             "cursor belongs to a different query or filters; repeat the original query and "
             "filters with it, or search again without a cursor"
         )
-    if data.get("i") != index:
+    if issued_for != index:
         raise CursorError(
             "cursor is stale: the index was rebuilt since it was issued; "
             "search again without a cursor to get fresh results"
