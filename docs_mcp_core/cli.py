@@ -528,8 +528,16 @@ def weight_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def make_weights(kwargs: dict[str, Any]) -> Any:
+    """Weights from weight_options; a non-finite one (nan, inf) is refused: it would put NaN or
+    Infinity into every score, and JSON answers cannot carry them."""
+    import math
+
     from .search.engine import Weights
 
+    for name in ("rrf_text_weight", "rrf_phrase_weight", "rrf_vector_weight", "proximity_weight"):
+        if not math.isfinite(kwargs[name]):
+            option = "--" + name.replace("_", "-")
+            raise DocsMcpError(f"{option} {kwargs[name]} is not a finite number; give a number such as 1.5")
     return Weights(
         text=kwargs.pop("rrf_text_weight"),
         phrase=kwargs.pop("rrf_phrase_weight"),

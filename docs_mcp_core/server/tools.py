@@ -162,6 +162,8 @@ def check_arguments(tool: str, validator: Draft202012Validator, arguments: dict[
         return f"Invalid taxonomy value for '{name}': '{error.instance}'. Allowed values: {values}"
     prop = schema["properties"].get(name, {})
     if prop.get("type") == "integer":
+        if "maximum" not in prop:
+            return f"{name} must be an integer of at least {prop.get('minimum', 0)}."
         return f"{name} must be an integer from {prop.get('minimum')} to {prop.get('maximum')}."
     if prop.get("type") == "string":
         return f"{name} must be a non-empty string."
