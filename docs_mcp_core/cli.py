@@ -647,9 +647,43 @@ def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> lis
     "--auth-token-env",
     metavar="VAR",
     default=None,
-    help="Require 'Authorization: Bearer <token>' on /mcp, the token read from environment variable VAR.",
+    help="Require 'Authorization: Bearer <token>' on /mcp, the token (32 characters or more) read from "
+    "environment variable VAR.",
 )
 @click.option("--stateless", is_flag=True, help="HTTP without sessions, for load-balanced replicas.")
+@click.option(
+    "--header-timeout",
+    type=float,
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="HTTP: a request's header must arrive within this many seconds of its first byte, else 408 "
+    "and the connection is closed.",
+)
+@click.option(
+    "--body-timeout",
+    type=float,
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="HTTP: a request's body must arrive within this many seconds of its header, else the connection is closed.",
+)
+@click.option(
+    "--session-idle-timeout",
+    type=float,
+    default=1800.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="HTTP: a session with no request in flight (and no open event stream) for this long ends; its "
+    "client gets 404 and initializes again.",
+)
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="HTTP: sessions open at once; while that many are open, a new one is refused with 503.",
+)
 @click.option(
     "--allowed-host",
     "allowed_hosts",
@@ -680,6 +714,10 @@ def serve(
     port: int,
     auth_token_env: str | None,
     stateless: bool,
+    header_timeout: float,
+    body_timeout: float,
+    session_idle_timeout: float,
+    max_sessions: int,
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
     tool_prefix: str | None,
@@ -687,15 +725,28 @@ def serve(
     **weights: Any,
 ) -> None:
     """Serve one index, or several corpora together, over MCP: search_docs, get_doc and the corpora's prompts."""
+    import math
+
     import anyio
 
     from .server import create_server, serve_stdio, serve_then_exit
 
+    seconds = {
+        "--header-timeout": header_timeout,
+        "--body-timeout": body_timeout,
+        "--session-idle-timeout": session_idle_timeout,
+    }
+    for option, value in seconds.items():
+        if not (math.isfinite(value) and value > 0):
+            raise DocsMcpError(f"{option} {value}: give a number of seconds above 0")
     token = None
     if auth_token_env:
+        from .server.http import check_token
+
         token = os.environ.get(auth_token_env, "")
         if not token:
             raise DocsMcpError(f"--auth-token-env {auth_token_env}: that environment variable is empty or unset")
+        check_token(auth_token_env, token)
     docs = create_server(
         served_corpora(index_dirs, config_file), tool_prefix=tool_prefix, weights=make_weights(weights)
     )
@@ -707,7 +758,7 @@ def serve(
         if transport == "stdio":
             anyio.run(serve_stdio, docs)
             return
-        from .server.http import serve_http
+        from .server.http import HttpLimits, serve_http
 
         serve_http(
             docs,
@@ -717,6 +768,7 @@ def serve(
             stateless=stateless,
             allowed_hosts=list(allowed_hosts),
             allowed_origins=list(allowed_origins),
+            limits=HttpLimits(header_timeout, body_timeout, session_idle_timeout, max_sessions),
         )
 
     serve_then_exit(run)  # background threads are running from here: see serve_then_exit for why

@@ -17,6 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from ..errors import DocsMcpError
+from ..search.cursor import MIN_SECRET_CHARS
 from .app import DocsServer, log
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -122,8 +124,6 @@ class HostPolicy:
             wildcard = value.endswith(":*")
             parsed = split_host(value[:-2] if wildcard else value)
             if parsed is None:
-                from ..errors import DocsMcpError
-
                 raise DocsMcpError(
                     f"--allowed-host {value!r} is not a host name with an optional port, e.g. "
                     "docs.example.com or docs.example.com:8443"
@@ -162,7 +162,10 @@ class HostPolicy:
 
 
 class HostGate:
-    """421 for a Host header this server does not answer, 403 for a foreign Origin: on every path."""
+    """421 for a Host header this server does not answer, 403 for a foreign Origin: on every path.
+
+    A request with two Host or two Origin headers is refused (400): which one counts would depend
+    on who reads them (a proxy may check the first, the application read the last)."""
 
     def __init__(self, app: Any, policy: HostPolicy) -> None:
         self.app = app
@@ -170,6 +173,11 @@ class HostGate:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] in ("http", "websocket"):
+            names = [k for k, _ in scope.get("headers") or []]
+            for name in (b"host", b"origin"):
+                if names.count(name) > 1:
+                    await _plain(send, 400, f"Duplicate {name.decode().capitalize()} header".encode())
+                    return
             headers = {k: v.decode("latin-1") for k, v in scope.get("headers") or []}
             if not self.policy.host_ok(headers.get(b"host")):
                 await _plain(send, 421, b"Invalid Host header")
@@ -180,6 +188,33 @@ class HostGate:
         await self.app(scope, receive, send)
 
 
+@dataclass(frozen=True)
+class HttpLimits:
+    """What one HTTP server holds at most, and for how long (`docs-mcp serve` options)."""
+
+    header_timeout: float = 10.0  # seconds for a request's header, from its first byte
+    body_timeout: float = 30.0  # seconds for its body, from the end of its header
+    session_idle_timeout: float = 1800.0  # a stateful session with no request in flight ends after this
+    max_sessions: int = 1000  # stateful sessions open at once; another initialize is answered 503
+
+
+MIN_TOKEN_CHARS = MIN_SECRET_CHARS
+
+
+def check_token(variable: str, token: str) -> None:
+    """A bearer token long enough not to be guessed, and sendable as a header value as it is."""
+    if len(token) < MIN_TOKEN_CHARS:
+        raise DocsMcpError(
+            f"--auth-token-env {variable}: the token is {len(token)} characters; use at least {MIN_TOKEN_CHARS} "
+            'random characters, e.g. the output of `python -c "import secrets; print(secrets.token_urlsafe(32))"`'
+        )
+    if not all("!" <= c <= "~" for c in token):
+        raise DocsMcpError(
+            f"--auth-token-env {variable}: the token has spaces or characters other than visible ASCII; "
+            "clients send it in a header, so use letters, digits and punctuation only"
+        )
+
+
 def build_app(
     docs: DocsServer,
     *,
@@ -188,7 +223,9 @@ def build_app(
     stateless: bool = False,
     allowed_hosts: list[str] | None = None,
     allowed_origins: list[str] | None = None,
+    limits: HttpLimits | None = None,
 ) -> Any:
+    limits = limits or HttpLimits()
     policy = HostPolicy.make(host, allowed_hosts or [], allowed_origins or [])
 
     async def health(corpus: Any) -> tuple[dict[str, Any], bool]:
@@ -243,6 +280,8 @@ def build_app(
     app = docs.server.streamable_http_app(
         stateless_http=stateless,
         json_response=stateless,
+        session_idle_timeout=limits.session_idle_timeout,
+        max_sessions=limits.max_sessions,
         host=host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),  # HostGate does it
         custom_starlette_routes=[Route("/healthz", healthz, methods=["GET"])],
@@ -259,15 +298,33 @@ def serve_http(
     stateless: bool,
     allowed_hosts: list[str],
     allowed_origins: list[str],
+    limits: HttpLimits | None = None,
 ) -> None:
     import uvicorn
 
+    from .http_protocol import MAX_HEADER_BYTES, ReadDeadlines, protocol_class
+
+    limits = limits or HttpLimits()
     app = build_app(
-        docs, host=host, token=token, stateless=stateless, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins
+        docs,
+        host=host,
+        token=token,
+        stateless=stateless,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+        limits=limits,
     )
     shown = f"[{host}]" if ":" in host else host
     auth = "bearer token required" if token else "no auth"
     log(f"serving on http://{shown}:{port}/mcp ({auth}{', stateless' if stateless else ''}); health at /healthz")
     if host not in LOOPBACK and not token:
         log("warning: listening beyond localhost without --auth-token-env; anyone who can reach this port can search")
-    uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        http=protocol_class(ReadDeadlines(limits.header_timeout, limits.body_timeout)),
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+    )

@@ -102,15 +102,34 @@ def test_allowed_host_without_a_port_and_origin_case(index: Path) -> None:
 
 
 def test_bearer_scheme_is_case_insensitive(index: Path) -> None:
-    with http_server(index, "--auth-token-env", "DOCS_TOKEN", env={"DOCS_TOKEN": "s3cret-token"}) as base:
+    with http_server(
+        index, "--auth-token-env", "DOCS_TOKEN", env={"DOCS_TOKEN": "s3cret-token-0123456789abcdefghij"}
+    ) as base:
         local = {"Host": f"127.0.0.1:{port_of(base)}"}
-        for value in ("Bearer s3cret-token", "bearer s3cret-token", "BEARER s3cret-token", "Bearer  s3cret-token"):
+        for value in (
+            "Bearer s3cret-token-0123456789abcdefghij",
+            "bearer s3cret-token-0123456789abcdefghij",
+            "BEARER s3cret-token-0123456789abcdefghij",
+            "Bearer  s3cret-token-0123456789abcdefghij",
+        ):
             assert request(base, "POST", "/mcp", {**local, "Authorization": value}, INIT)[0] == 200, value
-        for value in ("Bearer wrong", "Basic s3cret-token", "s3cret-token", "Bearers3cret-token", "bearer"):
+        for value in (
+            "Bearer wrong",
+            "Basic s3cret-token-0123456789abcdefghij",
+            "s3cret-token-0123456789abcdefghij",
+            "Bearers3cret-token-0123456789abcdefghij",
+            "bearer",
+        ):
             assert request(base, "POST", "/mcp", {**local, "Authorization": value}, INIT)[0] == 401, value
         assert request(base, "GET", "/healthz", local)[0] == 200  # health needs no token
         assert (
-            request(base, "GET", "/healthz", {"Host": "evil.example", "Authorization": "Bearer s3cret-token"})[0] == 421
+            request(
+                base,
+                "GET",
+                "/healthz",
+                {"Host": "evil.example", "Authorization": "Bearer s3cret-token-0123456789abcdefghij"},
+            )[0]
+            == 421
         )
 
 

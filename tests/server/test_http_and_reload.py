@@ -51,17 +51,22 @@ def search_text(result) -> dict:
 
 
 async def test_bearer_token_is_required_when_configured(example_index: Path) -> None:
-    env = {"PARCELLY_DOCS_TOKEN": "s3cret-token"}
+    env = {"PARCELLY_DOCS_TOKEN": "s3cret-token-0123456789abcdefghij"}
     with http_server(example_index, "--auth-token-env", "PARCELLY_DOCS_TOKEN", env=env) as base:
         status, headers, body = post(f"{base}/mcp", INIT)
         assert status == 401 and headers.get("www-authenticate") == "Bearer" and "unauthorized" in body
         assert post(f"{base}/mcp", INIT, {"Authorization": "Bearer wrong"})[0] == 401
         assert (
-            post(f"{base}/healthz".replace("healthz", "mcp"), INIT, {"Authorization": "Bearer s3cret-token"})[0] == 200
+            post(
+                f"{base}/healthz".replace("healthz", "mcp"),
+                INIT,
+                {"Authorization": "Bearer s3cret-token-0123456789abcdefghij"},
+            )[0]
+            == 200
         )
         with urllib.request.urlopen(f"{base}/healthz") as response:  # health needs no token
             assert json.loads(response.read())["status"] == "ok"
-        client = httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"})
+        client = httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token-0123456789abcdefghij"})
         async with Client(streamable_http_client(f"{base}/mcp", http_client=client)) as session:
             page = search_text(await session.call_tool("search_docs", {"query": "rate limit headers"}))
             assert page["hits"][0]["chunk_id"] == "guides/rate-limits.md#rate-limits/rate-limit-headers"
