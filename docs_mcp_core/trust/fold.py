@@ -1,0 +1,82 @@
+"""Text folded for matching: what a word reads as, whatever it is spelt with.
+
+Rules match folded text: lower case; accents, full-width and mathematical letters reduced
+to plain Latin (NFKD); Cyrillic and Greek look-alikes mapped to the Latin letters they
+imitate; HTML entities decoded; invisible characters gone; emphasis, code and escape marks
+(`*_~` and backticks) and apostrophes deleted, so `ig**no**re` and `don't` read `ignore`
+and `dont`; punctuation inside a word deleted (`i.g.n.o.r.e`, `ig-nore`); other punctuation
+a space, except `, . : ; ! ?` before a space, which stay (a vocative needs its comma);
+words separated by one space, or by a newline where a line ended. Letters spaced out
+(`i g n o r e   a l l`) are joined, into words where the gaps between words differ
+from the commonest gap.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+
+from .chars import _ANY as _INVISIBLE
+
+# Cyrillic, Greek and a few Latin-extended letters that are drawn like a Latin letter
+# (after Unicode's confusables list, restricted to the unambiguous ones).
+_CONFUSABLES = str.maketrans(
+    {
+        **dict(zip("АВСЕНІЈКМОРЅТХУҮԀԚԜӀ", "ABCEHIJKMOPSTXYYDQWI", strict=True)),
+        **dict(zip("асеһіјкоросѕхуүԁԛԝӏ", "acehijkopocsxyydqwl", strict=True)),
+        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),
+        **dict(zip("αοριкνυχεγωη", "aopikvuxeywn", strict=True)),
+        **dict(zip("ɡցոսօℓıȷ", "ggnuolij", strict=True)),
+    }
+)
+_MARKS = re.compile("[\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+# Patterns start with a character class or a literal, which lets the regex engine skip ahead
+# (a lookbehind or an alternation first would not): this runs on every chunk of every build.
+_INSIDE_WORD = re.compile(r"[-./|+:=#@^&](?<=[a-z0-9].)[-./|+:=#@^&]*(?=[a-z0-9])")
+_OPEN_PUNCTUATION = re.compile(r"[,.:;!?](?=[^\s,.:;!?])")
+_SPACED_LETTERS = re.compile(r" [a-z0-9][ \t]+[a-z0-9][ \t]+[a-z0-9](?![a-z0-9])")  # a cheap test before _LETTERS
+_LETTERS = re.compile(r"[ \n][a-z0-9](?:[ \t]+[a-z0-9](?![a-z0-9])){2,}")  # read with a space put in front
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]")
+_MARKUP = b"*_~`\\\x00'"
+_KEPT = b"abcdefghijklmnopqrstuvwxyz0123456789\n ,.:;!?"
+_PUNCTUATION = bytes(c if c in _KEPT or c in _MARKUP else 32 for c in range(256))  # the rest of ASCII: a space
+
+
+def _letters(run: str, joined: list[str]) -> str:
+    gaps = re.findall(r"[ \t]+", run)
+    widths = [len(g) for g in gaps]
+    inside = max(set(widths), key=lambda w: (widths.count(w), -w))  # the commonest gap is between letters
+    if any(w != inside for w in widths):
+        return re.sub(r"[ \t]+", lambda g: "" if len(g.group()) == inside else " ", run)
+    word = run.replace(" ", "").replace("\t", "")
+    joined.append(word)
+    return word
+
+
+def fold(text: str) -> str:
+    """`text` as rules read it (see the module docstring)."""
+    return fold_joined(text)[0]
+
+
+def fold_joined(text: str) -> tuple[str, list[str]]:
+    """`fold`, and the runs of spaced-out letters it joined without knowing where words end
+    (`i g n o r e a l l`): rules read those without spaces between words."""
+    joined: list[str] = []
+    if "&" in text and _ENTITY.search(text):
+        text = html.unescape(text)
+    if not text.isascii():
+        text = _INVISIBLE.sub("", text)
+        text = unicodedata.normalize("NFKD", text)
+        text = _MARKS.sub("", text).translate(_CONFUSABLES)
+        text = text.replace("\u2018", "'").replace("\u2019", "'").replace("\u02bc", "'")
+        text = _NOT_ASCII.sub(" ", text.lower())  # letters of other scripts: not words rules know
+    text = text.lower()
+    if "://" in text:  # a URL's scheme is a word of its own
+        text = text.replace("://", " ")
+    text = _INSIDE_WORD.sub("", text.encode().translate(None, _MARKUP).decode())
+    text = _OPEN_PUNCTUATION.sub(" ", text.encode().translate(_PUNCTUATION).decode())
+    if _SPACED_LETTERS.search(" " + text):
+        text = _LETTERS.sub(lambda m: m.group()[0] + _letters(m.group()[1:], joined), " " + text)
+    return "\n".join(" ".join(words) for line in text.split("\n") if (words := line.split())), joined

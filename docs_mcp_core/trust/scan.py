@@ -1,0 +1,307 @@
+"""Scan one chunk of Markdown with a rule set: a finding per rule that matched, with where and an excerpt.
+
+Deterministic and free of I/O: the same text and rules give the same findings. Findings are
+per rule and chunk (the first match, and how many there were), in the chunk's line order.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections import Counter
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from .chars import _ANY as _INVISIBLE_CHAR
+from .chars import has_invisible, invisible_spans, show
+from .fold import fold, fold_joined
+from .rules import Plan, Rule, RuleSet, builtin_rules
+from .views import Segment, Views, split_views
+
+_SEPARATORS = str.maketrans(",.:;!?", "      ")  # folded text: words, spaces, newlines and these
+_TARGET_JUNK = re.compile(r"[\x00-\x20\x7f]+")
+_URL_TEXT = re.compile(r"^\s*<?((?:https?://|www\.)[^\s<>]+?)>?\s*$", re.IGNORECASE)
+EXCERPT_CHARS = 120
+MAX_LOCATED = 20  # of one rule's matches in a chunk, the first of these many is the one reported
+
+# How each view is named in a finding.
+WHERE = {
+    "prose": "text",
+    "code": "code",
+    "comment": "HTML comment",
+    "hidden": "hidden element",
+    "aria-hidden": "aria-hidden element",
+    "alt": "image alt text",
+    "title": "link title",
+    "target": "link target",
+    "raw": "characters",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: str  # "error": quarantine the chunk; "warning": report only
+    reason: str
+    where: str  # what carried it (WHERE)
+    line: int  # 1-based, in the scanned text
+    excerpt: str  # the text around the first match, printable (invisible characters as <U+XXXX>)
+    count: int = 1  # lines of the chunk this rule matched on
+
+    def describe(self) -> str:
+        more = f" (and {self.count - 1} more)" if self.count > 1 else ""
+        return f"{self.reason}: {self.where}: {self.excerpt!r}{more} [{self.rule}]"
+
+
+@dataclass
+class _Hit:
+    rule: Rule
+    kind: str
+    source: str  # the text the excerpt and line come from
+    offset: int  # where `source` starts in the chunk
+    folded_at: int  # match position in the folded source (-1: `at` is a position in `source`)
+    at: int
+    matched: str
+
+
+class _Folded:
+    """A view segment folded once, with its words (for anchors) computed on demand."""
+
+    def __init__(self, segment: Segment) -> None:
+        self.segment = segment
+        self.text, self.joined = fold_joined(segment.text)
+        self._words: set[str] | None = None
+
+    @property
+    def words(self) -> set[str]:
+        if self._words is None:
+            self._words = set(self.text.translate(_SEPARATORS).split())
+        return self._words
+
+
+def _segments(views: Views, text: str, view: str) -> list[Segment]:
+    if view == "prose":
+        return [Segment(0, views.prose, "prose")]
+    if view == "code":
+        return views.code + [Segment(-1, s, "code") for s in views.code_spans]
+    if view == "comment":
+        return views.comments
+    if view == "hidden":
+        return views.hidden
+    if view == "alt":
+        return views.alt
+    if view == "title":
+        return views.titles
+    if view == "target":
+        return views.targets
+    return [Segment(0, text, "raw")]
+
+
+def _raw(text: str) -> str:
+    """The chunk with invisible characters that do visible work (emoji joiners, flags…) blanked."""
+    if text.isascii() or not _INVISIBLE_CHAR.search(text):
+        return text
+    removable = list(invisible_spans(text))
+    out: list[str] = []
+    last = 0
+    for start, end in removable:
+        out.append(_INVISIBLE_CHAR.sub("\0", text[last:start]))
+        out.append(text[start:end])
+        last = end
+    out.append(_INVISIBLE_CHAR.sub("\0", text[last:]))
+    return "".join(out)
+
+
+def _target(url: str) -> str:
+    if "&" in url:
+        url = html.unescape(url)
+    return _TARGET_JUNK.sub("", url).lower()
+
+
+def _descriptive(folded: str, start: int, words: frozenset[str]) -> bool:
+    if not words:
+        return False
+    before = folded[max(0, start - 40) : start].rstrip(" ,")
+    if not before or before[-1] in "\n.:;!?":  # a new sentence or line: nothing describes it
+        return False
+    return before.rsplit(None, 1)[-1].strip(",") in words
+
+
+def _host(url: str) -> str:
+    try:
+        host = urlsplit(url if "://" in url else "http://" + url).hostname or ""
+    except ValueError:
+        return ""
+    return host.removeprefix("www.")
+
+
+def _link_text_host(segment: Segment) -> bool:
+    """The link's text is a URL whose host is not the target's (nor a parent or child domain of it)."""
+    label = re.sub(r"[*_`]", "", segment.label)
+    m = _URL_TEXT.match(label)
+    if not m or not re.match(r"^https?://", segment.text.strip(), re.IGNORECASE):
+        return False
+    shown, real = _host(m.group(1)), _host(segment.text.strip())
+    if not shown or not real:
+        return False
+    return not (shown == real or shown.endswith("." + real) or real.endswith("." + shown))
+
+
+class _Scan:
+    def __init__(self, text: str, rules: RuleSet) -> None:
+        self.text = text
+        self.rules = rules
+        self.views = split_views(text, shorten=True)
+        self.folded: dict[str, list[_Folded]] = {}
+        self.hits: dict[str, list[tuple[tuple[str, int], _Hit]]] = {}  # rule -> (segment, hit) in scan order
+        self._code_spans: list[str] | None = None
+
+    def folded_segments(self, view: str) -> list[_Folded]:
+        if view not in self.folded:
+            self.folded[view] = [_Folded(s) for s in _segments(self.views, self.views.text, view) if s.text.strip()]
+        return self.folded[view]
+
+    def quoted(self, matched: str, seen: Counter[str]) -> bool:
+        """Whether a prose match is text quoted in a code span (as often as it occurs there)."""
+        if not self.views.code_spans:
+            return False
+        if self._code_spans is None:
+            self._code_spans = [fold(s) for s in self.views.code_spans]
+        room = sum(s.count(matched) for s in self._code_spans)
+        seen[matched] += 1
+        return seen[matched] <= room
+
+    def add(self, hit: _Hit, segment_key: tuple[str, int]) -> None:
+        self.hits.setdefault(hit.rule.id, []).append((segment_key, hit))
+
+    def present(self) -> set[str]:
+        """The views this chunk has something in."""
+        v = self.views
+        found = {
+            "prose": True,
+            "code": bool(v.code or v.code_spans),
+            "comment": bool(v.comments),
+            "hidden": bool(v.hidden),
+            "alt": bool(v.alt),
+            "title": bool(v.titles),
+            "target": bool(v.targets),
+            "raw": has_invisible(self.text),
+        }
+        return {view for view, there in found.items() if there}
+
+    def run(self) -> None:
+        plan = self.rules.plan
+        present = self.present()
+        for view in ("prose", "comment", "hidden", "alt", "title", "code"):
+            if view in present and plan.entries[view]:
+                for f in self.folded_segments(view):
+                    self._segment(view, f, plan)
+        if "target" in present:
+            for rule in plan.other["target"]:
+                self._targets(rule)
+        if "raw" in present:  # read only where something draws nothing (`present`)
+            raw = _raw(self.text)
+            for rule in plan.other["raw"]:
+                for pattern in rule.patterns:
+                    for m in pattern.finditer(raw):
+                        self.add(_Hit(rule, "raw", self.text, 0, -1, m.start(), m.group()), ("raw", 0))
+
+    def _segment(self, view: str, f: _Folded, plan: Plan) -> None:
+        """Every pattern of the view whose anchors the segment has, over one folded segment."""
+        key = (f.segment.kind, f.segment.start)
+        spans: dict[str, list[tuple[int, int]]] = {}  # per rule: text two of its patterns both match counts once
+        seen: Counter[str] | None = None
+        for entry in plan.runnable(view, f.words, f.text):
+            rule = entry.rule
+            taken = spans.setdefault(rule.id, [])
+            for m in entry.pattern.finditer(f.text):
+                if any(m.start() < e and s < m.end() for s, e in taken):
+                    continue
+                if _descriptive(f.text, m.start(), rule.not_after):
+                    continue
+                taken.append(m.span())
+                if view == "prose" and self.views.code_spans:
+                    seen = Counter() if seen is None else seen
+                    if self.quoted(m.group(), seen):
+                        continue
+                self.add(_Hit(rule, f.segment.kind, f.segment.text, f.segment.start, m.start(), 0, m.group()), key)
+        for word in f.joined:
+            for entry in plan.entries[view]:
+                if entry.squeezed is not None and entry.squeezed.search(word):
+                    self.add(
+                        _Hit(entry.rule, f.segment.kind, f.segment.text, f.segment.start, f.text.find(word), 0, word),
+                        key,
+                    )
+
+    def _targets(self, rule: Rule) -> None:
+        for segment in self.views.targets:
+            if rule.check == "link-text-host":
+                hit = _link_text_host(segment)
+            else:
+                url = _target(segment.text)
+                hit = any(p.search(url) for p in rule.patterns)
+            if hit:
+                start = max(segment.start, 0)
+                self.add(_Hit(rule, "target", segment.text, start, -1, 0, segment.text), ("target", start))
+
+    def findings(self) -> list[Finding]:
+        out = []
+        for rule_id, hits in self.hits.items():
+            rule = hits[0][1].rule
+            covered = {key for other in rule.unless for key, _ in self.hits.get(other, [])}
+            kept = [hit for key, hit in hits if key not in covered]  # `unless`: another rule says it better
+            if not kept:
+                continue
+            located = [(*self.locate(h), h) for h in kept[:MAX_LOCATED]]
+            line, excerpt, hit = min(located, key=lambda t: t[0])  # the first in the chunk
+            count = len({t[0] for t in located}) + len(kept[MAX_LOCATED:])  # lines it is on
+            out.append(
+                Finding(rule_id, rule.severity, rule.reason, WHERE.get(hit.kind, hit.kind), line, excerpt, count)
+            )
+        return sorted(out, key=lambda f: (f.line, f.rule))
+
+    def locate(self, hit: _Hit) -> tuple[int, str]:
+        """The chunk line of a hit, and the text around it as the author wrote it."""
+        if hit.kind in ("prose", "raw", "target"):
+            at = hit.offset if hit.kind == "target" else hit.at
+            if hit.kind == "prose":
+                at = self.views.to_chunk(_skip_masked(hit.source, _source_position(hit.source, hit.folded_at)))
+            text = self.text if hit.kind == "raw" else self.views.text  # the same lines
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            return text.count("\n", 0, at) + 1, _excerpt(text[start : end if end >= 0 else len(text)])
+        at = hit.at if hit.folded_at < 0 else _source_position(hit.source, hit.folded_at)
+        line = self.views.text.count("\n", 0, max(hit.offset, 0)) + hit.source.count("\n", 0, at) + 1
+        return line, _excerpt(hit.source[max(0, at - 40) :])
+
+
+def _skip_masked(prose: str, at: int) -> int:
+    while at < len(prose) and prose[at] in " \0\n":
+        at += 1
+    return min(at, max(len(prose) - 1, 0))
+
+
+def _source_position(source: str, folded_at: int) -> int:
+    """The position in `source` where its folded text reaches `folded_at` (the shortest prefix that folds past it)."""
+    if folded_at <= 0:
+        return 0
+    lo, hi = 0, len(source)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if len(fold(source[: mid + 1])) > folded_at:
+            hi = mid
+        else:
+            lo = mid + 1
+    return min(lo, len(source))
+
+
+def _excerpt(text: str) -> str:
+    text = " ".join(show(text.replace("\0", "")).split())
+    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+
+
+def scan(text: str, rules: RuleSet | None = None) -> list[Finding]:
+    """Findings of `rules` (default: the built-in rules) in one chunk of Markdown as written."""
+    state = _Scan(text, rules or builtin_rules())
+    state.run()
+    return state.findings()

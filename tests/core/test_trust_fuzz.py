@@ -1,0 +1,156 @@
+"""Random and mutated input: the scan and the sanitizer never raise, and stay deterministic and idempotent."""
+
+import random
+
+import pytest
+
+from docs_mcp_core.trust.chars import invisible_spans
+from docs_mcp_core.trust.sanitize import visible_markdown
+from docs_mcp_core.trust.scan import scan
+from docs_mcp_core.trust.views import split_views
+
+from ..conftest import EXAMPLE_DOCS, FIXTURES
+
+PIECES = [
+    "`",
+    "``",
+    "```",
+    "~~~",
+    "<!--",
+    "-->",
+    "<",
+    ">",
+    "</",
+    "<div hidden>",
+    "</div>",
+    '<span style="display:none">',
+    "</span>",
+    "<script>",
+    "</script>",
+    '<a href="javascript:x" title="t">',
+    "</a>",
+    '<img alt="a" src="data:x">',
+    "![",
+    "[",
+    "]",
+    "(",
+    ")",
+    "](",
+    '"',
+    "'",
+    "\\",
+    "*",
+    "_",
+    "&#105;",
+    "&amp;",
+    "&",
+    "\n",
+    "\n\n",
+    "    ",
+    "\t",
+    "\u200b",
+    "\u200d",
+    "\u202e",
+    "\u2066",
+    "\ufeff",
+    "\U000e0041",
+    "\U000e007f",
+    "\U0001f3f4",
+    "\ufe0f",
+    "\U000e0100",
+    "і",
+    "а",
+    "ｉ",
+    "é",
+    "\x00",
+    "\r",
+    "ignore",
+    "previous",
+    "instructions",
+    "AI",
+    "agents",
+    ":",
+    "you are now",
+    "note to ai agents:",
+    "run",
+    "curl",
+    "system prompt",
+    "- ",
+    "1. ",
+    "> ",
+    "# ",
+    "|",
+    "---",
+]
+PAGES = [p.read_text(encoding="utf-8") for p in sorted((FIXTURES / "trust").rglob("*.md"))[::3]]
+PAGES += [p.read_text(encoding="utf-8") for p in sorted(EXAMPLE_DOCS.rglob("*.md"))[:10]]
+
+
+def _random_text(rng: random.Random) -> str:
+    out = []
+    for _ in range(rng.randint(0, 60)):
+        if rng.random() < 0.7:
+            out.append(rng.choice(PIECES))
+        else:
+            out.append(
+                "".join(
+                    chr(rng.randint(0, 0x2FFF if rng.random() < 0.9 else 0xE01EF)) for _ in range(rng.randint(1, 8))
+                )
+            )
+    return "".join(out)
+
+
+def _mutated(rng: random.Random) -> str:
+    text = rng.choice(PAGES)
+    for _ in range(rng.randint(1, 8)):
+        i, j = sorted(rng.randrange(len(text) + 1) for _ in range(2))
+        op = rng.random()
+        if op < 0.3:
+            text = text[:i] + text[j:]  # cut
+        elif op < 0.6:
+            text = text[:i] + rng.choice(PIECES) + text[i:]  # insert markup
+        elif op < 0.8:
+            text = text[:i] + text[i:j] * 2 + text[j:]  # duplicate
+        else:
+            text = text[:i] + text[i:j][::-1] + text[j:]  # reverse a slice
+    return text
+
+
+def _check(text: str) -> None:
+    first = scan(text)
+    assert scan(text) == first
+    for f in first:
+        assert f.line >= 1 and f.count >= 1 and f.severity in ("error", "warning")
+    out = visible_markdown(text)
+    assert visible_markdown(out) == out
+    assert list(invisible_spans(out)) == [] and split_views(out).removed == []
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_text(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(300):
+        _check(_random_text(rng))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mutated_pages(seed: int) -> None:
+    rng = random.Random(1000 + seed)
+    for _ in range(150):
+        _check(_mutated(rng))
+
+
+def test_pathological_sizes() -> None:
+    for text in (
+        "`" * 5000,
+        "<" * 5000,
+        "[" * 3000 + "]" * 3000,
+        "<!--" * 2000,
+        "a " * 20000,
+        "\u200b" * 10000,
+        "```\n" * 2000,
+        "<div hidden>" * 1000,
+        "![" * 2000 + "](",
+        "&#105;" * 3000,
+    ):
+        _check(text)
