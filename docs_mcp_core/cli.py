@@ -211,8 +211,11 @@ def validate(docs_dir: Path | None, fmt: str, list_files: bool, **crawl: Any) ->
 def _validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
     from .indexing.steps import analyze_corpus
     from .paths import check_docs_dir
+    from .trust.report import validate_trust
 
     chunkset = analyze_corpus(check_docs_dir(docs_dir, "--docs-dir"))
+    trust = validate_trust(docs_dir, chunkset.iter_chunks())
+    chunkset.diagnostics.extend(trust.diagnostics)
     files = len(chunkset.files) + sum(d.code == "not-utf8" for d in chunkset.diagnostics)
     if not chunkset.chunk_count and not has_errors(chunkset.diagnostics):
         chunkset.diagnostics.append(
@@ -241,6 +244,12 @@ def _validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
         for line in syntax.lines():
             click.echo(line)
         click.echo(format_text(chunkset.diagnostics, files, str(docs_dir)))
+        if trust.quarantined:
+            click.echo(
+                f"trust: {trust.quarantined} chunk(s) have text addressed to an AI agent or hidden from readers; "
+                "a build will not serve them. If a page is legitimate (a page about prompt injection), "
+                'allow it in .docs-mcp.json: "trust": {"allow": [{"path": …, "rule": …, "reason": …}]}'
+            )
     sys.exit(1 if has_errors(chunkset.diagnostics) else 0)
 
 

@@ -22,6 +22,7 @@ from pydantic import (
 from ..diagnostics import Diagnostic, error
 from .globs import GlobError, check_globs, compile_glob, glob_match
 from .json_locations import json_line_map, line_of
+from .trust_settings import TrustSettings
 
 MANIFEST_NAME = ".docs-mcp.json"
 DEFAULT_MAX_CHUNK_SIZE = 20_000
@@ -127,6 +128,7 @@ class Manifest(BaseModel):
     mcpServerInstructions: StrictStr | None = None  # noqa: N815 - the manifest's JSON field name (reference contract)
     overrides: list[Override] = Field(default_factory=list)
     exclude: list[StrictStr] = Field(default_factory=list)  # globs relative to this folder; files left out
+    trust: TrustSettings | None = None  # rules file, disabled rules and allow-list of the trust scan
 
     _meta = field_validator("metadata")(classmethod(lambda cls, v: _check_metadata(v)))
 

@@ -1,0 +1,138 @@
+"""A corpus's trust policy: the rules each file is scanned with and the findings its manifest allows.
+
+A file follows its nearest manifest, as every manifest setting does (DESIGN.md §3): the
+built-in rules, plus the manifest's `rules_file` and a rules file given by the build's
+configuration, minus the rules it disables; findings matching one of its `allow` entries
+are let through, with the entry's reason. This is what a build and `docs-mcp validate` call:
+
+    trust, diagnostics = load_trust(root, manifests)      # once per build
+    verdict = trust.check(chunk.content, chunk.filepath)  # per chunk
+    verdict.quarantined, verdict.findings, verdict.allowed
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..corpus.globs import glob_match
+from ..corpus.json_locations import line_of
+from ..corpus.manifest import LoadedManifest, format_loc, nearest_manifest
+from ..diagnostics import Diagnostic, error
+from .rules import RuleSet, builtin_rules, load_rules_file
+from .scan import Finding, scan
+
+
+@dataclass(frozen=True)
+class Allowance:
+    path: str | None  # glob relative to the manifest's folder; None: every file
+    rule: str | None  # None: every rule
+    reason: str
+    manifest: str  # where it is written
+
+
+@dataclass(frozen=True)
+class Policy:
+    rules: RuleSet
+    folder: str = ""  # the manifest's folder ("" for the root or no manifest)
+    allow: tuple[Allowance, ...] = ()
+
+    def allowance(self, relpath: str, finding: Finding) -> Allowance | None:
+        local = relpath[len(self.folder) + 1 :] if self.folder else relpath
+        for entry in self.allow:
+            if entry.rule is not None and entry.rule != finding.rule:
+                continue
+            if entry.path is not None and not glob_match(entry.path, local):
+                continue
+            return entry
+        return None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    findings: list[Finding]  # not allowed: what validate reports
+    allowed: list[tuple[Finding, Allowance]] = field(default_factory=list)
+
+    @property
+    def quarantined(self) -> bool:
+        """A finding of an `error` rule that no allow entry covers: the chunk must not be served."""
+        return any(f.severity == "error" for f in self.findings)
+
+
+@dataclass
+class Trust:
+    default: Policy
+    by_folder: dict[str, Policy] = field(default_factory=dict)  # manifest folder -> its policy
+    manifests: dict[str, LoadedManifest] = field(default_factory=dict)
+
+    def policy_for(self, relpath: str) -> Policy:
+        loaded = nearest_manifest(relpath, self.manifests)
+        return self.by_folder.get(loaded.folder, self.default) if loaded else self.default
+
+    def check(self, content: str, relpath: str) -> Verdict:
+        """Scan one chunk (its Markdown as written) of file `relpath` (relative to the docs root)."""
+        policy = self.policy_for(relpath)
+        findings, allowed = [], []
+        for finding in scan(content, policy.rules):
+            entry = policy.allowance(relpath, finding)
+            if entry is None:
+                findings.append(finding)
+            else:
+                allowed.append((finding, entry))
+        return Verdict(findings, allowed)
+
+
+def load_trust(
+    root: Path, manifests: dict[str, LoadedManifest], rules_file: Path | None = None
+) -> tuple[Trust, list[Diagnostic]]:
+    """Each manifest's policy, and diagnostics for settings that cannot be used (unknown rule IDs,
+    rules files that are missing or invalid). `rules_file` (from the build's configuration) adds
+    rules for every file; a manifest's own rules file adds rules for the files it governs."""
+    diags: list[Diagnostic] = []
+    base = builtin_rules()
+    if rules_file is not None:
+        extra, problems = load_rules_file(rules_file, str(rules_file), base)
+        diags.extend(problems)
+        if extra is not None:
+            base = base.plus(extra.rules)
+    trust = Trust(Policy(base), manifests=manifests)
+    for folder, loaded in sorted(manifests.items()):
+        settings = loaded.manifest.trust
+        if settings is None:
+            continue
+        rules = base
+        if settings.rules_file is not None:
+            rules, problems = _manifest_rules(root, loaded, settings.rules_file, rules)
+            diags.extend(problems)
+        known = rules.ids()
+        disabled = set()
+        for i, entry in enumerate(settings.disable):
+            if entry.rule not in known:
+                diags.append(_unknown_rule(loaded, ("trust", "disable", i, "rule"), entry.rule, known))
+            disabled.add(entry.rule)
+        allow = []
+        for i, item in enumerate(settings.allow):
+            if item.rule is not None and item.rule not in known:
+                diags.append(_unknown_rule(loaded, ("trust", "allow", i, "rule"), item.rule, known))
+            allow.append(Allowance(item.path, item.rule, item.reason, loaded.relpath))
+        trust.by_folder[folder] = Policy(rules.without(disabled), folder, tuple(allow))
+    return trust, diags
+
+
+def _manifest_rules(root: Path, loaded: LoadedManifest, name: str, base: RuleSet) -> tuple[RuleSet, list[Diagnostic]]:
+    relpath = f"{loaded.folder}/{name}" if loaded.folder else name
+    path = root / relpath
+    line = loaded.lines.get(("trust", "rules_file"), 1)
+    if not path.resolve().is_relative_to(root.resolve()):
+        msg = f"trust.rules_file: {name!r} is outside the docs folder; keep the rules file with the docs"
+        return base, [error(loaded.relpath, line, msg, "manifest-invalid")]
+    if not path.is_file():
+        msg = f"trust.rules_file: {relpath} does not exist (the path is relative to the manifest's folder)"
+        return base, [error(loaded.relpath, line, msg, "manifest-invalid")]
+    extra, problems = load_rules_file(path, relpath, base)
+    return (base.plus(extra.rules) if extra else base), problems
+
+
+def _unknown_rule(loaded: LoadedManifest, where: tuple[str | int, ...], rule: str, known: set[str]) -> Diagnostic:
+    msg = f"{format_loc(where)}: unknown rule {rule!r}; the rules are {', '.join(sorted(known))}"
+    return error(loaded.relpath, line_of(loaded.lines, where), msg, "manifest-invalid")
