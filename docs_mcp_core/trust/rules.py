@@ -127,13 +127,14 @@ class Plan:
     always: dict[str, tuple[int, ...]]  # entries without anchors
     by_word: dict[str, dict[str, tuple[int, ...]]]  # anchor word -> the entries it lets run
     by_prefix: dict[str, dict[str, tuple[int, ...]]]
+    anchor_words: dict[str, frozenset[str]]  # the keys of by_word
     other: dict[str, tuple[Rule, ...]]  # `target` and `raw` rules
 
     def runnable(self, view: str, words: set[str], text: str) -> list[Entry]:
         """The view's entries whose anchors a segment (its words, its text) has, in rule order."""
         by_word, by_prefix = self.by_word[view], self.by_prefix[view]
         chosen = set(self.always[view])
-        for word in words.intersection(by_word):
+        for word in words & self.anchor_words[view]:
             chosen.update(by_word[word])
         for prefix, indexes in by_prefix.items():
             if prefix in text:
@@ -172,6 +173,7 @@ class RuleSet:
             always={v: tuple(i for i, e in enumerate(es) if not e.anchors) for v, es in entries.items()},
             by_word={v: {w: tuple(ix) for w, ix in d.items()} for v, d in by_word.items()},
             by_prefix={v: {p: tuple(ix) for p, ix in d.items()} for v, d in by_prefix.items()},
+            anchor_words={v: frozenset(d) for v, d in by_word.items()},
             other={v: tuple(r) for v, r in other.items()},
         )
 

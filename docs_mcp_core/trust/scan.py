@@ -19,6 +19,7 @@ from .rules import Plan, Rule, RuleSet, builtin_rules
 from .views import Segment, Views, split_views
 
 _SEPARATORS = str.maketrans(",.:;!?", "      ")  # folded text: words, spaces, newlines and these
+_EMPHASIS = re.compile(r"[*_`]")
 _TARGET_JUNK = re.compile(r"[\x00-\x20\x7f]+")
 _URL_TEXT = re.compile(r"^\s*<?((?:https?://|www\.)[^\s<>]+?)>?\s*$", re.IGNORECASE)
 EXCERPT_CHARS = 120
@@ -137,8 +138,10 @@ def _host(url: str) -> str:
 
 def _link_text_host(segment: Segment) -> bool:
     """The link's text is a URL whose host is not the target's (nor a parent or child domain of it)."""
-    label = re.sub(r"[*_`]", "", segment.label)
-    m = _URL_TEXT.match(label)
+    lowered = segment.label.lower()
+    if "http" not in lowered and "www." not in lowered:
+        return False
+    m = _URL_TEXT.match(_EMPHASIS.sub("", segment.label))
     if not m or not re.match(r"^https?://", segment.text.strip(), re.IGNORECASE):
         return False
     shown, real = _host(m.group(1)), _host(segment.text.strip())

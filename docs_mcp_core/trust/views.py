@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 _TAG_SOURCE = r"<(/?)([A-Za-z][A-Za-z0-9:-]*)((?:\s+[A-Za-z_:][A-Za-z0-9_.:-]*(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'=<>`]+))?)*)\s*(/?)>"
 _TAG = re.compile(_TAG_SOURCE)
@@ -57,8 +58,7 @@ _HIDING_STYLE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(NamedTuple):  # a tuple: cheap to make, and a chunk makes several
     start: int  # offset in the chunk
     text: str
     kind: str = ""  # what carried it: "comment", "hidden", "aria-hidden", "alt", "title", "link", "image", …
