@@ -132,13 +132,16 @@ class Plan:
 
     def runnable(self, view: str, words: set[str], text: str) -> list[Entry]:
         """The view's entries whose anchors a segment (its words, its text) has, in rule order."""
-        by_word, by_prefix = self.by_word[view], self.by_prefix[view]
+        found = words & self.anchor_words[view]
+        prefixes = [ix for prefix, ix in self.by_prefix[view].items() if prefix in text]
+        if not found and not prefixes and not self.always[view]:
+            return []
+        by_word = self.by_word[view]
         chosen = set(self.always[view])
-        for word in words & self.anchor_words[view]:
+        for word in found:
             chosen.update(by_word[word])
-        for prefix, indexes in by_prefix.items():
-            if prefix in text:
-                chosen.update(indexes)
+        for indexes in prefixes:
+            chosen.update(indexes)
         entries = self.entries[view]
         return [e for e in (entries[i] for i in sorted(chosen)) if not e.anchors.also or e.anchors.found(words, text)]
 

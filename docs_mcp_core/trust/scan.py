@@ -177,32 +177,24 @@ class _Scan:
     def add(self, hit: _Hit, segment_key: tuple[str, int]) -> None:
         self.hits.setdefault(hit.rule.id, []).append((segment_key, hit))
 
-    def present(self) -> set[str]:
-        """The views this chunk has something in."""
-        v = self.views
-        found = {
-            "prose": True,
-            "code": bool(v.code or v.code_spans),
-            "comment": bool(v.comments),
-            "hidden": bool(v.hidden),
-            "alt": bool(v.alt),
-            "title": bool(v.titles),
-            "target": bool(v.targets),
-            "raw": has_invisible(self.text),
-        }
-        return {view for view, there in found.items() if there}
-
     def run(self) -> None:
-        plan = self.rules.plan
-        present = self.present()
-        for view in ("prose", "comment", "hidden", "alt", "title", "code"):
-            if view in present and plan.entries[view]:
+        plan, v = self.rules.plan, self.views
+        folded_views = (
+            ("prose", True),
+            ("comment", v.comments),
+            ("hidden", v.hidden),
+            ("alt", v.alt),
+            ("title", v.titles),
+            ("code", v.code or v.code_spans),
+        )
+        for view, there in folded_views:  # a view with nothing in it costs nothing
+            if there and plan.entries[view]:
                 for f in self.folded_segments(view):
                     self._segment(view, f, plan)
-        if "target" in present:
+        if v.targets:
             for rule in plan.other["target"]:
                 self._targets(rule)
-        if "raw" in present:  # read only where something draws nothing (`present`)
+        if plan.other["raw"] and has_invisible(self.text):  # the raw view: only where something draws nothing
             raw = _raw(self.text)
             for rule in plan.other["raw"]:
                 for pattern in rule.patterns:
@@ -211,10 +203,13 @@ class _Scan:
 
     def _segment(self, view: str, f: _Folded, plan: Plan) -> None:
         """Every pattern of the view whose anchors the segment has, over one folded segment."""
+        runnable = plan.runnable(view, f.words, f.text)
+        if not runnable and not f.joined:
+            return
         key = (f.segment.kind, f.segment.start)
         spans: dict[str, list[tuple[int, int]]] = {}  # per rule: text two of its patterns both match counts once
         seen: Counter[str] | None = None
-        for entry in plan.runnable(view, f.words, f.text):
+        for entry in runnable:
             rule = entry.rule
             taken = spans.setdefault(rule.id, [])
             for m in entry.pattern.finditer(f.text):
