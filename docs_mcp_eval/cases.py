@@ -22,6 +22,8 @@ class Case(BaseModel):
     filters: dict[StrictStr, StrictStr] = Field(default_factory=dict)
     limit: int = Field(default=5, ge=1, le=50)
     max_rounds: int = Field(default=3, ge=1, le=20, alias="maxRounds")
+    # What an agent would search next after a first answer without the right chunk.
+    follow_up: StrictStr | None = Field(default=None, alias="followUp", min_length=1)
 
     @property
     def relevant(self) -> list[str]:

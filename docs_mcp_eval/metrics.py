@@ -38,6 +38,24 @@ def recall(ranked: Sequence[str], relevant: Iterable[str], k: int = K) -> float:
     return 1.0 if first_rank(ranked, relevant, k) else 0.0
 
 
+def chars_to_answer(ids: Sequence[str], hits: Sequence[dict], relevant: Iterable[str]) -> int | None:
+    """What an agent reads to reach the answer in one search_docs result: the snippets of the hits
+    ranked above the first relevant one, plus that chunk's `chars` (the size of its Markdown, which
+    get_doc returns). None when no hit is relevant, or the relevant hit has no `chars`."""
+    rank = first_rank(ids, relevant, k=len(ids))
+    if rank is None:
+        return None
+    size = hits[rank - 1].get("chars")
+    if not isinstance(size, int):
+        return None
+    return sum(len(str(h.get("snippet") or "")) for h in hits[: rank - 1]) + size
+
+
+def snippet_chars(hits: Sequence[dict]) -> int:
+    """The snippets of a whole result: what an agent read before it searched again."""
+    return sum(len(str(h.get("snippet") or "")) for h in hits)
+
+
 def facet_precision(hits: Sequence[dict], filters: dict[str, str]) -> float | None:
     """Share of hits that do not contradict the case's filters (a page without the key does not)."""
     if not filters or not hits:

@@ -21,6 +21,14 @@ METRICS = [
     ("get_doc_p50_ms", "get_doc p50 (ms)", False),
     ("peak_rss_mb", "Peak RSS (MB)", False),
     ("build_seconds", "Build (s)", False),
+    ("answered_cases", "Answered by the first search (default limit)", True),
+    ("unanswered_cases", "Not answered by the first search", False),
+    ("chars_to_answer_mean", "Characters read to the answer, mean", False),
+    ("chars_to_answer_median", "Characters read to the answer, median", False),
+    ("follow_up_cases", "Cases with a follow-up query", True),
+    ("found_first_search", "Follow-up cases found by the first search", True),
+    ("found_within_two_searches", "Follow-up cases found within two searches", True),
+    ("chars_within_two_mean", "Characters read within two searches, mean", False),
     ("agent_found", "Agent: found the right doc", True),
     ("agent_rounds_mean", "Agent: mean tool calls to the right doc", False),
     ("agent_rounds_median", "Agent: median tool calls to the right doc", False),
@@ -28,12 +36,14 @@ METRICS = [
     ("chars_read_median", "Agent: median characters read per case", False),
 ]
 
+TWO_SEARCHES = ("found_first_search", "found_within_two_searches", "chars_within_two_mean")
+
 
 def fmt(value: Any, key: str = "") -> str:
     if value is None:
         return "–"
     if isinstance(value, float):
-        if key.startswith("chars_read"):
+        if key.startswith("chars"):
             return f"{value:,.0f}"
         if (
             key.endswith("_ms")
@@ -66,7 +76,11 @@ def delta_table(baseline: dict[str, Any], now: dict[str, Any]) -> str:
             diff = after - before
             better = diff > 0 if higher_better else diff < 0
             mark = "" if abs(diff) < 1e-9 else (" (better)" if better else " (worse)")
-            change = f"{diff:+.3f}{mark}" if not key.endswith("_ms") else f"{diff:+.1f}{mark}"
+            change = f"{diff:+.3f}{mark}"
+            if key.endswith("_ms") or key.startswith("chars"):
+                change = f"{diff:+,.1f}{mark}" if key.endswith("_ms") else f"{diff:+,.0f}{mark}"
+            elif key.endswith("_cases"):
+                change = f"{diff:+.0f}{mark}"
         rows.append(f"| {label} | {fmt(before, key)} | {fmt(after, key)} | {change} |")
     return "\n".join(rows)
 
@@ -90,7 +104,9 @@ def markdown(result: dict[str, Any], baseline: dict[str, Any] | None = None) -> 
     lines += [
         f"| {label} | {fmt(summary.get(key), key)} |"
         for key, label, _ in METRICS
-        if key in summary and (not key.startswith(("agent", "chars_read")) or result.get("agent"))
+        if key in summary
+        and (not key.startswith(("agent", "chars_read")) or result.get("agent"))
+        and (key not in TWO_SEARCHES or summary.get("follow_up_cases"))
     ]
     if result.get("agent"):
         options = result["agent"]
@@ -104,6 +120,20 @@ def markdown(result: dict[str, Any], baseline: dict[str, Any] | None = None) -> 
         lines.append(
             f"| {name} | {cat['cases']} | {fmt(cat['mrr@5'])} | {fmt(cat['ndcg@5'])} | {fmt(cat['recall@5'])} |"
         )
+    follow = [c for c in result["cases"] if c.get("found_within_two") is not None]
+    if follow:
+        lines += [
+            "",
+            "## Follow-ups",
+            "",
+            "Rank of the first relevant hit in each answer (default limit); the follow-up is searched only after a miss.",
+            "",
+            "| Case | First search | Follow-up query | Follow-up |",
+            "|---|---:|---|---:|",
+        ]
+        for c in follow:
+            then = "–" if c["answer_rank"] is not None else (c["follow_up_rank"] or "miss")
+            lines.append(f"| {c['name']} | {c['answer_rank'] or 'miss'} | {c['follow_up']} | {then} |")
     misses = [c for c in result["cases"] if not c["recall"]]
     if misses:
         lines += ["", "## Not in the top 5", "", "| Case | Category | Expected | Top 3 |", "|---|---|---|---|"]
@@ -146,7 +176,26 @@ def comparison(rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {row['provider']} | " + " | ".join(fmt(cats.get(c, {}).get("mrr@5")) for c in categories) + " |"
         )
+    lines += ["", "What an agent reads (search_docs at its default limit):", "", *reading_table(rows)]
     aborted = [f"- {row['provider']}: {row['result']['aborted']}" for row in rows if row["result"].get("aborted")]
     if aborted:
         lines += ["", "Aborted runs:", *aborted]
     return "\n".join(lines) + "\n"
+
+
+def reading_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Per provider: cases answered by the first search, characters read to the answer, two searches."""
+    lines = [
+        "| Provider | Answered | Not answered | Chars to answer, mean | median | Follow-ups | "
+        "Found by the first | Within two | Chars within two, mean |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        s = row["result"]["summary"]
+        lines.append(
+            f"| {row['provider']} | {fmt(s.get('answered_cases'))} | {fmt(s.get('unanswered_cases'))} | "
+            f"{fmt(s.get('chars_to_answer_mean'), 'chars')} | {fmt(s.get('chars_to_answer_median'), 'chars')} | "
+            f"{fmt(s.get('follow_up_cases'))} | {fmt(s.get('found_first_search'))} | "
+            f"{fmt(s.get('found_within_two_searches'))} | {fmt(s.get('chars_within_two_mean'), 'chars')} |"
+        )
+    return lines

@@ -44,6 +44,13 @@ class CaseResult:
     agent_rounds: int | None = None  # --agent: tool calls until the scripted agent read a relevant chunk
     chars_read: int | None = None  # --agent: characters of every answer it received on the way
     agent_calls: list[str] | None = None  # --agent: its calls, e.g. "search_docs", "get_doc README.md#retries"
+    # What an agent reads, from search_docs at its default limit (metrics.chars_to_answer):
+    answer_rank: int | None = None  # rank of the first relevant hit in that answer; None: not in it
+    chars_to_answer: int | None = None  # snippets above it plus its chars
+    follow_up: str | None = None
+    follow_up_rank: int | None = None  # the same, in the follow-up's answer (searched only after a miss)
+    found_within_two: bool | None = None  # None: the case has no follow-up
+    chars_within_two: int | None = None  # after a miss: the first answer's snippets plus the follow-up's reading
 
 
 @dataclass
@@ -63,7 +70,23 @@ class RunResult:
     agent: dict[str, Any] | None = None  # the scripted agent's options, when it ran
 
     def summary(self) -> dict[str, Any]:
-        return {**self._retrieval(), **(self._agent() if self.agent is not None else {})}
+        return {**self._retrieval(), **self._reading(), **(self._agent() if self.agent is not None else {})}
+
+    def _reading(self) -> dict[str, Any]:
+        """Characters over the answered cases only (a miss is counted, not averaged in as zero);
+        the two-search shares over the cases that have a follow-up."""
+        answered = [c for c in self.cases if c.answer_rank is not None]
+        follow = [c for c in self.cases if c.found_within_two is not None]
+        return {
+            "answered_cases": len(answered),
+            "unanswered_cases": sum(1 for c in self.cases if c.answer_rank is None and not c.error),
+            "chars_to_answer_mean": metrics.mean(c.chars_to_answer for c in answered),
+            "chars_to_answer_median": metrics.median(c.chars_to_answer for c in answered),
+            "follow_up_cases": len(follow),
+            "found_first_search": metrics.mean(1.0 if c.answer_rank is not None else 0.0 for c in follow),
+            "found_within_two_searches": metrics.mean(1.0 if c.found_within_two else 0.0 for c in follow),
+            "chars_within_two_mean": metrics.mean(c.chars_within_two for c in follow if c.found_within_two),
+        }
 
     def _agent(self) -> dict[str, Any]:
         """Rounds over the cases the agent solved; characters read over every case (a miss reads too)."""
@@ -232,7 +255,37 @@ async def _run_case(client: Any, search: str, get_doc: str, case: Case, result: 
         cursor = data.get("next_cursor")
         if not cursor:
             break
+    try:
+        await _reading(client, search, case, out)
+    except ValueError as exc:
+        out.error = str(exc)
     return out
+
+
+async def _answer(client: Any, search: str, query: str, case: Case) -> tuple[list[dict], list[str]]:
+    """search_docs as an agent calls it: the query and the case's filters, no limit (the server's default)."""
+    hits = _payload(await client.call_tool(search, {"query": query, **case.filters})).get("hits") or []
+    return hits, [bare_id(str(h.get("chunk_id")), case.relevant) for h in hits]
+
+
+async def _reading(client: Any, search: str, case: Case, out: CaseResult) -> None:
+    """Characters to the answer in the first search; with a follow-up, whether two searches find it.
+
+    Runs after the measured searches, so its repeats of a query never warm a measured one."""
+    first_hits, first_ids = await _answer(client, search, case.query, case)
+    out.answer_rank = metrics.first_rank(first_ids, case.relevant, k=len(first_ids))
+    out.chars_to_answer = metrics.chars_to_answer(first_ids, first_hits, case.relevant)
+    if case.follow_up is None:
+        return
+    out.follow_up = case.follow_up
+    if out.answer_rank is not None:  # answered: the agent has no reason to search again
+        out.found_within_two, out.chars_within_two = True, out.chars_to_answer
+        return
+    hits, ids = await _answer(client, search, case.follow_up, case)
+    out.follow_up_rank = metrics.first_rank(ids, case.relevant, k=len(ids))
+    out.found_within_two = out.follow_up_rank is not None
+    then = metrics.chars_to_answer(ids, hits, case.relevant)
+    out.chars_within_two = None if then is None else metrics.snippet_chars(first_hits) + then
 
 
 async def run_suite(

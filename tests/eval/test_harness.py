@@ -151,7 +151,7 @@ def test_a_server_that_crashes_gives_a_clear_error_and_a_partial_report(tmp_path
             "--report",
             str(report),
             "--server-command",
-            f"{sys.executable} {CRASHER} 4",
+            f"{sys.executable} {CRASHER} 7",  # two searches per case: the 7th is case-3's first
         ],
     )
     assert result.exit_code == 1
@@ -160,7 +160,7 @@ def test_a_server_that_crashes_gives_a_clear_error_and_a_partial_report(tmp_path
     assert "**Run aborted: the server stopped answering during case 'case-3'" in text
     assert "Partial report: 4 cases ran, 2 did not." in text
     suite = load_suite(suite_file)
-    partial = anyio.run(lambda: run_suite([sys.executable, str(CRASHER), "3"], suite, warmup=0))
+    partial = anyio.run(lambda: run_suite([sys.executable, str(CRASHER), "5"], suite, warmup=0))
     assert [c.reciprocal_rank for c in partial.cases[:2]] == [1.0, 1.0]  # this fake ranks the asked-for page first
     assert partial.cases[2].error and partial.not_run == ["case-3", "case-4", "case-5"]
 
@@ -211,9 +211,16 @@ def test_benchmark_compares_providers(tmp_path: Path) -> None:
         if line.startswith("| none") or line.startswith("| hash")
     }
     assert set(rows) == {"none", "hash"} and "MRR@5 by category:" in text
+    reading = text.split("What an agent reads")[1]
+    assert (
+        "| Chars to answer, mean |" in reading and len([r for r in reading.splitlines() if r.startswith("| none")]) == 1
+    )
     runs = json.loads((tmp_path / "all.json").read_text())["runs"]
     assert [r["provider"] for r in runs] == ["none", "hash"]
     assert all(r["result"]["summary"]["cases"] == 39 and r["index_mb"] > 0 for r in runs)
+    assert all(
+        r["result"]["summary"]["answered_cases"] + r["result"]["summary"]["unanswered_cases"] == 39 for r in runs
+    )
 
 
 def test_bad_cases_file_is_a_clear_error(tmp_path: Path) -> None:

@@ -43,3 +43,27 @@ def test_case_format_aliases_and_defaults() -> None:
     )
     assert case.relevant == ["a.md#x", "b.md"] and case.limit == 5 and case.max_rounds == 2
     assert case.category == "uncategorized" and case.filters == {}
+
+
+def test_case_follow_up_in_either_spelling() -> None:
+    base = {"name": "n", "query": "q", "expectedChunkId": "a.md#x"}
+    assert Case.model_validate(base).follow_up is None
+    assert Case.model_validate({**base, "followUp": "q two"}).follow_up == "q two"
+    assert Case.model_validate({**base, "follow_up": "q two"}).follow_up == "q two"
+    with pytest.raises(ValueError):
+        Case.model_validate({**base, "followUp": ""})
+
+
+def test_chars_to_answer_reads_the_snippets_above_and_the_chunk() -> None:
+    hits = [
+        {"chunk_id": "a", "snippet": "x" * 30, "chars": 900},
+        {"chunk_id": "b", "snippet": "y" * 50, "chars": 400},
+        {"chunk_id": "c", "snippet": "z" * 70, "chars": 1200},
+    ]
+    ids = [h["chunk_id"] for h in hits]
+    assert metrics.chars_to_answer(ids, hits, ["a"]) == 900  # first: only the chunk itself
+    assert metrics.chars_to_answer(ids, hits, ["c", "b"]) == 30 + 400  # the first relevant one counts
+    assert metrics.chars_to_answer(ids, hits, ["c"]) == 30 + 50 + 1200
+    assert metrics.chars_to_answer(ids, hits, ["d"]) is None  # not answered: no figure, not zero
+    assert metrics.chars_to_answer(ids, [{**h, "chars": None} for h in hits], ["a"]) is None
+    assert metrics.snippet_chars(hits) == 150
