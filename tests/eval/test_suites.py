@@ -80,3 +80,15 @@ def test_uv_docs_suite_covers_the_six_categories() -> None:
     suite = load_suite(SUITE_DIR / "uv-docs.json")
     counts = {cat: sum(1 for c in suite.cases if c.category == cat) for cat in REQUIRED}
     assert len(suite.cases) >= 48 and min(counts.values()) >= 8, counts
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_follow_ups_rephrase_plain_language_questions(name: str) -> None:
+    """Follow-ups are what an agent searches after a miss: on the plain-language cases, and never
+    the same words again."""
+    suite = load_suite(SUITE_DIR / f"{name}.json")
+    follow = [case for case in suite.cases if case.follow_up is not None]
+    assert follow, name
+    for case in follow:
+        assert case.category in ("paraphrased", "intent"), case.name
+        assert case.follow_up is not None and case.follow_up.lower() != case.query.lower(), case.name
