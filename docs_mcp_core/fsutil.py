@@ -6,6 +6,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -46,6 +47,25 @@ def write_atomic_pieces(path: Path, pieces: Iterable[bytes], mode: int | None = 
     return digest.hexdigest()
 
 
+# A file whose recorded mtime is this close to (or after) the moment its build began scanning is
+# "racy" (git's word): an edit in the same timestamp tick could keep its size and mtime, so it is
+# hashed again however its stat looks. 2 s covers the coarsest common filesystem clocks (FAT).
+RACY_NS = 2_000_000_000
+
+
+def file_stat(path: str | Path) -> list[int] | None:
+    """What a later build compares to trust a file without reading it: size, mtime, ctime, inode.
+
+    ctime cannot be set back by tools that preserve mtime (cp -p, rsync -t, tar), so an edit
+    that keeps the size and restores the mtime still changes it.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
 def file_sha256(path: Path) -> str:
     with Path(path).open("rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
@@ -78,9 +98,32 @@ def write_json_atomic(path: Path, obj: Any) -> None:
     write_atomic(path, dump_json(obj))
 
 
+MAX_JSON_DEPTH = 64  # our files nest a few levels; a deeper one is damaged (and would exhaust the parser's stack)
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS_ONLY = {ord(c): None for c in map(chr, range(128)) if c not in "[]{}"}
+
+
+def loads_json(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """json.loads, but a document nested deeper than `max_depth` is a ValueError, like any other
+    damage, instead of a RecursionError."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    if text.count("[") + text.count("{") > max_depth:  # else it cannot be too deep: no scan
+        depth = 0
+        for bracket in _JSON_STRING.sub("", text).translate(_BRACKETS_ONLY):
+            if bracket in "[{":
+                depth += 1
+                if depth > max_depth:
+                    raise ValueError(f"nested deeper than {max_depth} levels")
+            elif bracket in "]}":
+                depth -= 1
+    return json.loads(text)
+
+
 def read_json(path: Path) -> Any | None:
+    """The JSON file's value, or None when it does not exist; damage (nesting too deep included) is a ValueError."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return loads_json(path.read_bytes())
     except FileNotFoundError:
         return None
 

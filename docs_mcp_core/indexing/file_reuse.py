@@ -20,7 +20,7 @@ from ..chunking.chunker import chunker_version
 from ..corpus.manifest import Resolution, Strategy
 from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
-from ..fsutil import file_sha256, read_json, write_atomic, write_atomic_pieces
+from ..fsutil import RACY_NS, file_sha256, read_json, write_atomic, write_atomic_pieces
 from ..layout import FILE_STATE, METADATA, OutputLayout
 from ..metadata import read_metadata
 from ..models import Chunk
@@ -30,23 +30,6 @@ from .chunk_lines import chunk_line, framed, head, read_lines
 Passages = tuple[str, dict[str, list[list[str]]]]
 
 STATE_VERSION = "2"  # 2: per-file chunk counts and titles, and chunks.json's size and mtime
-# A file whose recorded mtime is this close to (or after) the moment its build began scanning is
-# "racy" (git's word): an edit in the same timestamp tick could keep its size and mtime, so it is
-# hashed again however its stat looks. 2 s covers the coarsest common filesystem clocks (FAT).
-RACY_NS = 2_000_000_000
-
-
-def file_stat(path: str | Path) -> list[int] | None:
-    """What a later build compares to trust a file without reading it: size, mtime, ctime, inode.
-
-    ctime cannot be set back by tools that preserve mtime (cp -p, rsync -t, tar), so an edit
-    that keeps the size and restores the mtime still changes it.
-    """
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
 def file_key(relpath: str, sha256: str, rules: Resolution, context: str = "") -> str:

@@ -25,7 +25,7 @@ from ..embedding import EmbeddingProvider
 from ..embedding.cache import EmbedResult, commit_cache, embed_with_cache, may_hold_vectors
 from ..errors import DocsMcpError, ValidationFailed
 from ..failpoints import pause
-from ..fsutil import build_lock, remove_temp_files, write_atomic, write_json_atomic
+from ..fsutil import build_lock, file_stat, remove_temp_files, write_atomic, write_json_atomic
 from ..layout import CHUNKS, FILE_STATE, METADATA, OutputLayout
 from ..metadata import IndexRef, PublishedMetadata, build_metadata, read_metadata, write_metadata
 from ..models import Chunk, IndexInfo
@@ -38,7 +38,6 @@ from .file_reuse import (
     chunk_pieces,
     discard_pending,
     file_key,
-    file_stat,
     load_previous,
     pending_paths,
     publish_pending,
@@ -49,7 +48,15 @@ from .file_reuse import (
 )
 from .parsing import Parsed, ParseJob, Parser
 from .passages import passage_plan, recorded_passages
-from .tablefiles import forget_records, manifests, record_files, remove_files, unrecorded_files, version_problem
+from .tablefiles import (
+    forget_records,
+    manifests,
+    record_files,
+    records_problem,
+    remove_files,
+    unrecorded_files,
+    version_problem,
+)
 
 if TYPE_CHECKING:  # object storage is imported only to build for it
     from ..objectstore import RemoteIndex
@@ -553,11 +560,17 @@ def _update_published(
 def _reuse_problem(out: Path, published: IndexRef) -> tuple[str, bool] | None:
     """Why the published table version cannot simply be republished, and whether it is damage.
 
-    Cheap: a directory listing and a stat per recorded file, no LanceDB.
+    Cheap: a directory listing and a stat per recorded file (a file whose stat changed is read
+    and its checksum compared), no LanceDB. Build state that cannot vouch for the version's files
+    (table-files.json missing, damaged or without its record) counts as damage: the table is
+    rewritten rather than trusted unverified.
     """
+    unverified = records_problem(out, published)
+    if unverified:
+        return f"cannot verify the published table: {unverified}", True
     problem = version_problem(out, published)
     if problem:
-        return problem, True
+        return f"the published index is damaged ({problem})", True
     if max(manifests(out, published.table)) != published.version:
         return "an interrupted build left table versions that were never published", False
     return None
@@ -608,7 +621,7 @@ def write_index(
         reuse = unchanged and not marker.exists() and not embedded.forced and not force
         problem = _reuse_problem(out, published) if reuse and published else None
         if problem and problem[1]:
-            reporter.warn(f"the published index is damaged ({problem[0]}); rewriting the table")
+            reporter.warn(f"{problem[0]}; rewriting the table")
         elif problem:
             reporter.info(f"{problem[0]}; writing a new version so they can be removed")
         if reuse and published and not problem:  # the same fingerprints: the same passages key

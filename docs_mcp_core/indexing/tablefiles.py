@@ -1,7 +1,7 @@
 """The files of a LanceDB table version, read from the filesystem without importing LanceDB.
 
-The build's no-op path uses this to check, in a few stat calls, that the version it is about
-to republish still exists and that every data and index file it was written with is intact;
+The build's no-op path uses this to check, mostly in stat calls, that the version it is about
+to republish still exists and that every file it was written with is intact (table_checksums);
 pruning uses it to find the versions that no published build names.
 """
 
@@ -11,13 +11,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..fsutil import read_json, write_json_atomic
+from .. import table_checksums
+from ..fsutil import file_stat
 from ..layout import OutputLayout
 from ..metadata import IndexRef
 
 _U64 = 2**64 - 1
 _FILE_DIRS = ("data", "_indices", "_deletions")
 _MAGIC = b"LANC"
+_MANIFESTS = "_versions/"
 
 
 def table_dir(out: Path, table: str) -> Path:
@@ -66,61 +68,105 @@ def _ends_with_magic(path: Path) -> bool:
         return False
 
 
-def _records(out: Path) -> dict[str, Any]:
-    try:
-        data = read_json(OutputLayout(out).table_files)
-    except (ValueError, OSError):
-        return {}
-    return data if isinstance(data, dict) else {}
+def _records(out: Path) -> table_checksums.Records:
+    return table_checksums.load(OutputLayout(out).table_files)
+
+
+def _usable(out: Path) -> table_checksums.Records:
+    """The records, or none when they cannot vouch for anything (damaged: then every version is unverified)."""
+    records = _records(out)
+    return table_checksums.Records(records.path) if records.problem else records
+
+
+def _manifest_rel(out: Path, table: str, version: int) -> str | None:
+    manifest = manifests(out, table).get(version)
+    return manifest.relative_to(table_dir(out, table)).as_posix() if manifest else None
 
 
 def record_files(out: Path, table: str, version: int, files: dict[str, int]) -> None:
-    """Remember the files `table` was written with at `version`."""
-    records = _records(out)
-    records[f"{table}:{version}"] = dict(sorted(files.items()))
-    write_json_atomic(OutputLayout(out).table_files, dict(sorted(records.items())))
+    """Remember the files (relative path -> size) `table` was written with at `version`, and its manifest,
+    with their checksums: a file another kept version recorded with the stat it still has keeps that
+    entry, the others are read (a manifest always: a table written afresh numbers its versions again)."""
+    records = _usable(out)
+    root = table_dir(out, table)
+    known = {rel: e for other in records.versions.values() for rel, e in other.items()}
+    wanted = {rel: size for rel, size in files.items() if not rel.startswith(_MANIFESTS)}
+    manifest = _manifest_rel(out, table, version)
+    if manifest is not None:
+        wanted[manifest] = (root / manifest).stat().st_size
+    entries: dict[str, dict[str, Any]] = {}
+    for rel, size in sorted(wanted.items()):
+        found = known.get(rel)
+        same = found is not None and found["stat"] is not None and found["stat"] == file_stat(root / rel)
+        fresh = found if same and not rel.startswith(_MANIFESTS) else table_checksums.entry(root / rel, size)
+        if fresh is not None:
+            entries[rel] = fresh
+    records.versions[f"{table}:{version}"] = entries
+    records.save()
 
 
 def forget_records(out: Path, table: str, keep: set[int]) -> None:
     """Drop the records of every version but `keep` (they were pruned)."""
-    records = _records(out)
+    records = _usable(out)
     wanted = {f"{table}:{v}" for v in keep}
-    if set(records) - wanted:
-        write_json_atomic(OutputLayout(out).table_files, {k: v for k, v in sorted(records.items()) if k in wanted})
+    if set(records.versions) - wanted and records.exists:
+        records.versions = {k: v for k, v in records.versions.items() if k in wanted}
+        records.save()
 
 
 def complete_versions(out: Path, table: str, versions: set[int]) -> set[int]:
     """The versions in `versions` whose recorded files are all present."""
     root = table_dir(out, table)
-    return {v for v in versions if all((root / rel).exists() for rel in (recorded_files(out, table, v) or {}))}
+    records = _usable(out)
+    return {v for v in versions if all((root / rel).exists() for rel in (records.files(table, v) or {}))}
 
 
 def forget_missing(out: Path, table: str, versions: set[int]) -> None:
     """Drop from the records of `versions` (complete before Lance's cleanup) the files that are gone
     after it: the cleanup removes nothing a remaining version references, so those were not in use."""
-    records = _records(out)
+    records = _usable(out)
     root = table_dir(out, table)
     changed = False
     for version in versions:
-        files = records.get(f"{table}:{version}")
-        if isinstance(files, dict):
-            present = {rel: size for rel, size in files.items() if (root / rel).exists()}
+        files = records.files(table, version)
+        if files is not None:
+            present = {rel: e for rel, e in files.items() if (root / rel).exists()}
             if present != files:
-                records[f"{table}:{version}"], changed = present, True
+                records.versions[f"{table}:{version}"], changed = present, True
     if changed:
-        write_json_atomic(OutputLayout(out).table_files, dict(sorted(records.items())))
+        records.save()
 
 
 def recorded_files(out: Path, table: str, version: int) -> dict[str, int] | None:
-    files = _records(out).get(f"{table}:{version}")
-    return files if isinstance(files, dict) else None
+    """The data, index and deletion files recorded for `version` (relative path -> size), or None."""
+    files = _usable(out).files(table, version)
+    if files is None:
+        return None
+    return {rel: e["size"] for rel, e in files.items() if not rel.startswith(_MANIFESTS)}
+
+
+def records_problem(out: Path, index: IndexRef) -> str | None:
+    """Why the build state cannot vouch for the files of the published version `index`, or None:
+    table-files.json is missing, damaged, from an older docs-mcp, or has no record of it."""
+    records = _records(out)
+    if records.problem:
+        return records.problem
+    if records.files(index.table, index.version) is None:
+        return (
+            f"{records.path} has no record of table version {index.version}"
+            if records.exists
+            else f"{records.path} is missing"
+        )
+    return None
 
 
 def version_problem(out: Path, index: IndexRef) -> str | None:
     """Why the table version `index` (metadata.json `index`) cannot be served as is, or None.
 
-    Checks that its manifest exists and, when they were recorded, that each of its data and
-    index files is present with the size it was written with.
+    Checks that its manifest exists and, when they were recorded, that each of its files (the
+    manifest, data and index files) is present with the size and checksum it was written with
+    (table_checksums.verify). Call with the build lock held: stats found changed on files whose
+    bytes are intact are recorded, so the next check costs a stat again.
     """
     table, version = index.table, index.version
     root = table_dir(out, table)
@@ -129,14 +175,15 @@ def version_problem(out: Path, index: IndexRef) -> str | None:
         return f"table version {version} is missing from {root}"
     if not _ends_with_magic(manifest):
         return f"{manifest} is not a Lance manifest"
-    for rel, size in sorted((recorded_files(out, table, version) or {}).items()):
-        try:
-            actual = (root / rel).stat().st_size
-        except (FileNotFoundError, NotADirectoryError):
-            return f"{root / rel} is missing"
-        if actual != size:
-            return f"{root / rel} has {actual} bytes, not the {size} it was written with"
-    return None
+    records = _usable(out)
+    files = records.files(table, version)
+    if files is None:
+        return None
+    problem, refreshed = table_checksums.verify(root, files)
+    if refreshed and problem is None:
+        files.update(refreshed)
+        records.save()
+    return problem
 
 
 def unrecorded_files(out: Path, table: str, versions: set[int]) -> list[str] | None:

@@ -31,6 +31,7 @@ from ..layout import CHUNKS, OutputLayout
 from ..metadata import EmbeddingInfo, TaxonomyKey, require_metadata
 from ..models import CHUNK_ID, meta_column, sql_literal
 from ..objectstore import RemoteIndex, is_remote, location, remote_signature
+from ..table_checksums import published_files_problem
 from ..vector_index import VECTOR_MEMORY_BYTES, ann_query, has_vector_index, vector_column
 from . import answers
 from . import cursor as cursors
@@ -52,7 +53,7 @@ class UnreadableIndex(SearchError):  # noqa: N818 - a SearchError like the other
     held was pruned under it (a request that outlived two publishes: see Library.search)."""
 
 
-def unreadable_index(out: Path, exc: BaseException) -> UnreadableIndex:
+def unreadable_index(out: Path | str, exc: BaseException | str) -> UnreadableIndex:
     """LanceDB failing to open or read the table means files under `.lancedb` are missing or damaged."""
     reason = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
     return UnreadableIndex(
@@ -69,6 +70,23 @@ def index_gone(out: Path) -> UnreadableIndex:
     )
 
 
+_PANICS = ("RustPanic", "PanicException")  # a Rust panic as an exception (PanicException is a BaseException)
+
+
+def is_read_failure(exc: BaseException) -> bool:
+    """Whether LanceDB failed on missing or damaged files: an IO error, a panic, or its ValueError for
+    "invalid input" (a file that is not Lance's); a ValueError of our own code is not one."""
+    if isinstance(exc, (RuntimeError, OSError)) or type(exc).__name__ in _PANICS:
+        return True
+    if not isinstance(exc, ValueError):
+        return False
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = tb.tb_frame.f_code.co_filename if tb is not None else ""
+    return any(f"{os.sep}{package}{os.sep}" in where for package in ("lancedb", "pyarrow"))
+
+
 def _readable(method: Callable[..., Awaitable[_T]]) -> Callable[..., Awaitable[_T]]:
     """A request on a damaged index fails with one clear sentence, not a LanceDB traceback."""
 
@@ -76,7 +94,11 @@ def _readable(method: Callable[..., Awaitable[_T]]) -> Callable[..., Awaitable[_
     async def wrapper(self: Any, *args: Any, **kwargs: Any) -> _T:
         try:
             return await method(self, *args, **kwargs)
-        except (RuntimeError, OSError) as exc:
+        except SearchError:
+            raise
+        except BaseException as exc:
+            if not is_read_failure(exc):
+                raise
             raise unreadable_index(self.out, exc) from None
 
     return wrapper
@@ -432,100 +454,115 @@ class PublishedIndex:
             if self.table is not None:
                 return self
             import lancedb
-            import pyarrow.compute as pc
 
+            index = self.metadata.index
+            if self.remote is None and index is not None:  # before LanceDB reads a damaged file (and may panic)
+                problem = published_files_problem(OutputLayout(self.out), index.table, index.version)
+                if problem:
+                    raise unreadable_index(self.out, problem)
             try:
                 uri = self.remote.lancedb_uri if self.remote else str(OutputLayout(self.out).lancedb)
                 db = await lancedb.connect_async(uri)
                 table = await db.open_table(self.table_name)
                 if self.version is not None:
                     await table.checkout(self.version)
-            except (RuntimeError, ValueError, OSError) as exc:  # no table, or not that version
+                await self._load(table)
+            except SearchError:
+                raise
+            except BaseException as exc:  # no table, not that version, or damaged files
+                if not is_read_failure(exc):
+                    raise
                 raise unreadable_index(self.out, exc) from None
-            count = max(1, await table.count_rows())
-            schema = await table.schema()
-            self.has_vectors = "vector" in schema.names
-            self.vector_indexed = self.has_vectors and has_vector_index(list(await table.list_indices()))
-            self.rows = count
-            self.has_fields = all(name in schema.names for name in ["content_subwords", *_DERIVED])
-            if self.has_fields:  # the snippet text itself: content_chars is content_text's length
-                chars = await table.query().select(["content_chars"]).limit(count).to_arrow()
-                text_bytes = int(pc.sum(chars.column("content_chars")).as_py() or 0)
-            else:  # content + content_text: an upper bound on the text kept
-                text_bytes = self._chunks_bytes()
-            wanted = (
-                _LIGHT
-                + (_DERIVED if self.has_fields else [])
-                + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
-            )
-            wanted += ["source_url"] if "source_url" in schema.names else []
-            wanted += [name for name in ("navigation", "bare_code") if name in schema.names]
-            dims, multivector = vector_column(schema)
-            from ..embedding.input import PASSAGES
-
-            # the vectors the build recorded, as it counted them for its ANN decision; an older metadata.json
-            # does not say, and a list of passages per row holds up to PASSAGES of them: budget for them all
-            vectors = (
-                self.metadata.index.vectors
-                if self.metadata.index and self.metadata.index.vectors
-                else count * (PASSAGES if multivector else 1)
-            )
-            if self.has_vectors and not self.vector_indexed and vectors * dims * 4 <= MEMORY_VECTOR_BYTES:
-                wanted.append("vector")
-            rows = await table.query().with_row_id().select(wanted).limit(count).to_arrow()
-            columns = {name: rows.column(name).to_pylist() for name in wanted if name != "vector"}
-            row_ids = rows.column("_rowid").to_numpy()
-            order = np.argsort(row_ids, kind="stable")
-            self.row_ids = row_ids[order]
-            self.row_chunks = [columns["chunk_id"][i] for i in order.tolist()]
-            if "content_text" in columns:
-                self.texts = dict(zip(columns["chunk_id"], columns["content_text"]))
-            if "vector" in wanted:
-                column = rows.column("vector").combine_chunks()
-                if multivector:  # every passage is a row of the matrix; `passage_starts` says whose
-                    lengths = column.value_lengths().to_numpy(zero_copy_only=False)
-                    if not np.all(lengths == 1):
-                        self.passage_starts = np.concatenate([[0], np.cumsum(lengths[:-1])]).astype(np.int64)
-                    matrix = column.flatten().flatten().to_numpy(zero_copy_only=False).reshape(-1, dims)
-                else:
-                    matrix = column.values.to_numpy(zero_copy_only=False).reshape(-1, dims)
-                norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-                self.vectors = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
-                self.ids = columns["chunk_id"]
-                self.scan = await asyncio.to_thread(QuantizedScan.of, self.vectors)
-            for i, chunk_id in enumerate(columns["chunk_id"]):
-                languages = tuple(columns["code_languages"][i].split()) if self.has_fields else ()
-                digest = columns["content_digest"][i] if self.has_fields else None
-                chars = columns["content_chars"][i] if self.has_fields else None
-                self.info[chunk_id] = ChunkInfo(
-                    chunk_id,
-                    columns["filepath"][i],
-                    columns["heading"][i],
-                    columns["breadcrumb"][i],
-                    columns["chunk_index"][i],
-                    json.loads(columns["metadata"][i]),
-                    languages,
-                    digest,
-                    chars,
-                    columns["source_url"][i] if "source_url" in columns else None,
-                    int(row_ids[i]),
-                    float(columns["navigation"][i] or 0.0) if "navigation" in columns else 0.0,
-                    bool(columns["bare_code"][i]) if "bare_code" in columns else False,
-                )
-            sizes = (
-                await table.query()
-                .select({"chunk_id": "chunk_id", "chars": "character_length(content)"})
-                .limit(count)
-                .to_arrow()
-            )
-            self.sizes = dict(zip(sizes.column("chunk_id").to_pylist(), sizes.column("chars").to_pylist()))
-            for info in sorted(self.info.values(), key=lambda c: (c.filepath, c.chunk_index)):
-                self.files.setdefault(info.filepath, []).append(info.chunk_id)
-            headings = Counter(info.heading.strip().lower() for info in self.info.values())
-            common = max(GENERIC_HEADING_CHUNKS, GENERIC_HEADING_SHARE * len(self.info))
-            self.generic_headings = {heading for heading, n in headings.items() if n >= common} | {""}
-            self.table = table
         return self
+
+    async def _load(self, table: Any) -> None:
+        """What requests need in memory from the opened table version (row info, small texts and vectors)."""
+        import pyarrow.compute as pc
+
+        count = max(1, await table.count_rows())
+        schema = await table.schema()
+        self.has_vectors = "vector" in schema.names
+        self.vector_indexed = self.has_vectors and has_vector_index(list(await table.list_indices()))
+        self.rows = count
+        self.has_fields = all(name in schema.names for name in ["content_subwords", *_DERIVED])
+        if self.has_fields:  # the snippet text itself: content_chars is content_text's length
+            chars = await table.query().select(["content_chars"]).limit(count).to_arrow()
+            text_bytes = int(pc.sum(chars.column("content_chars")).as_py() or 0)
+        else:  # content + content_text: an upper bound on the text kept
+            text_bytes = self._chunks_bytes()
+        wanted = (
+            _LIGHT
+            + (_DERIVED if self.has_fields else [])
+            + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
+        )
+        wanted += ["source_url"] if "source_url" in schema.names else []
+        wanted += [name for name in ("navigation", "bare_code") if name in schema.names]
+        dims, multivector = vector_column(schema)
+        from ..embedding.input import PASSAGES
+
+        # the vectors the build recorded, as it counted them for its ANN decision; an older metadata.json
+        # does not say, and a list of passages per row holds up to PASSAGES of them: budget for them all
+        vectors = (
+            self.metadata.index.vectors
+            if self.metadata.index and self.metadata.index.vectors
+            else count * (PASSAGES if multivector else 1)
+        )
+        if self.has_vectors and not self.vector_indexed and vectors * dims * 4 <= MEMORY_VECTOR_BYTES:
+            wanted.append("vector")
+        rows = await table.query().with_row_id().select(wanted).limit(count).to_arrow()
+        columns = {name: rows.column(name).to_pylist() for name in wanted if name != "vector"}
+        row_ids = rows.column("_rowid").to_numpy()
+        order = np.argsort(row_ids, kind="stable")
+        self.row_ids = row_ids[order]
+        self.row_chunks = [columns["chunk_id"][i] for i in order.tolist()]
+        if "content_text" in columns:
+            self.texts = dict(zip(columns["chunk_id"], columns["content_text"]))
+        if "vector" in wanted:
+            column = rows.column("vector").combine_chunks()
+            if multivector:  # every passage is a row of the matrix; `passage_starts` says whose
+                lengths = column.value_lengths().to_numpy(zero_copy_only=False)
+                if not np.all(lengths == 1):
+                    self.passage_starts = np.concatenate([[0], np.cumsum(lengths[:-1])]).astype(np.int64)
+                matrix = column.flatten().flatten().to_numpy(zero_copy_only=False).reshape(-1, dims)
+            else:
+                matrix = column.values.to_numpy(zero_copy_only=False).reshape(-1, dims)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            self.vectors = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
+            self.ids = columns["chunk_id"]
+            self.scan = await asyncio.to_thread(QuantizedScan.of, self.vectors)
+        for i, chunk_id in enumerate(columns["chunk_id"]):
+            languages = tuple(columns["code_languages"][i].split()) if self.has_fields else ()
+            digest = columns["content_digest"][i] if self.has_fields else None
+            chars = columns["content_chars"][i] if self.has_fields else None
+            self.info[chunk_id] = ChunkInfo(
+                chunk_id,
+                columns["filepath"][i],
+                columns["heading"][i],
+                columns["breadcrumb"][i],
+                columns["chunk_index"][i],
+                json.loads(columns["metadata"][i]),
+                languages,
+                digest,
+                chars,
+                columns["source_url"][i] if "source_url" in columns else None,
+                int(row_ids[i]),
+                float(columns["navigation"][i] or 0.0) if "navigation" in columns else 0.0,
+                bool(columns["bare_code"][i]) if "bare_code" in columns else False,
+            )
+        sizes = (
+            await table.query()
+            .select({"chunk_id": "chunk_id", "chars": "character_length(content)"})
+            .limit(count)
+            .to_arrow()
+        )
+        self.sizes = dict(zip(sizes.column("chunk_id").to_pylist(), sizes.column("chars").to_pylist()))
+        self.files = {}
+        for info in sorted(self.info.values(), key=lambda c: (c.filepath, c.chunk_index)):
+            self.files.setdefault(info.filepath, []).append(info.chunk_id)
+        headings = Counter(info.heading.strip().lower() for info in self.info.values())
+        common = max(GENERIC_HEADING_CHUNKS, GENERIC_HEADING_SHARE * len(self.info))
+        self.generic_headings = {heading for heading, n in headings.items() if n >= common} | {""}
+        self.table = table
 
     def _chunks_bytes(self) -> int:
         if self.remote:

@@ -47,6 +47,7 @@ from .engine import (
     SearchPage,
     UnreadableIndex,
     hint_for,
+    is_read_failure,
     match_case,
     phrase_applies,
     snippet,
@@ -86,10 +87,14 @@ def _reading(corpus: Corpus, index: PublishedIndex) -> Iterator[None]:
     """A LanceDB failure names the corpus's folder in one sentence, as a lone engine does."""
     try:
         yield
-    except (RuntimeError, OSError) as exc:
-        raise CorpusFailed(corpus, index, unreadable_index(corpus.engine.out, exc)) from None
     except UnreadableIndex as exc:
         raise CorpusFailed(corpus, index, exc) from None
+    except SearchError:
+        raise
+    except BaseException as exc:
+        if not is_read_failure(exc):
+            raise
+        raise CorpusFailed(corpus, index, unreadable_index(corpus.engine.out, exc)) from None
 
 
 async def _each(

@@ -12,6 +12,7 @@ import shutil
 import time
 from pathlib import Path
 
+from docs_mcp_core import fsutil
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import EmbeddingProvider, ProviderSettings, make_provider
 from docs_mcp_core.indexing import file_reuse
@@ -72,7 +73,7 @@ def test_racy_and_touched_files_are_read_again_and_edits_are_caught(example_docs
     # The racy rule itself: a matching stat recorded too close to its build's scan is not trusted.
     previous, _ = file_reuse.load_previous(out)
     assert previous is not None
-    stat = file_reuse.file_stat(page)
+    stat = fsutil.file_stat(page)
     assert previous.trusted_sha256("guides/errors.md", stat) is None
     settled = dict(previous.files["guides/errors.md"], stat=[stat[0], 1, *stat[2:]])
     previous.files["guides/errors.md"] = settled
