@@ -5,18 +5,25 @@ from __future__ import annotations
 import datetime as dt
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from . import __version__
 from .errors import DocsMcpError
-from .fsutil import read_json, write_json_atomic
+from .fsutil import loads_json, read_json, write_json_atomic
 from .layout import METADATA, OutputLayout
 from .paths import MARKDOWN_SUFFIXES
+from .vector_index import MAX_DIMENSIONS
 
 METADATA_VERSION = "1.0.0"
 SUPPORTED_MAJOR = 1
+_I64 = 2**63 - 1  # Lance numbers versions with 64-bit integers; counts fit them too
+
+# Numbers readers pass on to LanceDB or numpy: out of range is damage, said as such, not an OverflowError later.
+Version = Annotated[StrictInt, Field(ge=1, le=_I64)]
+Count = Annotated[StrictInt, Field(ge=0, le=_I64)]
+Dimensions = Annotated[StrictInt, Field(ge=1, le=MAX_DIMENSIONS)]
 
 
 class _Published(BaseModel):
@@ -33,18 +40,18 @@ class IndexRef(_Published):
     """The table version metadata.json pins: what a server opens and a build may reuse."""
 
     table: StrictStr
-    version: StrictInt
-    rows: StrictInt
+    version: Version
+    rows: Count
     content_hash: StrictStr
     chunks_sha256: StrictStr | None = None
-    previous_version: StrictInt | None = None
+    previous_version: Version | None = None
     passages_key: StrictStr | None = None  # its vectors' fingerprints were made under it: a small edit may update them
-    vectors: StrictInt | None = None  # vectors in the table, passages included (older files: unknown)
+    vectors: Count | None = None  # vectors in the table, passages included (older files: unknown)
 
 
 class Stats(_Published):
-    total_chunks: StrictInt = 0
-    total_files: StrictInt = 0
+    total_chunks: Count = 0
+    total_files: Count = 0
     indexed_at: StrictStr | None = None
     source_commit: StrictStr | None = None
 
@@ -54,7 +61,7 @@ class EmbeddingInfo(_Published):
 
     provider: StrictStr
     model: StrictStr
-    dimensions: StrictInt
+    dimensions: Dimensions
 
 
 class TaxonomyKey(_Published):
@@ -169,7 +176,9 @@ def _field_problem(exc: ValidationError) -> str:
     if err["type"] == "missing":
         return f"field '{loc}' is missing"
     want = _JSON_NAMES.get(err["type"]) or err["msg"].lower().removeprefix("input should be ")
-    return f"field '{loc}' must be {want} (got {_json_type(err.get('input'))})"
+    value = err.get("input")
+    got = str(value) if isinstance(value, int) and not isinstance(value, bool) else _json_type(value)
+    return f"field '{loc}' must be {want} (got {got})"
 
 
 def read_metadata(out: Path) -> PublishedMetadata | None:
@@ -184,6 +193,15 @@ def read_metadata(out: Path) -> PublishedMetadata | None:
     if data is None:
         return None
     return check_metadata(data, path)
+
+
+def parse_metadata(data: bytes, path: Any) -> PublishedMetadata:
+    """metadata.json's bytes (from `path`, a file or an s3:// URL), parsed and checked; a one-line error otherwise."""
+    try:
+        parsed = loads_json(data)
+    except ValueError as exc:
+        raise DocsMcpError(f"{path} is not valid JSON ({exc}); rebuild the index") from None
+    return check_metadata(parsed, path)
 
 
 def check_metadata(data: Any, path: Any) -> PublishedMetadata:

@@ -192,7 +192,7 @@ class RemoteIndex:
     # -- reading a published index ------------------------------------------------------------
     def require_metadata(self) -> PublishedMetadata:
         """The published metadata.json; one clear error (with the build command) when there is none."""
-        from .metadata import check_metadata
+        from .metadata import parse_metadata
 
         data = self.read(METADATA)
         if data is None:
@@ -200,11 +200,7 @@ class RemoteIndex:
                 f"no index at {self.url} ({METADATA} is missing); build one with "
                 f"`docs-mcp build --docs-dir DOCS --out {self.url}`"
             )
-        try:
-            parsed = json.loads(data)
-        except ValueError as exc:
-            raise DocsMcpError(f"{self.url}/{METADATA} is not valid JSON ({exc}); rebuild the index") from None
-        return check_metadata(parsed, f"{self.url}/{METADATA}")
+        return parse_metadata(data, f"{self.url}/{METADATA}")
 
 
 _polls: dict[str, tuple[float, tuple[str] | None]] = {}

@@ -33,6 +33,9 @@ PROBE_SHARE = 0.5
 MIN_PROBES = 8  # small tables: (nearly) every partition
 REFINE_FACTOR = 10  # 1,000 rows re-ranked exactly for the engine's 100 candidates: at dub-ts x30, 2 gave 0.66
 INDEX_KIND = "ivf_hnsw_sq"  # recorded in the content hash: changing the index rewrites the table
+# The longest vector accepted (--embedding-dimensions, metadata.json's embedding.dimensions): twice what
+# the largest embedding models make (4,096); more is a typo that would make every row megabytes.
+MAX_DIMENSIONS = 8192
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import numpy as np
 from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
 from ..failpoints import pause
-from ..layout import CHUNKS, OutputLayout
+from ..layout import CHUNKS, METADATA, OutputLayout
 from ..metadata import EmbeddingInfo, TaxonomyKey, require_metadata
 from ..models import CHUNK_ID, meta_column, sql_literal
 from ..objectstore import RemoteIndex, is_remote, location, remote_signature
@@ -498,6 +498,11 @@ class PublishedIndex:
         wanted += ["source_url"] if "source_url" in schema.names else []
         wanted += [name for name in ("navigation", "bare_code") if name in schema.names]
         dims, multivector = vector_column(schema)
+        if self.has_vectors and self.embedding is not None and self.embedding.dimensions != dims:
+            raise unreadable_index(
+                self.out,
+                f"its {METADATA} says the vectors have {self.embedding.dimensions} dimensions, the table's have {dims}",
+            )
         from ..embedding.input import PASSAGES
 
         # the vectors the build recorded, as it counted them for its ANN decision; an older metadata.json

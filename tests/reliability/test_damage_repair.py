@@ -39,6 +39,20 @@ def name_missing_version(out: Path) -> None:
     (out / "metadata.json").write_text(json.dumps(meta))
 
 
+def index_version(value: int) -> Callable[[Path], None]:
+    def damage(out: Path) -> None:
+        meta = json.loads((out / "metadata.json").read_text())
+        meta["index"]["version"] = value
+        (out / "metadata.json").write_text(json.dumps(meta))
+
+    damage.__name__ = f"index_version_{value}"
+    return damage
+
+
+def nested_brackets(out: Path) -> None:
+    (out / "metadata.json").write_text("[" * 200_000 + "]" * 200_000)
+
+
 def wrong_type(text: str) -> Callable[[Path], None]:
     def damage(out: Path) -> None:
         (out / "metadata.json").write_text(text)
@@ -68,8 +82,22 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[st
         name_missing_version,
         wrong_type("[1]"),
         wrong_type('{"metadata_version": "1.0.0", "index": 5}'),
+        index_version(-1),
+        index_version(2**70),
+        nested_brackets,
     ],
-    ids=["no-lancedb", "data-file", "index-file", "manifest", "missing-version", "array", "index-int"],
+    ids=[
+        "no-lancedb",
+        "data-file",
+        "index-file",
+        "manifest",
+        "missing-version",
+        "array",
+        "index-int",
+        "version-negative",
+        "version-2**70",
+        "nested-brackets",
+    ],
 )
 def test_the_next_build_repairs_a_damaged_output(
     built: tuple[Path, Path, list[str]], tmp_path: Path, damage: Callable[[Path], None]
@@ -96,8 +124,13 @@ def test_reading_commands_give_one_line_for_metadata_of_the_wrong_type(
 ) -> None:
     out = tmp_path / "out"
     shutil.copytree(built[1], out)
+    meta = json.loads((out / "metadata.json").read_text())
     for text, args in (
         ('"x"', ["search", "--index", out, QUERY]),
+        (json.dumps({**meta, "index": {**meta["index"], "version": -1}}), ["search", "--index", out, QUERY]),
+        (json.dumps({**meta, "index": {**meta["index"], "version": 2**70}}), ["search", "--index", out, QUERY]),
+        ("[" * 200_000 + "]" * 200_000, ["search", "--index", out, QUERY]),
+        ("[" * 200_000 + "]" * 200_000, ["serve", "--index", out]),
         ('{"metadata_version": "1.0.0", "index": {"table": "chunks"}}', ["serve", "--index", out]),
         ("[1]", ["audit", "--out", out]),
     ):
@@ -147,3 +180,23 @@ async def test_reading_a_damaged_index_is_one_clear_error(
     async with Client(create_server(out).server) as client:
         answer = await client.call_tool("search_docs", {"query": QUERY})
     assert answer.is_error and "cannot be read" in answer.content[0].text and "docs-mcp build" in answer.content[0].text
+
+
+def test_embedding_dimensions_that_disagree_with_the_table_are_one_line(tmp_path: Path) -> None:
+    """metadata.json's embedding.dimensions out of range, or not the table's: one line, then the build repairs it."""
+    docs = Path(__file__).resolve().parents[2] / "examples" / "parcelly-docs"
+    out = tmp_path / "out"
+    args = [*build_args(docs, out, provider="hash"), "--embedding-dimensions", "32"]
+    assert docs_mcp(*args).returncode == 0
+    good = (out / "metadata.json").read_text()
+    for dims, said in ((16, "says the vectors have 16 dimensions, the table's have 32"), (100_000_000, "embedding")):
+        meta = json.loads(good)
+        meta["embedding"]["dimensions"] = dims
+        (out / "metadata.json").write_text(json.dumps(meta))
+        result = docs_mcp("search", "--index", out, QUERY)
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+        assert said in lines[0] and ("docs-mcp build" in lines[0] or "rebuild" in lines[0]), lines
+    rebuilt = docs_mcp(*args)
+    assert rebuilt.returncode == 0 and "warn:" in rebuilt.stderr, rebuilt.stderr
+    assert docs_mcp("search", "--index", out, QUERY).returncode == 0
