@@ -30,7 +30,11 @@ class _Location(click.ParamType):
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
         from .objectstore import location
 
-        return location(value)
+        try:
+            return location(value)
+        except DocsMcpError as exc:  # an unsupported URL: the same `error:` line and exit 1 as a bad folder
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
 
 
 INDEX_DIR = _Location()
@@ -332,7 +336,7 @@ def embedding_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         if setting.choices is not None:
             kind = click.Choice(list(setting.choices))
         elif setting.min is not None:
-            kind = click.IntRange(min=setting.min)
+            kind = click.IntRange(min=setting.min, max=setting.max)
         # Unset options stay None: the provider's own defaults apply, and resolve_settings picks the provider.
         fn = click.option(f"--embedding-{f.name.replace('_', '-')}", type=kind, default=None, help=setting.help)(fn)
     return fn

@@ -24,6 +24,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -50,10 +51,19 @@ def is_remote(location: Any) -> bool:
     return isinstance(location, str) and location.startswith(SCHEME)
 
 
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
 def location(value: str | os.PathLike[str]) -> str | Path:
-    """An `s3://` URL stays a string (Path would fold its `//`); anything else is a local Path."""
+    """An `s3://` URL stays a string (Path would fold its `//`); a local path is a Path; any other URL
+    (gs://, az://, file://, https://…) is refused in one line rather than made a folder named `gs:`."""
     text = os.fspath(value)
     if not text.startswith(SCHEME):
+        if _URL.match(text):
+            raise DocsMcpError(
+                f"{text}: an index location is a local folder or s3://BUCKET/PREFIX "
+                "(S3 and S3-compatible storage); other URLs are not supported"
+            )
         return Path(text)
     return text.rstrip("/") if len(text.rstrip("/")) > len(SCHEME) else text  # a bare s3:// is refused by parse
 

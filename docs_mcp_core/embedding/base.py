@@ -8,6 +8,7 @@ from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..vector_index import MAX_DIMENSIONS
 from .input import PassageSplitter
 
 if TYPE_CHECKING:  # numpy loads with the provider that makes vectors: a text-only build never imports it
@@ -26,6 +27,7 @@ class Setting:
     help: str
     choices: tuple[str, ...] | None = None
     min: int | None = None  # for integers
+    max: int | None = None
     in_index: bool = False  # in metadata.json's embedding block: query embedding recreates it from there
 
 
@@ -57,8 +59,10 @@ class ProviderSettings:
         in_index=True,
     )
     dimensions: int | None = _setting(
-        "Vector size (hash default 256; openai: the model's size, or a smaller one for text-embedding-3).",
+        "Vector size (hash default 256; openai: the model's size, or a smaller one for text-embedding-3); "
+        f"1 to {MAX_DIMENSIONS}.",
         min=1,
+        max=MAX_DIMENSIONS,
         in_index=True,
     )
     base_url: str | None = _setting(

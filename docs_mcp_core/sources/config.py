@@ -118,7 +118,7 @@ def _embedding_fields() -> dict[str, Any]:
     for f, setting in provider_setting_fields():
         kind: Any = hints[f.name]
         if setting.min is not None:
-            kind = Annotated[kind, Field(ge=setting.min)]
+            kind = Annotated[kind, Field(ge=setting.min, le=setting.max)]
         else:
             kind = Annotated[kind, Strict()]
         fields[f.name] = (kind | None, None)
@@ -262,10 +262,12 @@ class Corpora:
 
     def remote(self, name: str) -> RemoteIndex | None:
         """The s3:// location the corpus is published to, if its `out` is one."""
-        from ..objectstore import RemoteIndex, is_remote
+        from ..objectstore import RemoteIndex, is_remote, location
 
         out = self.get(name).out
-        return RemoteIndex.parse(out) if is_remote(out) else None
+        if out is None or not is_remote(location(out)):  # location refuses other URLs (gs://…) in one line
+            return None
+        return RemoteIndex.parse(out)
 
     def source_path(self, name: str) -> Path:
         corpus = self.get(name)
