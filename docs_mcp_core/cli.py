@@ -446,6 +446,7 @@ def build(
         local = check_writable_dir(out, "--out")
     else:  # built in a local mirror, then published to the bucket (objectstore.py)
         local = check_writable_dir(state_dir or remote.default_state_dir(), "--state-dir")
+        remote.check_bucket()  # before anything is staged, parsed or embedded
     if cache_dir:
         check_writable_dir(cache_dir, "--cache-dir")
 

@@ -105,6 +105,12 @@ class OutputLayout:
         return self.state / TABLE_FILES
 
     @property
+    def remote_base(self) -> Path:
+        """With an s3:// out: the ETag of the published metadata.json this mirror was last brought up
+        to date with, which the publish's conditional write requires to be still in place."""
+        return self.state / "remote-base.json"
+
+    @property
     def audit(self) -> Path:
         return self.state / "audit.duckdb"
 

@@ -10,6 +10,13 @@ version published before stays readable for servers still on it. Before building
 that differs from what is published (another machine built, or the state dir is new) is
 brought down to match it.
 
+Two builds publishing to one location from different state dirs or machines must not both
+win: the build remembers the ETag of the metadata.json its mirror was brought up to date with
+(or that there was none), checks it is still the published one before uploading anything, and
+writes metadata.json with a conditional PUT (If-Match, or If-None-Match: * for the first
+publish). The second build fails with one line; its files are orphans the next publish removes.
+Conditional PUTs need boto3 (`docs-mcp[s3]`); readers do not.
+
 Servers read metadata.json and open the table at the version it names straight from the
 bucket; they poll metadata.json (every DOCS_MCP_S3_POLL_SECONDS, default 2) to follow new
 publishes. Endpoint and credentials come from the standard AWS environment variables
@@ -22,12 +29,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 import re
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +42,7 @@ from urllib.parse import urlparse
 
 from .errors import DocsMcpError
 from .failpoints import pause
-from .fsutil import write_atomic
+from .fsutil import loads_json, read_json, write_atomic, write_json_atomic
 from .layout import CHUNKS, LANCEDB, METADATA, OutputLayout
 
 if TYPE_CHECKING:  # pydantic's import waits until metadata is read
@@ -74,6 +81,36 @@ def _s3_error(what: str, url: str, exc: BaseException) -> DocsMcpError:
         f"cannot {what} {url} ({reason}); check AWS_ENDPOINT_URL, the bucket and the credentials "
         "in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY"
     )
+
+
+def _endpoint() -> str | None:
+    return os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+
+
+def _region() -> str | None:
+    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+
+
+@functools.lru_cache(maxsize=4)
+def _client(endpoint: str | None, region: str | None) -> Any:
+    """boto3's S3 client: the one that sends conditional PUTs (If-Match / If-None-Match)."""
+    try:
+        import boto3
+    except ImportError:
+        raise DocsMcpError(
+            "publishing to s3:// needs boto3 (its conditional writes keep two builds from overwriting "
+            "each other): pip install 'docs-mcp[s3]'"
+        ) from None
+    return boto3.client("s3", endpoint_url=endpoint, region_name=region)
+
+
+def _code(exc: BaseException) -> str:
+    response = getattr(exc, "response", None) or {}
+    return str((response.get("Error") or {}).get("Code") or response.get("ResponseMetadata", {}).get("HTTPStatusCode"))
+
+
+_NOT_FOUND = {"404", "NoSuchKey", "NoSuchBucket", "NotFound"}
+_PRECONDITION = {"412", "PreconditionFailed", "409", "ConditionalRequestConflict"}
 
 
 @functools.lru_cache(maxsize=4)
@@ -125,8 +162,57 @@ class RemoteIndex:
 
     @property
     def fs(self) -> Any:
-        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-        return _filesystem(os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL"), region)
+        return _filesystem(_endpoint(), _region())
+
+    @property
+    def client(self) -> Any:
+        return _client(_endpoint(), _region())
+
+    def object_key(self, rel: str) -> str:
+        """The object's key in the bucket (boto3's Key: without the bucket)."""
+        return "/".join(p for p in (self.prefix, rel) if p)
+
+    # -- building: checks and conditional writes (boto3) -------------------------------------------
+    def check_bucket(self) -> None:
+        """Before anything is built: the bucket exists and these credentials reach it (a HEAD request)."""
+        try:
+            self.client.head_bucket(Bucket=self.bucket)
+        except Exception as exc:  # noqa: BLE001 - botocore's errors: missing bucket, no access, no endpoint
+            if _code(exc) in _NOT_FOUND:
+                raise DocsMcpError(
+                    f"bucket {self.bucket!r} does not exist ({self.url}); create it first, or check "
+                    "AWS_ENDPOINT_URL and the bucket name"
+                ) from None
+            raise _s3_error("reach the bucket of", self.url, exc) from None
+
+    def read_tagged(self, rel: str) -> tuple[bytes | None, str | None]:
+        """The object's bytes and its ETag, from one GET (they belong together); (None, None) when absent."""
+        try:
+            answer = self.client.get_object(Bucket=self.bucket, Key=self.object_key(rel))
+            return answer["Body"].read(), answer["ETag"]
+        except Exception as exc:  # noqa: BLE001 - botocore's errors
+            if _code(exc) in _NOT_FOUND:
+                return None, None
+            raise _s3_error("read", f"{self.url}/{rel}", exc) from None
+
+    def etag(self, rel: str) -> str | None:
+        try:
+            return self.client.head_object(Bucket=self.bucket, Key=self.object_key(rel))["ETag"]
+        except Exception as exc:  # noqa: BLE001 - botocore's errors
+            if _code(exc) in _NOT_FOUND:
+                return None
+            raise _s3_error("read", f"{self.url}/{rel}", exc) from None
+
+    def put_if(self, rel: str, data: bytes, etag: str | None) -> str | None:
+        """PUT the object only if it still has `etag` (None: only if there is none); its new ETag, or
+        None when the condition failed (someone else wrote it)."""
+        condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
+        try:
+            return self.client.put_object(Bucket=self.bucket, Key=self.object_key(rel), Body=data, **condition)["ETag"]
+        except Exception as exc:  # noqa: BLE001 - botocore's errors
+            if _code(exc) in _PRECONDITION or (etag and _code(exc) in _NOT_FOUND):
+                return None
+            raise _s3_error("write", f"{self.url}/{rel}", exc) from None
 
     # -- objects ----------------------------------------------------------------------------
     def read(self, rel: str) -> bytes | None:
@@ -251,13 +337,70 @@ def _is_manifest(rel: str) -> bool:
     return "/_versions/" in rel
 
 
-def pull(remote: RemoteIndex, local: Path) -> bool:
-    """Make the mirror in `local` match what is published at `remote`, if it does not already.
+def _published_problem(data: bytes, remote: RemoteIndex) -> str | None:
+    """Why the published metadata.json cannot be built upon (not JSON, not an object, fields out of range), or None."""
+    from .metadata import parse_metadata
 
-    Call with the build lock on `local` held. Returns True when anything was downloaded.
+    try:
+        parse_metadata(data, f"{remote.url}/{METADATA}")
+    except DocsMcpError as exc:
+        return str(exc).removesuffix("; rebuild the index")
+    return None
+
+
+def _base(layout: OutputLayout, remote: RemoteIndex) -> tuple[str | None] | None:
+    """The ETag of the metadata.json the mirror was last brought up to date with ((None,): there was none),
+    as pull recorded it; None when it did not record one for this location."""
+    try:
+        data = read_json(layout.remote_base)
+    except (ValueError, OSError):
+        return None
+    if (
+        not isinstance(data, dict)
+        or data.get("url") != remote.url
+        or not isinstance(data.get("etag"), (str, type(None)))
+    ):
+        return None
+    return (data["etag"],)
+
+
+def _remember_base(layout: OutputLayout, remote: RemoteIndex, etag: str | None) -> None:
+    write_json_atomic(layout.remote_base, {"url": remote.url, "etag": etag})
+
+
+def _record_mirrored(layout: OutputLayout, metadata: bytes) -> None:
+    """Checksums of the table files just mirrored, recorded for the published version (table_checksums):
+    the next build verifies the mirror against what was downloaded instead of rewriting an unrecorded table."""
+    from . import table_checksums
+    from .metadata import parse_metadata
+
+    index = parse_metadata(metadata, layout.metadata).index
+    if index is None:
+        return
+    root = layout.table(index.table)
+    entries: dict[str, dict[str, Any]] = {}
+    for sub in ("data", "_indices", "_deletions"):
+        for path in sorted((root / sub).rglob("*")):
+            if path.is_file() and (found := table_checksums.entry(path)) is not None:
+                entries[path.relative_to(root).as_posix()] = found
+    for name in (f"{2**64 - 1 - index.version:020d}.manifest", f"{index.version}.manifest"):
+        if (root / "_versions" / name).is_file() and (found := table_checksums.entry(root / "_versions" / name)):
+            entries[f"_versions/{name}"] = found
+    table_checksums.Records(layout.table_files, {f"{index.table}:{index.version}": entries}).save()
+
+
+def pull(remote: RemoteIndex, local: Path, warn: Callable[[str], None] | None = None) -> bool:
+    """Make the mirror in `local` match what is published at `remote`, if it does not already, and
+    remember which metadata.json that was (its ETag: push publishes only over that one).
+
+    A published metadata.json that is damaged is treated as a damaged local one: `warn`, and the
+    build starts as if nothing were published (then publishes over it). Call with the build lock
+    on `local` held. Returns True when the mirror changed.
     """
     layout = OutputLayout(local)
-    published = remote.read(METADATA)
+    before = _base(layout, remote)
+    published, etag = remote.read_tagged(METADATA)
+    _remember_base(layout, remote, etag)
     if published is None:
         return False
     try:
@@ -266,6 +409,15 @@ def pull(remote: RemoteIndex, local: Path) -> bool:
         mirrored = None
     if mirrored == published:
         return False
+    problem = _published_problem(published, remote)
+    if problem is not None:
+        if mirrored is None and before == (etag,):  # seen and dealt with earlier in this build
+            return False
+        if warn is not None:
+            warn(f"ignoring the index published at {remote.url} and rebuilding it: {problem}")
+        for stale in (layout.metadata, layout.table_files, layout.file_state, layout.written):
+            stale.unlink(missing_ok=True)
+        return True
     remote_files = remote.sizes(LANCEDB)
     local_files = _local_sizes(local)
     for rel in sorted(remote_files, key=_is_manifest):
@@ -277,6 +429,7 @@ def pull(remote: RemoteIndex, local: Path) -> bool:
         remote.download(CHUNKS, layout.chunks)
     for stale in (layout.table_files, layout.file_state, layout.written):  # they described the old mirror
         stale.unlink(missing_ok=True)
+    _record_mirrored(layout, published)
     write_atomic(layout.metadata, published)
     return True
 
@@ -295,6 +448,13 @@ def push(local: Path, remote: RemoteIndex) -> PushStats:
     """
     layout = OutputLayout(local)
     stats = PushStats()
+    base = _base(layout, remote)
+    if base is None:
+        raise DocsMcpError(
+            f"{layout.remote_base} is missing or damaged; run the build again to publish to {remote.url}"
+        )
+    if remote.etag(METADATA) != base[0]:  # before anything is uploaded
+        raise _conflict(remote)
     local_files = _local_sizes(local)
     remote_files = remote.sizes(LANCEDB)
     for rel in sorted(local_files, key=lambda r: (_is_manifest(r), r)):  # a manifest never before its files
@@ -306,13 +466,34 @@ def push(local: Path, remote: RemoteIndex) -> PushStats:
     metadata = layout.metadata.read_bytes()
     published = remote.read(METADATA)
     if published != metadata:
-        old_sha = (json.loads(published).get("index") or {}).get("chunks_sha256") if published else None
-        new_sha = (json.loads(metadata).get("index") or {}).get("chunks_sha256")
+        old_sha, new_sha = _chunks_sha256(published), _chunks_sha256(metadata)
         if layout.chunks.is_file() and (old_sha != new_sha or not new_sha):
             remote.upload(CHUNKS, layout.chunks)
         pause("s3-publish")
-        remote.put(METADATA, metadata)
+        etag = remote.put_if(METADATA, metadata, base[0])
+        if etag is None:
+            raise _conflict(remote)
+        _remember_base(layout, remote, etag)
     doomed = sorted(set(remote_files) - set(local_files))
     remote.delete(doomed)
     stats.deleted = len(doomed)
     return stats
+
+
+def _chunks_sha256(metadata: bytes | None) -> str | None:
+    """index.chunks_sha256 of a metadata.json, None when it has none or is damaged."""
+    try:
+        data = loads_json(metadata) if metadata else None
+    except ValueError:
+        return None
+    index = data.get("index") if isinstance(data, dict) else None
+    sha = index.get("chunks_sha256") if isinstance(index, dict) else None
+    return sha if isinstance(sha, str) else None
+
+
+def _conflict(remote: RemoteIndex) -> DocsMcpError:
+    return DocsMcpError(
+        f"another build published to {remote.url} while this one ran (its {METADATA} is not the one this "
+        "build started from); this build published nothing and the other one's index stays: run it again "
+        "to build on what is published now"
+    )

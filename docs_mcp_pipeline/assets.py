@@ -53,6 +53,8 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         corpus = context.partition_key
         with failure_on_error():
             corpora = docs_mcp.corpora()
+            if (remote := corpora.remote(corpus)) is not None:
+                remote.check_bucket()  # before anything is staged, parsed or embedded
             dest = staged_path(docs_mcp, corpus)
             repo = corpora.git_source(corpus)
             web = corpora.web_source(corpus)

@@ -505,7 +505,11 @@ def _clean_leftovers(out: Path, published: IndexRef | None) -> None:
     layout = OutputLayout(out)
     remove_temp_files(layout.root, [CHUNKS, METADATA])
     remove_temp_files(
-        layout.state, [p.name for p in (layout.file_state, layout.written, layout.writing_marker, layout.table_files)]
+        layout.state,
+        [
+            p.name
+            for p in (layout.file_state, layout.written, layout.writing_marker, layout.table_files, layout.remote_base)
+        ],
     )
     remove_temp_files(layout.pending, [CHUNKS, FILE_STATE])
     if published is not None and published.chunks_sha256:
@@ -602,7 +606,7 @@ def write_index(
     ann = (vector_index or VectorIndexPolicy()).wanted(vector_rows or chunkset.chunk_count, embedded.dimensions)
     marker = OutputLayout(out).writing_marker
     with build_lock(out):
-        if publish_to is not None and _objectstore().pull(publish_to, out):
+        if publish_to is not None and _objectstore().pull(publish_to, out, reporter.warn):
             reporter.info(f"{out} brought up to date with {publish_to.url}")
         current = _read_published(out, reporter)
         published = current.index if current else None
@@ -993,7 +997,8 @@ def build_remote(
     remote = _objectstore().RemoteIndex.parse(url)
     local = Path(state_dir) if state_dir else remote.default_state_dir()
     with build_lock(local):
-        if _objectstore().pull(remote, local):
+        remote.check_bucket()
+        if _objectstore().pull(remote, local, reporter.warn):
             reporter.info(f"state dir {local} brought up to date with {remote.url}")
         summary = build(docs_dir, local, provider, reporter=reporter, publish_to=remote, **options)
     summary.out = remote.url

@@ -291,3 +291,114 @@ def test_pipeline_publishes_to_an_s3_out(
     assert paths["lancedb_index"][0] == f"{url}/.lancedb"
     assert paths["metadata"][0] == f"{url}/metadata.json"
     assert paths["metadata"][1].value == str(tmp_path / "mirror" / "metadata.json")
+
+
+def _build(
+    env: dict[str, str], docs: Path, url: str, state: Path, *extra: str, pause: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """`docs-mcp build` to `url` from the mirror `state`, started (with failpoint variables in `pause`)."""
+    args = ["build", "--docs-dir", str(docs), "--out", url, "--state-dir", str(state), "--embedding-provider", "none"]
+    return subprocess.Popen(
+        [sys.executable, "-m", "docs_mcp_core.cli", *args, *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **env, **(pause or {})},
+    )
+
+
+def _finish(build: subprocess.Popen[str]) -> tuple[int, str]:
+    _, stderr = build.communicate(timeout=180)
+    return build.returncode, stderr
+
+
+def _put_metadata(url: str, data: bytes) -> None:
+    import boto3
+
+    remote = RemoteIndex.parse(url)
+    boto3.client("s3").put_object(Bucket=remote.bucket, Key=f"{remote.prefix}/metadata.json", Body=data)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "damage", [b"{not json", b"[1,2]", b"[" * 200_000 + b"]" * 200_000], ids=["not-json", "array", "nested"]
+)
+def test_a_damaged_published_metadata_json_is_rebuilt_and_published_over(
+    s3_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: bytes
+) -> None:
+    """Treated like a damaged local metadata.json: readers get one line; a build (with or without
+    --force) warns, rebuilds and publishes over it, with no one deleting the object by hand."""
+    for key, value in s3_env.items():
+        monkeypatch.setenv(key, value)
+    url = f"s3://docs/damaged-{len(damage)}"
+    assert _finish(_build(s3_env, EXAMPLE, url, tmp_path / "state"))[0] == 0
+    for extra in ([], ["--force"]):
+        _put_metadata(url, damage)
+        found = _cli(s3_env, "search", "--index", url, "cancel a shipment")
+        assert found.returncode == 1 and len(found.stderr.strip().splitlines()) == 1, found.stderr
+        assert f"{url}/metadata.json" in found.stderr and "Traceback" not in found.stderr
+
+        code, stderr = _finish(_build(s3_env, EXAMPLE, url, tmp_path / "state", *extra))
+        assert code == 0, stderr
+        assert f"warn: ignoring the index published at {url} and rebuilding it" in stderr
+        assert "Traceback" not in stderr
+        found = _cli(s3_env, "search", "--index", url, "--json", "cancel a shipment")
+        assert found.returncode == 0 and json.loads(found.stdout)["hits"], found.stderr
+
+
+def test_a_missing_bucket_is_refused_before_anything_is_built(s3_env: dict[str, str], tmp_path: Path) -> None:
+    code, stderr = _finish(_build(s3_env, EXAMPLE, "s3://no-such-bucket/p", tmp_path / "state"))
+    assert code == 1
+    assert stderr == (
+        "error: bucket 'no-such-bucket' does not exist (s3://no-such-bucket/p); create it first, "
+        "or check AWS_ENDPOINT_URL and the bucket name\n"
+    )
+    assert not (tmp_path / "state" / "chunks.json").exists() and not (tmp_path / "state" / ".lancedb").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("phase", ["written", "s3-publish"])
+def test_two_state_dirs_publishing_to_one_prefix_never_both_win(
+    s3_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, phase: str
+) -> None:
+    """Build A starts from the published index and stops (before it publishes, or between its uploads
+    and its metadata.json); build B, from another state dir, publishes meanwhile. A must then fail with
+    one line and B's index stay published, instead of both exiting 0 and B's content being lost."""
+    for key, value in s3_env.items():
+        monkeypatch.setenv(key, value)
+    url = f"s3://docs/race-{phase}"
+    base = tmp_path / "base"
+    shutil.copytree(EXAMPLE, base)
+    assert _finish(_build(s3_env, base, url, tmp_path / "state-0"))[0] == 0
+    docs_a, docs_b = tmp_path / "a", tmp_path / "b"
+    for docs, word in ((docs_a, "Aardvarkian"), (docs_b, "Bumblebeeish")):
+        shutil.copytree(base, docs)
+        (docs / "only-here.md").write_text(f"# {word} page\n\n## {word} section\n\nText about {word} things.\n")
+
+    release, paused = tmp_path / "release", tmp_path / "paused"
+    paused.mkdir()
+    failpoint = {
+        "DOCS_MCP_TEST_PAUSE_AT": phase,
+        "DOCS_MCP_TEST_RELEASE": str(release),
+        "DOCS_MCP_TEST_PAUSED_DIR": str(paused),
+    }
+    build_a = _build(s3_env, docs_a, url, tmp_path / "state-a", pause=failpoint)
+    try:
+        for _ in range(1200):
+            if any(paused.iterdir()) or build_a.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert any(paused.iterdir()), build_a.communicate()[1]
+        code_b, stderr_b = _finish(_build(s3_env, docs_b, url, tmp_path / "state-b"))
+        assert code_b == 0, stderr_b
+    finally:
+        release.touch()
+    code_a, stderr_a = _finish(build_a)
+
+    assert code_a == 1, stderr_a
+    last = stderr_a.strip().splitlines()[-1]
+    assert last.startswith(f"error: another build published to {url} while this one ran"), stderr_a
+    assert "Traceback" not in stderr_a
+    found = _cli(s3_env, "search", "--index", url, "--json", "Bumblebeeish section")
+    assert found.returncode == 0 and json.loads(found.stdout)["hits"][0]["filepath"] == "only-here.md"
+    assert "Bumblebeeish" in json.loads(found.stdout)["hits"][0]["heading"]
