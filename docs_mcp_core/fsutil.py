@@ -6,7 +6,6 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -98,26 +97,15 @@ def write_json_atomic(path: Path, obj: Any) -> None:
     write_atomic(path, dump_json(obj))
 
 
-MAX_JSON_DEPTH = 64  # our files nest a few levels; a deeper one is damaged (and would exhaust the parser's stack)
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_BRACKETS_ONLY = {ord(c): None for c in map(chr, range(128)) if c not in "[]{}"}
-
-
-def loads_json(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """json.loads, but a document nested deeper than `max_depth` is a ValueError, like any other
-    damage, instead of a RecursionError."""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8")
-    if text.count("[") + text.count("{") > max_depth:  # else it cannot be too deep: no scan
-        depth = 0
-        for bracket in _JSON_STRING.sub("", text).translate(_BRACKETS_ONLY):
-            if bracket in "[{":
-                depth += 1
-                if depth > max_depth:
-                    raise ValueError(f"nested deeper than {max_depth} levels")
-            elif bracket in "]}":
-                depth -= 1
-    return json.loads(text)
+def loads_json(text: str | bytes) -> Any:
+    """json.loads, but a document nested too deeply for the parser (200,000 brackets) is a ValueError,
+    like any other damage, instead of a RecursionError. The parser's own guard (the interpreter's
+    recursion limit) is the depth limit: it costs nothing, where a scan for a lower limit would
+    read every byte of the big state files (files.json) again in Python."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def read_json(path: Path) -> Any | None:
