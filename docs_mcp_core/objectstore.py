@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from .errors import DocsMcpError
@@ -203,7 +203,7 @@ class RemoteIndex:
                 return None
             raise _s3_error("read", f"{self.url}/{rel}", exc) from None
 
-    def put_if(self, rel: str, data: bytes, etag: str | None) -> str | None:
+    def put_if(self, rel: str, data: bytes | IO[bytes], etag: str | None) -> str | None:
         """PUT the object only if it still has `etag` (None: only if there is none); its new ETag, or
         None when the condition failed (someone else wrote it)."""
         condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
@@ -213,6 +213,26 @@ class RemoteIndex:
             if _code(exc) in _PRECONDITION or (etag and _code(exc) in _NOT_FOUND):
                 return None
             raise _s3_error("write", f"{self.url}/{rel}", exc) from None
+
+    def upload_if(self, rel: str, path: Path, etag: str | None) -> str | None:
+        """put_if with a local file's bytes, streamed (one PUT: up to 5 GB)."""
+        with open(path, "rb") as body:
+            return self.put_if(rel, body, etag)
+
+    def listing(self, folder: str) -> dict[str, tuple[int, str]]:
+        """Every object under `folder` (paths relative to the index root) -> (size, ETag)."""
+        root = self.object_key("")
+        start = f"{root}/" if root else ""
+        found: dict[str, tuple[int, str]] = {}
+        try:
+            for page in self.client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=self.object_key(folder) + "/"
+            ):
+                for item in page.get("Contents", []):
+                    found[item["Key"][len(start) :]] = (item["Size"], item["ETag"])
+        except Exception as exc:  # noqa: BLE001 - botocore's errors
+            raise _s3_error("list", f"{self.url}/{folder}", exc) from None
+        return found
 
     # -- objects ----------------------------------------------------------------------------
     def read(self, rel: str) -> bytes | None:
@@ -444,7 +464,12 @@ class PushStats:
 def push(local: Path, remote: RemoteIndex) -> PushStats:
     """Publish the mirror: new table files, then chunks.json, then metadata.json, then deletions.
 
-    Call with the build lock on `local` held, after the local build published.
+    Only over the metadata.json this build started from (pull recorded its ETag): checked before
+    anything is uploaded, and the objects with fixed names another build also writes (version
+    manifests, chunks.json, metadata.json) are written with conditional PUTs against what the
+    listing then showed, so a build publishing meanwhile makes this one stop before it overwrites
+    any of that build's objects. Data and index files have unique names. Call with the build lock
+    on `local` held, after the local build published.
     """
     layout = OutputLayout(local)
     stats = PushStats()
@@ -455,26 +480,36 @@ def push(local: Path, remote: RemoteIndex) -> PushStats:
         )
     if remote.etag(METADATA) != base[0]:  # before anything is uploaded
         raise _conflict(remote)
+    chunks_etag = remote.etag(CHUNKS)
     local_files = _local_sizes(local)
-    remote_files = remote.sizes(LANCEDB)
+    listed = remote.listing(LANCEDB)  # rel -> (size, ETag)
+    pause("s3-upload")
     for rel in sorted(local_files, key=lambda r: (_is_manifest(r), r)):  # a manifest never before its files
-        # Manifests are re-sent every time (a few small files): a version number reused after a failed
-        # publish must not keep the stale manifest a same-sized earlier upload left.
-        if remote_files.get(rel) != local_files[rel] or _is_manifest(rel):
-            stats.uploaded_bytes += remote.upload(rel, local / rel)
-            stats.uploaded += 1
+        size, etag = listed.get(rel, (None, None))
+        if _is_manifest(rel):
+            # Re-sent every time (a few small files): a version number reused after a failed publish must
+            # not keep the stale manifest an earlier upload left; conditional: another build's is never replaced.
+            if remote.upload_if(rel, local / rel, etag) is None:
+                raise _conflict(remote)
+        elif size != local_files[rel]:
+            remote.upload(rel, local / rel)
+        else:
+            continue
+        stats.uploaded_bytes += local_files[rel]
+        stats.uploaded += 1
     metadata = layout.metadata.read_bytes()
     published = remote.read(METADATA)
     if published != metadata:
         old_sha, new_sha = _chunks_sha256(published), _chunks_sha256(metadata)
         if layout.chunks.is_file() and (old_sha != new_sha or not new_sha):
-            remote.upload(CHUNKS, layout.chunks)
+            if remote.upload_if(CHUNKS, layout.chunks, chunks_etag) is None:
+                raise _conflict(remote)
         pause("s3-publish")
         etag = remote.put_if(METADATA, metadata, base[0])
         if etag is None:
             raise _conflict(remote)
         _remember_base(layout, remote, etag)
-    doomed = sorted(set(remote_files) - set(local_files))
+    doomed = sorted(set(listed) - set(local_files))
     remote.delete(doomed)
     stats.deleted = len(doomed)
     return stats

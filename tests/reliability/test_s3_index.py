@@ -357,13 +357,14 @@ def test_a_missing_bucket_is_refused_before_anything_is_built(s3_env: dict[str, 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("phase", ["written", "s3-publish"])
+@pytest.mark.parametrize("phase", ["written", "s3-upload", "s3-publish"])
 def test_two_state_dirs_publishing_to_one_prefix_never_both_win(
     s3_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, phase: str
 ) -> None:
-    """Build A starts from the published index and stops (before it publishes, or between its uploads
-    and its metadata.json); build B, from another state dir, publishes meanwhile. A must then fail with
-    one line and B's index stay published, instead of both exiting 0 and B's content being lost."""
+    """Build A starts from the published index and stops (before it publishes, after its check that
+    nothing was published meanwhile, or between its uploads and its metadata.json); build B, from
+    another state dir, publishes meanwhile. A must then fail with one line and B's index stay
+    published, whole, instead of both exiting 0 and B's content being lost or mixed with A's."""
     for key, value in s3_env.items():
         monkeypatch.setenv(key, value)
     url = f"s3://docs/race-{phase}"
@@ -402,3 +403,7 @@ def test_two_state_dirs_publishing_to_one_prefix_never_both_win(
     found = _cli(s3_env, "search", "--index", url, "--json", "Bumblebeeish section")
     assert found.returncode == 0 and json.loads(found.stdout)["hits"][0]["filepath"] == "only-here.md"
     assert "Bumblebeeish" in json.loads(found.stdout)["hits"][0]["heading"]
+    other = _cli(s3_env, "search", "--index", url, "--json", "Aardvarkian section")
+    assert not any("Aardvarkian" in hit["heading"] for hit in json.loads(other.stdout)["hits"])
+    chunks = RemoteIndex.parse(url).read("chunks.json") or b""
+    assert b"Bumblebeeish" in chunks and b"Aardvarkian" not in chunks
