@@ -59,8 +59,7 @@ class ProviderSettings:
         in_index=True,
     )
     dimensions: int | None = _setting(
-        "Vector size (hash default 256; openai: the model's size, or a smaller one for text-embedding-3); "
-        f"1 to {MAX_DIMENSIONS}.",
+        "Vector size (hash default 256; openai: the model's size, or a smaller one for text-embedding-3).",
         min=1,
         max=MAX_DIMENSIONS,
         in_index=True,

@@ -75,7 +75,7 @@ class FileRecord:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     titles: list[str] = field(default_factory=list)  # headings of its level-1 chunks, for the default description
     reused: bool = False
-    stat: list[int] | None = None  # file_reuse.file_stat when it was scanned
+    stat: list[int] | None = None  # fsutil.file_stat when it was scanned
     included: dict[str, str] = field(default_factory=dict)  # files its includes read (project-relative) -> sha256
     constructs: list[tuple[str, int]] = field(default_factory=list)  # dialect constructs (parsed files only)
 
