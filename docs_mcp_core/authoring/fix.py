@@ -507,7 +507,7 @@ def propose(docs_dir: Path) -> tuple[FixReport, dict[str, FileStats]]:
         old_text = None
         raw: dict[str, Any] = {}
         if loaded is not None:
-            old_text, _, _ = read_text(scan.root / loaded.relpath, loaded.relpath)
+            old_text, _, _ = read_text(scan.root, loaded.relpath)
             raw = json.loads(old_text or "{}")
             report.notes.extend(_unmatched_overrides(loaded, governed))
         reasons: list[str] = []

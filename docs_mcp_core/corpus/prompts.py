@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, Valida
 
 from ..diagnostics import Diagnostic, error
 from .manifest import format_loc
-from .markdown import normalize_newlines, split_frontmatter
+from .markdown import split_frontmatter
+from .walk import read_text
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -64,7 +65,9 @@ def _errors(relpath: str, exc: ValidationError, line: int = 1) -> list[Diagnosti
 def load_prompt(root: Path, relpath: str) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
     import yaml  # a corpus without prompt templates never needs it
 
-    text = normalize_newlines((root / relpath).read_text(encoding="utf-8"))
+    text, _, problem = read_text(root, relpath)  # inside the docs folder only, newlines normalized
+    if text is None:
+        return None, [problem] if problem else []
     try:
         if relpath.endswith(".template.md"):
             doc = split_frontmatter(text)

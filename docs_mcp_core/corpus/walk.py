@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, error, warning
-from ..paths import MARKDOWN_SUFFIXES, check_docs_dir, file_type, read_bytes
+from ..paths import MARKDOWN_SUFFIXES, check_docs_dir, file_type
+from .beneath import LinkOutsideError, read_beneath
 from .dialects import syntax_constructs
 from .directives import FileHints, read_directives, read_frontmatter
 from .exclude import GITIGNORE, Rules
@@ -182,7 +183,7 @@ def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Tree:
             why = f"folder skipped: cannot read it ({exc.strerror})"
             tree.diagnostics.append(warning(show_path(rel_dir or "."), 1, why, "folder-unreadable"))
             continue
-        _read_rules(rules, rel_dir, entries)
+        _read_rules(root, rules, rel_dir, entries)
         subfolders = []
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
@@ -226,14 +227,14 @@ def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Tree:
     return tree
 
 
-def _read_rules(rules: Rules, rel_dir: str, entries: list[os.DirEntry[str]]) -> None:
+def _read_rules(root: Path, rules: Rules, rel_dir: str, entries: list[os.DirEntry[str]]) -> None:
     """A folder's manifest `exclude` and `.gitignore`, read before anything in the folder is listed."""
     for entry in entries:
         if entry.name not in (MANIFEST_NAME, GITIGNORE) or not entry.is_file(follow_symlinks=False):
             continue
         rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
         try:
-            text = read_bytes(Path(entry.path)).decode("utf-8", errors="replace")
+            text = read_beneath(root, rel).decode("utf-8", errors="replace")
         except OSError:
             continue  # an unreadable manifest is reported by load_manifests; an unreadable .gitignore ignores nothing
         if entry.name == MANIFEST_NAME:
@@ -274,15 +275,7 @@ def _follow_link(root: Path, real_root: str, rel: str, name: str, tree: Tree, li
     if kind is None:
         return
     if not inside:
-        tree.diagnostics.append(
-            warning(
-                shown,
-                1,
-                f"skipped: symlink to {where}, outside the docs folder; "
-                "copy the file into the docs folder if it belongs there",
-                "symlink-outside",
-            )
-        )
+        tree.diagnostics.append(outside_warning(rel, where))
     elif not stat.S_ISREG(mode):
         tree.diagnostics.append(
             warning(shown, 1, f"skipped: symlink to {file_type(mode)}, not a regular file", "not-regular-file")
@@ -303,19 +296,36 @@ def _follow_link(root: Path, real_root: str, rel: str, name: str, tree: Tree, li
             listed[target] = rel
 
 
-def read_text(path: Path, relpath: str) -> tuple[str | None, str, Diagnostic | None]:
+def outside_warning(relpath: str, target: str) -> Diagnostic:
+    """The warning for a symlink leading outside the docs folder: from the walk, or found at read time."""
+    return warning(
+        show_path(relpath),
+        1,
+        f"skipped: symlink to {show_path(target)}, outside the docs folder; "
+        "copy the file into the docs folder if it belongs there",
+        "symlink-outside",
+    )
+
+
+def read_text(root: Path, relpath: str) -> tuple[str | None, str, Diagnostic | None]:
     """UTF-8 text with normalized newlines, its sha256, or an error naming the bad byte."""
-    data, digest, problem = read_hashed(path, relpath)
+    data, digest, problem = read_hashed(root, relpath)
     if problem or data is None:
         return None, digest, problem
     text, problem = decode_text(data, relpath)
     return text, digest, problem
 
 
-def read_hashed(path: str | Path, relpath: str) -> tuple[bytes | None, str, Diagnostic | None]:
-    """A file's bytes and sha256 (all a build needs of a file it can reuse), or why it cannot be read."""
+def read_hashed(root: str | Path, relpath: str) -> tuple[bytes | None, str, Diagnostic | None]:
+    """A file's bytes and sha256 (all a build needs of a file it can reuse), or why it cannot be read.
+
+    Read through read_beneath: what is read is a regular file inside `root`, whatever the folder
+    became since the walk; a file that became a link leading out is skipped as the walk skips one.
+    """
     try:
-        data = read_bytes(path)
+        data = read_beneath(root, relpath)
+    except LinkOutsideError as exc:
+        return None, "", outside_warning(relpath, exc.target)
     except OSError as exc:
         return (
             None,
@@ -344,7 +354,7 @@ def decode_text(data: bytes, relpath: str) -> tuple[str | None, Diagnostic | Non
 def load_manifests(root: Path, relpaths: list[str], diagnostics: list[Diagnostic]) -> dict[str, LoadedManifest]:
     manifests: dict[str, LoadedManifest] = {}
     for rel in relpaths:
-        text, _, problem = read_text(root / rel, rel)
+        text, _, problem = read_text(root, rel)
         if problem:
             diagnostics.append(problem)
             continue
@@ -473,7 +483,7 @@ def scan_corpus(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Corpus
 
 def read_source(scan: CorpusScan, relpath: str) -> tuple[SourceFile | None, list[Diagnostic]]:
     """One file read and resolved against its manifests (None, with the problem, when it cannot be read)."""
-    text, digest, problem = read_text(scan.root / relpath, relpath)
+    text, digest, problem = read_text(scan.root, relpath)
     if problem:
         return None, [problem]
     return resolve_file(relpath, text or "", digest, scan.manifests, includes=scan.includes)

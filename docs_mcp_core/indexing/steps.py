@@ -240,7 +240,7 @@ def analyze_corpus(
             if hit is not None:
                 data, digest, problem = None, trusted or "", None
             else:
-                data, digest, problem = read_hashed(path, rel)
+                data, digest, problem = read_hashed(scan.root, rel)
                 hashed += 1
                 key = file_key(rel, digest, rules, context)
                 # the same bytes decoded before: a reused file is not decoded again

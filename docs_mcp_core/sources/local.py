@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..corpus.walk import list_tree, show_path
+from ..corpus.beneath import LinkOutsideError, read_beneath
+from ..corpus.walk import list_tree, outside_warning, show_path
 from ..errors import DocsMcpError
 from ..fsutil import read_json, write_json_atomic
 from ..layout import staged_listing
-from ..paths import check_docs_dir, check_writable_dir, read_bytes
+from ..paths import check_docs_dir, check_writable_dir
 
 
 @dataclass
@@ -54,9 +55,13 @@ def stage_local(
     previous: dict[str, str] = read_json(staged_listing(dest)) or {}
     files: dict[str, str] = {}
     total = 0
+    warnings = [d.format() for d in tree.diagnostics]
     for rel in wanted:
         try:
-            data = read_bytes(source / rel)
+            data = read_beneath(source, rel)
+        except LinkOutsideError as exc:  # became a link leading out since the walk: skipped, as the walk skips one
+            warnings.append(outside_warning(rel, exc.target).format())
+            continue
         except OSError as exc:
             raise DocsMcpError(f"cannot stage {show_path(rel)} from {source}: {exc.strerror}") from None
         digest = hashlib.sha256(data).hexdigest()
@@ -79,7 +84,7 @@ def stage_local(
         added=sorted(set(files) - set(previous)),
         changed=sorted(r for r in files if r in previous and previous[r] != files[r]),
         removed=sorted(set(previous) - set(files)),
-        warnings=[d.format() for d in tree.diagnostics],
+        warnings=warnings,
     )
 
 

@@ -421,3 +421,9 @@ def test_config_with_wrong_types_or_deep_nesting_is_one_error(tmp_path: Path) ->
     (tmp_path / "folder.yaml").mkdir()
     with pytest.raises(DocsMcpError, match="cannot be read"):
         load_config(tmp_path / "folder.yaml")
+
+
+def test_a_prompt_template_that_is_not_utf8_is_an_error_line(tmp_path: Path, docs: Path) -> None:
+    (docs / "bad.template.md").write_bytes(b"---\nname: bad\n---\nCaf\xe9 au lait\n")
+    check = docs_mcp("validate", "--docs-dir", str(docs))
+    assert check.returncode == 1 and "bad.template.md:4: error: not valid UTF-8" in check.stdout

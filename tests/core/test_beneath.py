@@ -1,0 +1,79 @@
+"""read_beneath: every link on the way is resolved inside the docs folder, whatever it is when read."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from docs_mcp_core.corpus.beneath import LinkOutsideError, read_beneath
+from tests.conftest import write
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    write(docs, "guide.md", "guide")
+    write(docs, "sub/page.md", "page")
+    write(tmp_path, "outside/secret.md", "secret")
+    return docs
+
+
+def test_links_inside_the_docs_folder_are_followed(tree: Path) -> None:
+    (tree / "alias.md").symlink_to("guide.md")
+    (tree / "sub" / "up.md").symlink_to("../guide.md")
+    (tree / "chain.md").symlink_to("sub/up.md")
+    (tree / "absolute.md").symlink_to(tree / "sub" / "page.md")
+    (tree / "round.md").symlink_to(f"../{tree.name}/guide.md")  # leaves the folder by name and comes back
+    (tree / "folder").symlink_to("sub", target_is_directory=True)
+    for rel, text in [
+        ("guide.md", "guide"),
+        ("alias.md", "guide"),
+        ("sub/up.md", "guide"),
+        ("chain.md", "guide"),
+        ("absolute.md", "page"),
+        ("round.md", "guide"),
+        ("folder/page.md", "page"),
+        ("sub/../guide.md", "guide"),
+    ]:
+        assert read_beneath(tree, rel) == text.encode(), rel
+
+
+def test_links_leading_outside_are_refused(tree: Path) -> None:
+    outside = tree.parent / "outside"
+    (tree / "rel.md").symlink_to("../outside/secret.md")
+    (tree / "abs.md").symlink_to(outside / "secret.md")
+    (tree / "passwd.md").symlink_to("/etc/passwd")
+    (tree / "out").symlink_to(outside, target_is_directory=True)  # a folder on the way
+    (tree / "sub" / "hop.md").symlink_to("../rel.md")  # a chain whose last link leads out
+    for rel, target in [
+        ("rel.md", "../outside/secret.md"),
+        ("abs.md", str(outside / "secret.md")),
+        ("passwd.md", "/etc/passwd"),
+        ("out/secret.md", str(outside)),
+        ("sub/hop.md", "../outside/secret.md"),
+        ("../outside/secret.md", ""),  # a relpath that climbs out is refused as well
+    ]:
+        with pytest.raises(LinkOutsideError) as caught:
+            read_beneath(tree, rel)
+        assert caught.value.target == (target or os.path.normpath(tree.parent / "outside" / "secret.md")), rel
+
+
+def test_what_is_not_a_regular_file_is_not_read(tree: Path) -> None:
+    (tree / "loop.md").symlink_to("loop.md")
+    os.mkfifo(tree / "pipe.md")  # opened without blocking, then refused
+    (tree / "pipe-link.md").symlink_to("pipe.md")
+    for rel, code, what in [
+        ("loop.md", errno.ELOOP, "symlink loop"),
+        ("pipe.md", errno.EINVAL, "a FIFO (named pipe)"),
+        ("pipe-link.md", errno.EINVAL, "a FIFO (named pipe)"),
+        ("sub", errno.EISDIR, "a folder"),
+        ("guide.md/x.md", errno.ENOTDIR, "not a folder"),
+        ("missing.md", errno.ENOENT, None),
+    ]:
+        with pytest.raises(OSError) as caught:
+            read_beneath(tree, rel)
+        assert not isinstance(caught.value, LinkOutsideError)
+        assert caught.value.errno == code and (what is None or caught.value.strerror == what), rel
