@@ -110,12 +110,13 @@ def _cut_line(line: str, width: int) -> list[str]:
     if len(line) <= width:
         return [line]
     out = []
-    while len(line) > width:
-        cut = line.rfind(" ", width // 2, width)
-        cut = cut if cut > 0 else width
-        out.append(line[:cut])
-        line = line[cut:]
-    out.append(line)
+    start = 0  # cut by position: slicing off the rest at each cut copies it, quadratic in the line's length
+    while len(line) - start > width:
+        cut = line.rfind(" ", start + width // 2, start + width)
+        cut = cut if cut > start else start + width
+        out.append(line[start:cut])
+        start = cut
+    out.append(line[start:])
     return out
 
 
