@@ -72,6 +72,11 @@ class ProviderSettings:
     max_retries: int | None = _setting(
         "Retries per request on 429, 5xx and connection errors (openai default 5).", min=0
     )
+    timeout: int | None = _setting(
+        "Seconds one embedding request may take in all, from connecting to the last byte of the answer "
+        "(openai default 120); a request over it is abandoned and retried like a failed one.",
+        min=1,
+    )
     device: str | None = _setting("Torch device for the local provider: cpu (default), cuda, cuda:1, mps.")
     backend: str | None = _setting(  # None: onnx when it can run the model
         "How the local provider runs its model: onnx (ONNX Runtime, no torch; the default when "

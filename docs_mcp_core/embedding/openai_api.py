@@ -1,7 +1,11 @@
 """OpenAI and any OpenAI-compatible embeddings endpoint (Ollama, vLLM, TEI, LM Studio).
 
 Retries are the openai client's own: exponential backoff with jitter, `Retry-After`
-honoured, 408/409/429/5xx and connection errors retried, up to `max_retries` times.
+honoured, 408/409/429/5xx, connection errors and timeouts retried, up to `max_retries` times.
+Each request (each attempt) has a total deadline, `timeout` seconds from connecting to the
+last byte of the answer (http_deadline.py): a server that answers a byte at a time is given up
+on like one that does not answer. Requests run on the async client, on a loop thread of the
+provider's own, so that the deadline can interrupt a read.
 """
 
 from __future__ import annotations
@@ -9,10 +13,12 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ..errors import DocsMcpError
+from ..http_deadline import DeadlineTransport, LoopThread
 from .base import EmbeddingProvider, Usage
 from .fingerprint import config_fingerprint
 
@@ -30,6 +36,7 @@ KNOWN_MODELS: dict[str, tuple[int, float, int]] = {
     "bge-m3": (1024, 0.0, 8192),
 }
 CHARS_PER_TOKEN = 3  # conservative for prose and code; inputs longer than limit*3 chars are cut
+DEFAULT_TIMEOUT = 120  # seconds one request may take in all; a batch is usually answered in a few
 
 
 def normalize_base_url(url: str | None) -> str:
@@ -48,7 +55,7 @@ class OpenAIProvider(EmbeddingProvider):
         batch_size: int | None = None,
         concurrency: int | None = None,
         max_retries: int | None = None,
-        timeout: float = 60.0,
+        timeout: float | None = None,
     ) -> None:
         self.model = model or DEFAULT_MODEL
         self.base_url = normalize_base_url(base_url)
@@ -65,11 +72,12 @@ class OpenAIProvider(EmbeddingProvider):
         self.batch_size = batch_size or 128
         self.concurrency = concurrency or 4
         self.max_retries = 5 if max_retries is None else max_retries
-        self.timeout = timeout
+        self.timeout = timeout or DEFAULT_TIMEOUT
         self.tokens_used = 0
         self.truncated: list[int] = []  # lengths of inputs that were cut, for one warning
         self._lock = threading.Lock()
-        self._client = None
+        self._client: Any = None
+        self._loop = LoopThread("openai-embeddings")
 
     @property
     def config_fingerprint(self) -> str:
@@ -83,19 +91,28 @@ class OpenAIProvider(EmbeddingProvider):
             described["base_url"] = self.base_url
         return described
 
-    def client(self):  # type: ignore[no-untyped-def]
-        if self._client is None:
-            from openai import OpenAI
+    def client(self) -> Any:
+        """The async openai client, made once (its connections are reused on the provider's loop thread)."""
+        with self._lock:
+            if self._client is None:
+                import httpx2
+                from openai import AsyncOpenAI
 
-            key = os.environ.get(API_KEY_ENV)
-            if not key:
-                if self.base_url == DEFAULT_BASE_URL:
-                    raise DocsMcpError(f"set {API_KEY_ENV} to use the openai embedding provider")
-                key = "unused"  # local OpenAI-compatible servers usually need no key
-            self._client = OpenAI(
-                api_key=key, base_url=self.base_url, max_retries=self.max_retries, timeout=self.timeout
-            )
-        return self._client
+                key = os.environ.get(API_KEY_ENV)
+                if not key:
+                    if self.base_url == DEFAULT_BASE_URL:
+                        raise DocsMcpError(f"set {API_KEY_ENV} to use the openai embedding provider")
+                    key = "unused"  # local OpenAI-compatible servers usually need no key
+                self._client = AsyncOpenAI(
+                    api_key=key,
+                    base_url=self.base_url,
+                    max_retries=self.max_retries,
+                    timeout=self.timeout,
+                    http_client=httpx2.AsyncClient(
+                        transport=DeadlineTransport(self.timeout), timeout=self.timeout, follow_redirects=True
+                    ),
+                )
+            return self._client
 
     def _prepare(self, text: str) -> str:
         if len(text) <= self.max_input_chars:
@@ -110,10 +127,14 @@ class OpenAIProvider(EmbeddingProvider):
         import openai
 
         kwargs = {"dimensions": self.dimensions} if self._send_dimensions else {}
+        create = self.client().embeddings.create
         try:
-            response = self.client().embeddings.create(
-                model=self.model, input=[self._prepare(t) for t in texts], **kwargs
-            )
+            response = self._loop.run(create(model=self.model, input=[self._prepare(t) for t in texts], **kwargs))
+        except openai.APITimeoutError:
+            raise DocsMcpError(
+                f"the embedding endpoint {self.base_url} did not answer completely within {self.timeout:g} s, "
+                f"{self.max_retries + 1} time(s); raise --embedding-timeout if it is only slow"
+            ) from None
         except openai.APIStatusError as exc:
             raise DocsMcpError(
                 f"embedding request to {self.base_url} failed with HTTP {exc.status_code} after "
@@ -142,9 +163,11 @@ class OpenAIProvider(EmbeddingProvider):
             )
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            self._loop.run(client.close())
+        self._loop.close()
 
 
 def _short(text: str, limit: int = 200) -> str:

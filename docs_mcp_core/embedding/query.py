@@ -21,6 +21,7 @@ from ..failpoints import pause
 from . import EmbeddingProvider, make_provider, settings_from_metadata
 
 RETRY_AFTER_FAILURE = 30.0  # seconds to stay text-only after a failed query embedding
+QUERY_TIMEOUT = 15  # seconds one query-embedding request may take in all (openai): then text-only
 RECENT_QUERIES = 256  # query vectors kept: an agent repeats and pages through its queries
 
 
@@ -51,7 +52,7 @@ class QueryEmbedder:
         try:
             settings = settings_from_metadata(self.expected)
             if settings.provider == "openai":  # a query should fail fast, not retry for minutes
-                settings = replace(settings, max_retries=1)
+                settings = replace(settings, max_retries=1, timeout=QUERY_TIMEOUT)
             provider = make_provider(settings)
             digest = self.expected.get("model_sha256")
             if digest and provider.digest is not None and provider.digest != digest:

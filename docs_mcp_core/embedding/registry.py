@@ -99,6 +99,7 @@ def make_provider(settings: ProviderSettings) -> EmbeddingProvider:
             batch_size=settings.batch_size,
             concurrency=settings.concurrency,
             max_retries=settings.max_retries,
+            timeout=settings.timeout,
         )
     if name in ("local", "sentence-transformers"):
         if local_backend(settings) == "onnx":
