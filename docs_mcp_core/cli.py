@@ -276,8 +276,18 @@ def _validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
 )
 @click.option("--llm-base-url", default=None, help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1.")
 @click.option("--llm-model", default="gpt-4o-mini", show_default=True, help="Chat model name.")
+@click.option(
+    "--llm-timeout",
+    type=click.IntRange(min=1),
+    default=120,
+    show_default=True,
+    help="Seconds one --llm request may take in all, from connecting to the last byte of the answer "
+    "(2 retries after a timeout).",
+)
 @_fail_cleanly
-def fix(docs_dir: Path, write: bool, fmt: str, llm: bool, llm_base_url: str | None, llm_model: str) -> None:
+def fix(
+    docs_dir: Path, write: bool, fmt: str, llm: bool, llm_base_url: str | None, llm_model: str, llm_timeout: int
+) -> None:
     """Propose .docs-mcp.json manifests: chunking level, max_chunk_size, taxonomy; repairs oversized files.
 
     Running it again after --write proposes nothing.
@@ -289,7 +299,7 @@ def fix(docs_dir: Path, write: bool, fmt: str, llm: bool, llm_base_url: str | No
     if llm:
         from .authoring.llm import improve_with_llm
 
-        improve_with_llm(report, base_url=llm_base_url, model=llm_model)
+        improve_with_llm(report, base_url=llm_base_url, model=llm_model, timeout=llm_timeout)
     written = write_proposals(docs_dir, report) if write else []
     if fmt == "json":
         doc = report.to_json()

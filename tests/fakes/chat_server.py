@@ -1,7 +1,8 @@
 """A real OpenAI-compatible chat server on 127.0.0.1 (`POST /v1/chat/completions`) for `fix --llm` tests.
 
 It records every request body and Authorization header and answers with `reply`
-(a string, or a function of the request body), as a chat model would.
+(a string, or a function of the request body), as a chat model would; or, with `raw`,
+with exactly those bytes as the whole answer body (broken answers).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .local_http import LocalServer, send_json
 @dataclass
 class FakeChatServer(LocalServer):
     reply: str | Callable[[dict[str, Any]], str] = "{}"
+    raw: bytes | None = None
     status: int = 200
     bodies: list[dict[str, Any]] = field(default_factory=list)
     raw_sizes: list[int] = field(default_factory=list)
@@ -44,6 +46,13 @@ class FakeChatServer(LocalServer):
                     return self._send(
                         server.status, {"error": {"message": "bad model", "type": "invalid_request_error"}}
                     )
+                if server.raw is not None:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(server.raw)))
+                    self.end_headers()
+                    self.wfile.write(server.raw)
+                    return None
                 content = server.reply(body) if callable(server.reply) else server.reply
                 self._send(
                     200,

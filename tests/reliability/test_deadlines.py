@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ..conftest import write
+from ..core.test_fix import sdk_corpus
 from ..fakes.drip_server import DripServer
 from .clitools import build_args, docs_mcp
 
@@ -75,3 +76,26 @@ def test_the_embedding_timeout_comes_from_the_environment_too(tmp_path: Path) ->
             *build_args(docs, tmp_path / "out", "openai"), "--embedding-base-url", drip.url, env=env, timeout=HANG
         )
         assert "within 1 s, 1 time(s)" in one_error_line(proc) and drip.requests == 1
+
+
+@pytest.mark.slow
+def test_a_dripping_chat_server_is_given_up_on_by_fix_llm(tmp_path: Path) -> None:
+    docs = sdk_corpus(tmp_path / "docs")
+    with DripServer(interval=0.2) as drip:
+        proc = docs_mcp(
+            "fix",
+            "--docs-dir",
+            docs,
+            "--llm",
+            "--llm-base-url",
+            drip.url,
+            "--llm-timeout",
+            "1",
+            "--write",
+            env=ENV,
+            timeout=HANG,
+        )
+        line = one_error_line(proc)
+        assert drip.requests == 3  # the request and its two retries
+    assert line.startswith("error: --llm: no complete answer within 1 s, 3 time(s); raise --llm-timeout")
+    assert not (docs / ".docs-mcp.json").exists()
