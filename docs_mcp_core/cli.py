@@ -293,6 +293,7 @@ def fix(
     Running it again after --write proposes nothing.
     """
     from .authoring.fix import propose, write_proposals
+    from .corpus.walk import show_path
     from .paths import check_docs_dir
 
     report, _ = propose(check_docs_dir(docs_dir, "--docs-dir"))
@@ -300,24 +301,29 @@ def fix(
         from .authoring.llm import improve_with_llm
 
         improve_with_llm(report, base_url=llm_base_url, model=llm_model, timeout=llm_timeout)
-    written = write_proposals(docs_dir, report) if write else []
+    written, refused = write_proposals(docs_dir, report) if write else ([], [])
+    for path, why in refused:
+        click.echo(f"warning: {show_path(path)} not written: {why}; apply its proposal by hand", err=True)
     if fmt == "json":
         doc = report.to_json()
         doc["written"] = written
+        doc["not_written"] = [{"path": path, "reason": why} for path, why in refused]
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
-        return
-    for proposal in report.proposals:
-        for reason in proposal.reasons:
-            click.echo(f"# {proposal.path}: {reason}")
-        click.echo(proposal.diff(), nl=False)
-    for note in report.notes:
-        click.echo(f"note: {note}")
-    if not report.proposals:
-        click.echo("nothing to propose: the manifests already fit the corpus")
-    elif written:
-        click.echo(f"wrote {', '.join(written)}; check them with `docs-mcp validate --docs-dir {docs_dir}`")
     else:
-        click.echo(f"{len(report.proposals)} manifest(s) proposed; run again with --write to write them")
+        for proposal in report.proposals:
+            for reason in proposal.reasons:
+                click.echo(f"# {proposal.path}: {reason}")
+            click.echo(proposal.diff(), nl=False)
+        for note in report.notes:
+            click.echo(f"note: {note}")
+        if not report.proposals:
+            click.echo("nothing to propose: the manifests already fit the corpus")
+        elif written:
+            click.echo(f"wrote {', '.join(written)}; check them with `docs-mcp validate --docs-dir {docs_dir}`")
+        elif not refused:
+            click.echo(f"{len(report.proposals)} manifest(s) proposed; run again with --write to write them")
+    if refused:
+        sys.exit(1)  # --write did not do all it was asked: scripts must notice
 
 
 def _listing(docs_dir: Path) -> list[dict[str, str]]:

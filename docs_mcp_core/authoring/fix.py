@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..chunking.chunker import chunk_markdown
+from ..corpus.beneath import WriteRefusedError, replace_beneath
 from ..corpus.globs import glob_match
 from ..corpus.manifest import (
     DEFAULT_MAX_CHUNK_SIZE,
@@ -549,11 +550,15 @@ def corpus_summary(scan: CorpusScan, stats: dict[str, FileStats], limit: int = 6
     return summary
 
 
-def write_proposals(docs_dir: Path, report: FixReport) -> list[str]:
-    from ..fsutil import write_atomic
-
-    written = []
+def write_proposals(docs_dir: Path, report: FixReport) -> tuple[list[str], list[tuple[str, str]]]:
+    """(manifests written, (manifest, why) of those left as they are: symlinks and read-only files)."""
+    written: list[str] = []
+    refused: list[tuple[str, str]] = []
     for p in report.proposals:
-        write_atomic(Path(docs_dir) / p.path, p.new.encode("utf-8"))
+        try:
+            replace_beneath(docs_dir, p.path, p.new.encode("utf-8"))
+        except WriteRefusedError as exc:
+            refused.append((p.path, str(exc)))
+            continue
         written.append(p.path)
-    return written
+    return written, refused

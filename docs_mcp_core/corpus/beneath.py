@@ -10,6 +10,7 @@ check resolves it. What was opened is then checked (`fstat`): only a regular fil
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -109,3 +110,72 @@ def _back_inside(root: str | Path, path: str, target: str) -> list[str]:
         if path == base or path.startswith(base.rstrip(os.sep) + os.sep):
             return path[len(base) :].split(os.sep)[::-1]
     raise LinkOutsideError(target or path)
+
+
+class WriteRefusedError(Exception):
+    """Why a file in the docs folder is left as it is instead of being replaced."""
+
+
+def replace_beneath(root: str | Path, relpath: str, data: bytes) -> None:
+    """Replace the file `relpath` under `root` with `data` (or create it), atomically, keeping its mode.
+
+    Written files are the user's own (manifests `fix --write` proposes): a symlink is never
+    written through nor replaced (it may lead out of the docs folder, or be shared on purpose),
+    and a read-only file stays read-only and unchanged; both raise WriteRefusedError. No link is
+    followed on the way either, and the temp file is made in the file's folder, opened by
+    descriptor, so the rename cannot land anywhere else.
+    """
+    *folders, name = relpath.split("/")
+    at = _open_folder(root, folders)
+    try:
+        try:
+            st: os.stat_result | None = os.stat(name, dir_fd=at, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        if st is not None:
+            if stat.S_ISLNK(st.st_mode):
+                raise WriteRefusedError(
+                    f"it is a symlink (to {os.readlink(name, dir_fd=at)}), which fix never replaces"
+                )
+            if not stat.S_ISREG(st.st_mode):
+                raise WriteRefusedError(f"it is {file_type(st.st_mode)}")
+            if not st.st_mode & stat.S_IWUSR or not os.access(name, os.W_OK, dir_fd=at):
+                raise WriteRefusedError("it is read-only")
+        tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=at)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                if st is not None:  # the file's own mode and, where allowed, owner; a new file gets the umask's
+                    os.fchmod(fh.fileno(), stat.S_IMODE(st.st_mode))
+                    with contextlib.suppress(PermissionError):
+                        os.fchown(fh.fileno(), st.st_uid, st.st_gid)
+                os.fsync(fh.fileno())
+            os.replace(tmp, name, src_dir_fd=at, dst_dir_fd=at)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=at)
+            raise
+    finally:
+        os.close(at)
+
+
+def _open_folder(root: str | Path, folders: list[str]) -> int:
+    """A descriptor of the folder `folders` names under `root`, opened without following any link."""
+    at = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    for i, name in enumerate(folders):
+        if name in ("", ".", ".."):
+            os.close(at)
+            raise WriteRefusedError(f"its path has a {name!r} part")
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=at)
+        except OSError as exc:
+            os.close(at)
+            if exc.errno in _IS_LINK or exc.errno == errno.ENOTDIR:
+                where = "/".join(folders[: i + 1])
+                raise WriteRefusedError(f"{where} is not a plain folder (a symlink, or a file)") from None
+            raise
+        os.close(at)
+        at = fd
+    return at

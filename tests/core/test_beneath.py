@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from docs_mcp_core.corpus.beneath import LinkOutsideError, read_beneath
+from docs_mcp_core.corpus.beneath import LinkOutsideError, WriteRefusedError, read_beneath, replace_beneath
 from tests.conftest import write
 
 
@@ -77,3 +77,19 @@ def test_what_is_not_a_regular_file_is_not_read(tree: Path) -> None:
             read_beneath(tree, rel)
         assert not isinstance(caught.value, LinkOutsideError)
         assert caught.value.errno == code and (what is None or caught.value.strerror == what), rel
+
+
+def test_replace_beneath_follows_no_link_on_the_way(tree: Path) -> None:
+    outside = tree.parent / "outside"
+    (tree / "out").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(WriteRefusedError, match=r"^out is not a plain folder \(a symlink, or a file\)$"):
+        replace_beneath(tree, "out/.docs-mcp.json", b"{}")
+    with pytest.raises(WriteRefusedError, match=r"^guide.md is not a plain folder"):
+        replace_beneath(tree, "guide.md/.docs-mcp.json", b"{}")
+    os.mkfifo(tree / "sub" / "pipe.json")
+    with pytest.raises(WriteRefusedError, match=r"^it is a FIFO \(named pipe\)$"):
+        replace_beneath(tree, "sub/pipe.json", b"{}")
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.md"]
+    replace_beneath(tree, "sub/.docs-mcp.json", b"{}")  # a new file, in a real folder
+    assert (tree / "sub" / ".docs-mcp.json").read_bytes() == b"{}"
+    assert sorted(p.name for p in (tree / "sub").iterdir()) == [".docs-mcp.json", "page.md", "pipe.json"]
