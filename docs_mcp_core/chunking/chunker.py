@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..corpus.manifest import Strategy
-from ..corpus.markdown import Block, parser, top_level_blocks
+from ..corpus.markdown import MAX_HEADING_CHARS, Block, parser, top_level_blocks
 from ..models import Chunk
 from .ids import PREAMBLE, SlugRegistry, file_part_id, part_id, section_id, slugify
 from .splitting import Piece, Unit, pack, part_plain, part_text, split_units
@@ -16,8 +16,9 @@ if TYPE_CHECKING:
     from markdown_it.token import Token
 
 # Bump when chunk output changes for the same input: per-file chunk reuse keys on it (with the parsers'
-# versions, chunker_version()). 3: docs dialects, includes and reStructuredText (corpus/dialects.py).
-CHUNKER_VERSION = "3"
+# versions, chunker_version()). 3: docs dialects, includes and reStructuredText (corpus/dialects.py);
+# 4: headings cut to MAX_HEADING_CHARS in what chunks carry.
+CHUNKER_VERSION = "4"
 PARSERS = ("markdown-it-py", "mdit-py-plugins", "docutils")
 _TARGET_LEVEL = {"h1": 1, "h2": 2, "h3": 3}
 
@@ -53,7 +54,7 @@ def _sections(filepath: str, blocks: list[Block], strategy: Strategy, title: str
         return []
     if strategy.chunk_by == "file":
         first = next((b for b in blocks if b.heading_level), None)
-        heading = title or (first.heading_text if first else "")
+        heading = (title or "")[:MAX_HEADING_CHARS].rstrip() or (first.heading_text if first else "")
         return [Section(filepath, "file", heading, 0, [heading] if heading else [], blocks, 0, n_lines)]
 
     target = _TARGET_LEVEL[strategy.chunk_by]

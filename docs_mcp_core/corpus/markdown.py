@@ -47,6 +47,12 @@ def _parser(mdx: bool) -> MarkdownIt:
     return build_parser(mdx=mdx)
 
 
+# Characters of a heading used for its chunks' heading, breadcrumb and ID: every chunk a section is
+# cut into repeats them, so an unbounded heading (a whole file on one `#` line) costs its length
+# squared. Real headings, long signatures included, stay well under it.
+MAX_HEADING_CHARS = 500
+
+
 def parser() -> MarkdownIt:
     """CommonMark with GFM tables, strikethrough and the docs dialects (corpus/dialects.py); raw HTML
     allowed (it stays in `content`). Inside `mdx_mode()`, the MDX variant."""
@@ -238,7 +244,8 @@ class Block:
 
     @property
     def heading_text(self) -> str:
-        return " ".join(inline_text(self.tokens[1]).split()) if self.heading_level else ""
+        """The heading's plain text on one line, at most MAX_HEADING_CHARS (see there)."""
+        return " ".join(inline_text(self.tokens[1]).split())[:MAX_HEADING_CHARS].rstrip() if self.heading_level else ""
 
     def text(self) -> str:
         return tokens_text(self.tokens)

@@ -28,7 +28,15 @@ from .manifest import (
     parse_manifest,
     resolve_manifest_rules,
 )
-from .markdown import SplitDocument, blank_mdx_syntax, mdx_mode, normalize_newlines, parser, split_frontmatter
+from .markdown import (
+    MAX_HEADING_CHARS,
+    SplitDocument,
+    blank_mdx_syntax,
+    mdx_mode,
+    normalize_newlines,
+    parser,
+    split_frontmatter,
+)
 
 if TYPE_CHECKING:  # markdown_it is imported when a file is parsed, not to walk a tree
     from markdown_it.token import Token
@@ -418,6 +426,7 @@ def resolve_file(
         for construct, line in syntax_constructs(tokens, mdx):
             line = line_map[line] if line_map is not None and line < len(line_map) else line
             constructs.append((construct, line + doc.body_line + 1))
+        hints.diagnostics.extend(_long_headings(tokens, relpath, doc.body_line, line_map))
     strategy, source = (
         (hints.strategy, hints.strategy_source or "") if hints.strategy else (rules.strategy, rules.strategy_source)
     )
@@ -462,6 +471,26 @@ def _mdx_constructs(body: str, blanked: str, body_line: int) -> list[tuple[str, 
             if kind.startswith("MDX import") and not was.startswith(("import", "export")):
                 continue  # a continuation line of a multi-line import
             found.append((kind, i + body_line + 1))
+    return found
+
+
+def _long_headings(tokens: list[Token], relpath: str, body_line: int, line_map: list[int] | None) -> list[Diagnostic]:
+    """A warning per heading longer than chunks carry (markdown.MAX_HEADING_CHARS)."""
+    found = []
+    for tok, inline in zip(tokens, tokens[1:]):
+        if tok.type == "heading_open" and len(inline.content) > MAX_HEADING_CHARS:
+            line = tok.map[0] if tok.map else 0
+            line = line_map[line] if line_map is not None and line < len(line_map) else line
+            line += body_line + 1
+            found.append(
+                warning(
+                    relpath,
+                    line,
+                    f"heading of {len(inline.content):,} characters: its chunks' heading, breadcrumb and ID "
+                    f"use its first {MAX_HEADING_CHARS}; shorten it, or make the rest a paragraph",
+                    "long-heading",
+                )
+            )
     return found
 
 

@@ -19,6 +19,7 @@ GOLDEN = {
     "1": "a997b3015c8a05929ab52cf85e6332ec11a8615e1531612103e89a32cd2373f2",
     "2": "ada12e7e3ffdcbaefb5dd9d79aa06f093adccf3f8fd77439af6315b08fc14e20",  # shallower headings with text of their own start a chunk
     "3": "829b407e68c34585b7e53939c59a14295d2f6ab4bd223c7f4cba4e96564fae22",  # GitHub alerts read as "Note" instead of "[!NOTE]"
+    "4": "829b407e68c34585b7e53939c59a14295d2f6ab4bd223c7f4cba4e96564fae22",  # headings cut to 500 characters (none here)
 }
 
 

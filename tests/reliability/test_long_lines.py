@@ -10,6 +10,7 @@ import pytest
 
 from docs_mcp_core.chunking.splitting import _cut_line
 from docs_mcp_core.corpus.manifest import DEFAULT_MAX_CHUNK_SIZE
+from docs_mcp_core.corpus.markdown import MAX_HEADING_CHARS
 
 from ..conftest import write
 from .clitools import build_args, docs_mcp
@@ -50,3 +51,23 @@ def test_a_file_of_one_long_line_builds_into_bounded_chunks(tmp_path: Path) -> N
     long = [c for c in chunks if c["filepath"] == "long.md"]
     assert sum(c["content"].count("longword") for c in long) == words  # nothing lost at the cuts
     assert sum(c["content"].count("x") for c in chunks if c["filepath"] == "dense.md") == 1_000_000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("before,line", [("", 1), ("# Title\n\nIntro.\n\n## ", 5)], ids=["title", "h2"])
+def test_a_heading_of_one_very_long_line_is_cut_in_what_each_chunk_repeats(
+    tmp_path: Path, before: str, line: int
+) -> None:
+    words = 100_000  # 900 KB on one heading line: every chunk of its section repeated all of it
+    docs = tmp_path / "docs"
+    page = write(docs, "head.md", (before or "# ") + "headword " * words + "\n\nBody text.\n")
+    out = tmp_path / "out"
+    proc = docs_mcp(*build_args(docs, out), timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    chunks = json.loads((out / "chunks.json").read_text())
+    assert len(chunks) > 20 and all(len(c["heading"]) <= MAX_HEADING_CHARS for c in chunks)
+    assert all(len(c["breadcrumb"]) <= 2 * MAX_HEADING_CHARS and len(c["chunk_id"]) <= 600 for c in chunks)
+    assert sum(c["content"].count("headword") for c in chunks) == words  # the text itself is all there
+    # what a build writes grows with the file, not with the file times its chunks
+    assert (out / "chunks.json").stat().st_size < 4 * page.stat().st_size
+    assert f"head.md:{line}: warning: heading of {9 * words - 1:,} characters: its chunks' heading" in proc.stderr
