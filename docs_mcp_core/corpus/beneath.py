@@ -31,6 +31,14 @@ class LinkOutsideError(OSError):
         self.target = target
 
 
+def realpath_or_none(path: str | Path) -> str | None:
+    """os.path.realpath, or None when a link on the way is replaced while it reads it (it raises then)."""
+    try:
+        return os.path.realpath(path)
+    except OSError:
+        return None
+
+
 def read_beneath(root: str | Path, relpath: str) -> bytes:
     """The bytes of the regular file `relpath` names under `root` (see the module docstring).
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .beneath import read_beneath, realpath_or_none
+
 # How far above the docs folder a config is looked for (Starlight keeps pages three levels below it).
 LEVELS_UP = 3
 MKDOCS = "MkDocs"
@@ -77,11 +79,24 @@ class _Loader:
         return Loader
 
 
+def _read(path: Path) -> str:
+    """A config file's text. Configs that are symlinks are skipped (detect_framework); one swapped in
+    since is not followed out of the config's folder (corpus/beneath.py)."""
+    return read_beneath(path.parent, path.name).decode("utf-8", errors="replace")
+
+
+def _read_or_empty(path: Path) -> str:
+    try:
+        return _read(path)
+    except OSError:
+        return ""
+
+
 def _read_yaml(path: Path) -> Any:
     import yaml
 
     try:
-        return yaml.load(path.read_text(encoding="utf-8", errors="replace"), Loader=_Loader.make())
+        return yaml.load(_read(path), Loader=_Loader.make())
     except (yaml.YAMLError, OSError, RecursionError):
         return None
 
@@ -95,7 +110,8 @@ def _mkdocs(config: Path) -> Framework:
     data = data if isinstance(data, dict) else {}
     inherit = data.get("INHERIT")
     if isinstance(inherit, str):  # a base config the file extends: its keys apply unless overridden
-        base = _read_yaml((config.parent / inherit).resolve())
+        real = realpath_or_none(config.parent / inherit)
+        base = _read_yaml(Path(real)) if real else None
         if isinstance(base, dict):
             data = {**base, **data, "markdown_extensions": _merge_ext(base, data)}
     root = config.parent
@@ -109,10 +125,11 @@ def _mkdocs(config: Path) -> Framework:
     snippets = _ext_options(ext, "pymdownx.snippets")
     bases = snippets.get("base_path") if isinstance(snippets, dict) else None
     for base in [bases] if isinstance(bases, str) else bases or []:
-        if isinstance(base, str):
-            fw.include_bases.append((root / base).resolve())
+        if isinstance(base, str) and (real := realpath_or_none(root / base)):
+            fw.include_bases.append(Path(real))
     docs = data.get("docs_dir", "docs")
-    fw.include_bases.append((root / (docs if isinstance(docs, str) else "docs")).resolve())
+    if real := realpath_or_none(root / (docs if isinstance(docs, str) else "docs")):
+        fw.include_bases.append(Path(real))
     return fw
 
 
@@ -136,7 +153,7 @@ def _ext_options(ext: Any, name: str) -> Any:
 def _sphinx(config: Path) -> Framework:
     fw = Framework(SPHINX, config, config.parent, include_bases=[config.parent])
     try:
-        tree = ast.parse(config.read_text(encoding="utf-8", errors="replace"))
+        tree = ast.parse(_read(config))
     except (SyntaxError, ValueError, OSError, RecursionError):
         fw.unreadable.append("conf.py (not valid Python)")
         return fw
@@ -186,7 +203,7 @@ def _js_string(text: str, key: str) -> tuple[str | None, bool]:
 
 def _js(fw: Framework, keys: dict[str, str]) -> Framework:
     try:
-        text = fw.config.read_text(encoding="utf-8", errors="replace")
+        text = _read(fw.config)
     except OSError:
         fw.unreadable.append(fw.config.name)
         return fw
@@ -201,8 +218,8 @@ def _js(fw: Framework, keys: dict[str, str]) -> Framework:
 
 def _docusaurus(config: Path) -> Framework:
     fw = _js(Framework(DOCUSAURUS, config, config.parent), {"site_name": "title", "description": "tagline"})
-    url, _ = _js_string(config.read_text(encoding="utf-8", errors="replace"), "url")
-    base, _ = _js_string(config.read_text(encoding="utf-8", errors="replace"), "baseUrl")
+    url, _ = _js_string(_read_or_empty(config), "url")
+    base, _ = _js_string(_read_or_empty(config), "baseUrl")
     if url:
         fw.site_url = url.rstrip("/") + "/" + (base or "").strip("/")
     fw.include_bases = [config.parent]
@@ -212,7 +229,7 @@ def _docusaurus(config: Path) -> Framework:
 def _vitepress(config: Path) -> Framework:
     root = config.parent.parent  # the folder holding .vitepress/ is the docs source root
     fw = _js(Framework(VITEPRESS, config, root), {"site_name": "title", "description": "description"})
-    host, _ = _js_string(config.read_text(encoding="utf-8", errors="replace"), "hostname")
+    host, _ = _js_string(_read_or_empty(config), "hostname")
     fw.site_url = host
     fw.include_bases = [root]
     return fw
@@ -220,7 +237,7 @@ def _vitepress(config: Path) -> Framework:
 
 def _starlight(config: Path) -> Framework:
     fw = _js(Framework(STARLIGHT, config, config.parent), {"site_name": "title", "description": "description"})
-    site, _ = _js_string(config.read_text(encoding="utf-8", errors="replace"), "site")
+    site, _ = _js_string(_read_or_empty(config), "site")
     fw.site_url = site
     fw.include_bases = [config.parent]
     return fw
@@ -244,7 +261,7 @@ def _myst(config: Path) -> Framework:
 
 def _mintlify(config: Path) -> Framework:
     try:
-        data = json.loads(config.read_text(encoding="utf-8", errors="replace"))
+        data = json.loads(_read(config))
     except (ValueError, OSError, RecursionError):
         data = None
     data = data if isinstance(data, dict) else {}
@@ -305,6 +322,6 @@ def detect_framework(docs_dir: Path) -> Framework | None:
 
 def _is_starlight(path: Path) -> bool:
     try:
-        return "starlight" in path.read_text(encoding="utf-8", errors="replace")
+        return "starlight" in _read(path)
     except OSError:
         return False

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from ..diagnostics import Diagnostic, warning
-from ..paths import read_bytes
+from .beneath import LinkOutsideError, read_beneath, realpath_or_none
 from .markdown import normalize_newlines
 
 MAX_DEPTH = 8
@@ -129,7 +129,9 @@ class _Reader:
             candidates = far + near if prefer_root else near + far
         outside = False
         for candidate in candidates:
-            real = os.path.realpath(candidate)
+            real = realpath_or_none(candidate)
+            if real is None:  # a link on the way replaced while it was resolved: as if not there
+                continue
             if not _inside(real, self.ctx.project_root):
                 outside = outside or os.path.exists(real)
                 continue
@@ -140,13 +142,17 @@ class _Reader:
         return None, "no such file"
 
     def read(self, real: str) -> tuple[str | None, str]:
+        """The text of a file `find` chose, read beneath the project root: a link swapped in since is
+        resolved inside it only (corpus/beneath.py)."""
+        rel = os.path.relpath(real, self.ctx.project_root).replace(os.sep, "/")
         try:
-            data = read_bytes(real)
+            data = read_beneath(self.ctx.project_root, rel)
+        except LinkOutsideError:
+            return None, "it is outside the project root, which includes never leave"
         except OSError as exc:
             return None, f"cannot read it ({exc.strerror})"
         if len(data) > MAX_BYTES:
             return None, f"it is larger than {MAX_BYTES} bytes"
-        rel = os.path.relpath(real, self.ctx.project_root).replace(os.sep, "/")
         self.out.included[rel] = hashlib.sha256(data).hexdigest()
         return normalize_newlines(data.decode("utf-8", errors="replace")), ""
 
@@ -230,7 +236,7 @@ def expand_includes(body: str, relpath: str, ctx: IncludeContext | None) -> Expa
     reader = _Reader(ctx, relpath)
     page = os.path.join(ctx.docs_root, *relpath.split("/"))
     here = os.path.dirname(page)
-    stack = [os.path.realpath(page)]
+    stack = [realpath_or_none(page) or os.path.abspath(page)]
     out_lines: list[str] = []
     line_map: list[int] = []
     for origin, produced in _expand(reader, lines, here, stack, 0):

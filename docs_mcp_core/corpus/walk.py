@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, error, warning
 from ..paths import MARKDOWN_SUFFIXES, check_docs_dir, file_type
-from .beneath import LinkOutsideError, read_beneath
+from .beneath import LinkOutsideError, read_beneath, realpath_or_none
 from .dialects import syntax_constructs
 from .directives import FileHints, read_directives, read_frontmatter
 from .exclude import GITIGNORE, Rules
@@ -263,12 +263,16 @@ def _follow_link(root: Path, real_root: str, rel: str, name: str, tree: Tree, li
         if exc.errno == errno.ELOOP:
             why = "symlink loop"
         elif exc.errno == errno.ENOENT:
-            why = f"dangling symlink (its target {os.readlink(path)!r} does not exist)"
+            why = f"dangling symlink (its target {_link_target(path)!r} does not exist)"
         else:
             why = f"symlink cannot be followed ({exc.strerror})"
         tree.diagnostics.append(warning(shown, 1, f"skipped: {why}", "symlink-broken"))
         return
-    target = os.path.realpath(path)
+    target = realpath_or_none(path)
+    if target is None:
+        why = "skipped: symlink changed while the docs folder was walked; build again"
+        tree.diagnostics.append(warning(shown, 1, why, "symlink-broken"))
+        return
     inside = _inside(target, real_root)
     where = show_path(os.path.relpath(target, real_root).replace(os.sep, "/")) if inside else show_path(target)
     if stat.S_ISDIR(mode):
@@ -302,6 +306,13 @@ def _follow_link(root: Path, real_root: str, rel: str, name: str, tree: Tree, li
         tree.add(kind, rel)
         if kind == "markdown":
             listed[target] = rel
+
+
+def _link_target(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"  # no longer a link
 
 
 def outside_warning(relpath: str, target: str) -> Diagnostic:

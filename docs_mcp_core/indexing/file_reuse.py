@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..chunking.chunker import chunker_version
+from ..corpus.beneath import read_beneath
 from ..corpus.manifest import Resolution, Strategy
 from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
@@ -217,11 +218,8 @@ def _unchanged(included: dict[str, str], project_root: str | None) -> bool:
         return False
     root = os.path.realpath(project_root)
     for rel, sha in included.items():
-        path = os.path.join(root, *str(rel).split("/"))
-        if not os.path.realpath(path).startswith(root + os.sep):
-            return False
-        try:
-            if file_sha256(Path(path)) != sha:
+        try:  # beneath the project root only, as includes read them (a link leading out: not unchanged)
+            if hashlib.sha256(read_beneath(root, str(rel))).hexdigest() != sha:
                 return False
         except OSError:
             return False

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..chunking.chunker import CHUNKER_VERSION
+from ..corpus.beneath import read_beneath
 from ..corpus.prompts import load_prompts
 from ..corpus.taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
 from ..corpus.walk import decode_text, manifest_rules, read_hashed, scan_corpus
@@ -723,8 +724,8 @@ def readme_summary(root: Path, files: list[FileRecord]) -> tuple[str | None, str
     )
     if readme is None or not readme.titles:
         return None, None
-    try:
-        text = (root / readme.relpath).read_text(encoding="utf-8", errors="replace")
+    try:  # inside the docs folder only, whatever it became since the walk (corpus/beneath.py)
+        text = read_beneath(root, readme.relpath).decode("utf-8", errors="replace")
     except OSError:
         return readme.titles[0], None
     tokens = parser().parse(split_frontmatter(text).body)

@@ -93,3 +93,31 @@ def test_replace_beneath_follows_no_link_on_the_way(tree: Path) -> None:
     replace_beneath(tree, "sub/.docs-mcp.json", b"{}")  # a new file, in a real folder
     assert (tree / "sub" / ".docs-mcp.json").read_bytes() == b"{}"
     assert sorted(p.name for p in (tree / "sub").iterdir()) == [".docs-mcp.json", "page.md", "pipe.json"]
+
+
+def test_an_include_swapped_for_a_link_after_it_was_found_is_not_read(tree: Path) -> None:
+    """What includes.find checked (a file inside the project root) can be a link leading out by the
+    time it is read: the read resolves it inside the project root only."""
+    from docs_mcp_core.corpus.includes import IncludeContext, _Reader
+
+    root = os.path.realpath(tree)
+    reader = _Reader(IncludeContext(root, root, (root,), "MkDocs"), "guide.md")
+    snippet = os.path.join(root, "snippet.md")
+    (tree / "snippet.md").symlink_to(tree.parent / "outside" / "secret.md")  # the swap, after find
+    assert reader.read(snippet) == (None, "it is outside the project root, which includes never leave")
+    (tree / "snippet.md").unlink()
+    write(tree, "snippet.md", "snippet text")
+    assert reader.read(snippet) == ("snippet text", "")
+
+
+def test_the_readme_summary_never_reads_through_a_link_leading_out(tree: Path) -> None:
+    """The corpus description quotes the README's first paragraph: read beneath the docs folder."""
+    from docs_mcp_core.indexing.steps import FileRecord, readme_summary
+
+    write(tree.parent, "outside/readme.md", "# Secret\n\nThe wombatsecret paragraph that must stay outside.\n")
+    (tree / "README.md").symlink_to(tree.parent / "outside" / "readme.md")  # swapped in after the walk
+    record = FileRecord("README.md", "", 1, titles=["Docs"])
+    assert readme_summary(tree, [record]) == ("Docs", None)
+    (tree / "README.md").unlink()
+    write(tree, "README.md", "# Docs\n\nThe first paragraph of these docs, long enough to quote.\n")
+    assert readme_summary(tree, [record]) == ("Docs", "The first paragraph of these docs, long enough to quote.")

@@ -1,6 +1,7 @@
 """A symlink swapped in while a build runs: a real swapper process keeps replacing Markdown files with
 symlinks to a file outside the docs folder and back, while real `docs-mcp build --force` runs read them.
-Whatever the walk saw, what is read is inside the docs folder: the outside file is never indexed."""
+Whatever the walk saw, what is read is inside the docs folder: the outside file is never indexed. The
+same for snippets a page includes (MkDocs `--8<--`), which stay inside the project root."""
 
 from __future__ import annotations
 
@@ -22,34 +23,37 @@ SECRET = "wombatsecret"
 # again, forever; the first pass writes a marker so the test starts building once the swapping runs.
 SWAPPER = r"""
 import os, sys
-race, secret, n, ready = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+folders, secret, n, ready = sys.argv[1].split(","), sys.argv[2], int(sys.argv[3]), sys.argv[4]
 page = b"# Race\n\n## Body\n\nAn ordinary racepage paragraph.\n"
+names = [(os.path.join(race, f".swap{i}"), os.path.join(race, f"f{i}.md")) for race in folders for i in range(n)]
 while True:
-    for i in range(n):
-        tmp = os.path.join(race, f".swap{i}")
+    for tmp, name in names:
         os.symlink(secret, tmp)
-        os.replace(tmp, os.path.join(race, f"f{i}.md"))
+        os.replace(tmp, name)
     if not os.path.exists(ready):
         open(ready, "w").close()
-    for i in range(n):
-        tmp = os.path.join(race, f".swap{i}")
+    for tmp, name in names:
         with open(tmp, "wb") as fh:
             fh.write(page)
-        os.replace(tmp, os.path.join(race, f"f{i}.md"))
+        os.replace(tmp, name)
 """
 
 
 @pytest.mark.slow
 def test_a_symlink_swapped_in_during_builds_never_indexes_the_outside_file(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
+    project = tmp_path / "project"  # an MkDocs project: its pages include snippets from its root
+    write(project, "mkdocs.yml", "site_name: Race\nmarkdown_extensions:\n  - pymdownx.snippets\n")
+    docs = project / "docs"
     write(docs, "guide.md", "# Guide\n\n## Install\n\nRun the installer with care.\n")
     for i in range(RACE_FILES):
         write(docs, f"race/f{i}.md", "# Race\n\n## Body\n\nAn ordinary racepage paragraph.\n")
+        write(project, f"snippets/f{i}.md", "A snippet.\n")
+    includes = "".join(f'## Part {i}\n\n--8<-- "snippets/f{i}.md"\n\n' for i in range(RACE_FILES))
+    write(docs, "included.md", f"# Included\n\n{includes}")
     secret = write(tmp_path, "outside/secret.md", f"# Secret\n\n## Keys\n\nThe {SECRET} password lives here.\n")
     ready = tmp_path / "swapping"
-    swapper = subprocess.Popen(
-        [sys.executable, "-c", SWAPPER, str(docs / "race"), str(secret), str(RACE_FILES), str(ready)]
-    )
+    folders = f"{docs / 'race'},{project / 'snippets'}"
+    swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, folders, str(secret), str(RACE_FILES), str(ready)])
     leaked, saw_links, failed = [], 0, []
     try:
         while not ready.exists():
@@ -70,4 +74,4 @@ def test_a_symlink_swapped_in_during_builds_never_indexes_the_outside_file(tmp_p
     assert leaked == [], f"{len(leaked)} of {BUILDS} builds indexed the file outside the docs folder"
     assert saw_links > 0  # the swapper did race the builds: some saw a link and skipped it
     files = {c["filepath"] for c in json.loads((out / "chunks.json").read_text())}
-    assert "guide.md" in files and files <= {"guide.md", *(f"race/f{i}.md" for i in range(RACE_FILES))}
+    assert {"guide.md", "included.md"} <= files <= {"guide.md", "included.md", *(f"race/f{i}.md" for i in range(12))}
