@@ -40,6 +40,21 @@ class _Location(click.ParamType):
 INDEX_DIR = _Location()
 
 
+def index_option(
+    command: str, help: str, *, dest: str = "index", alias: bool = True, **kwargs: Any
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`--index`: an index folder (or s3:// location), one name in every command; `--out` is its alias
+    (but in `skill`, whose --out is where SKILL.md goes).
+
+    Set it from the environment with DOCS_MCP_<COMMAND>_INDEX (or DOCS_MCP_<COMMAND>_OUT).
+    """
+    env = f"DOCS_MCP_{command.upper().replace('-', '_')}"
+    names = ["--index", "--out"] if alias else ["--index"]
+    envvar = [f"{env}_INDEX", f"{env}_OUT"] if alias else [f"{env}_INDEX"]
+    settings: dict[str, Any] = {"required": True, "type": INDEX_DIR, "metavar": "PATH"} | kwargs
+    return click.option(*names, dest, envvar=envvar, help=help, **settings)
+
+
 def _fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
     """User errors become one clear message and exit code 1, never a traceback."""
 
@@ -77,8 +92,25 @@ class _PluginGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = super().get_command(ctx, cmd_name)
         if command is None and cmd_name in (plugins := self._plugins()):
-            command = plugins[cmd_name].load()
+            try:
+                command = plugins[cmd_name].load()
+            except ModuleNotFoundError as exc:  # its extra is not installed (`docs-mcp pipeline` without dagster)
+                return _missing_extra(cmd_name, plugins[cmd_name].extras, exc)
         return command
+
+
+def _missing_extra(name: str, extras: list[str], exc: ModuleNotFoundError) -> click.Command:
+    """A stand-in for a command whose packages are missing: one `error:` line naming the extra to install."""
+    install = f"pip install 'docs-mcp[{','.join(extras)}]'" if extras else "install the package that provides it"
+    message = f"`docs-mcp {name}` needs {exc.name or 'a package that is not installed'}: {install}"
+
+    @click.command(name, help=f"(not installed: {install})", context_settings={"ignore_unknown_options": True})
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    def unavailable(args: tuple[str, ...]) -> None:
+        click.echo(f"error: {message}", err=True)
+        sys.exit(1)
+
+    return unavailable
 
 
 @click.group(
@@ -89,7 +121,7 @@ def main() -> None:
     """Index Markdown docs for AI coding agents and serve them over MCP.
 
     Every option can also be set with an environment variable DOCS_MCP_<COMMAND>_<OPTION>,
-    e.g. DOCS_MCP_BUILD_OUT=./index.
+    e.g. DOCS_MCP_BUILD_INDEX=./index.
     """
 
 
@@ -153,12 +185,77 @@ def web_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+def git_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--git, --ref and --subdir (docs-mcp.yaml's git source fields), shared by build and validate."""
+    options = [
+        click.option(
+            "--git",
+            "git_repo",
+            default=None,
+            metavar="REPO",
+            help="A git repository (URL or local path) to index instead of --docs-dir: the Markdown of one "
+            "commit, staged as the pipeline stages a git corpus.",
+        ),
+        click.option("--ref", default=None, metavar="REF", help="With --git: a branch, tag or commit [default: HEAD]."),
+        click.option("--subdir", default=None, metavar="DIR", help="With --git: only this folder of the repository."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def git_source(kwargs: dict[str, Any]) -> tuple[str, str, str | None] | None:
+    """(repository, ref, subdir) from --git, --ref and --subdir (popped from kwargs), or None without --git."""
+    repo, ref, subdir = kwargs.pop("git_repo"), kwargs.pop("ref"), kwargs.pop("subdir")
+    if repo is None:
+        if ref is not None or subdir is not None:
+            raise DocsMcpError("--ref and --subdir go with --git REPO (a git repository)")
+        return None
+    from .sources.git import is_url
+
+    # a local repository by its absolute path, as docs-mcp.yaml resolves it
+    return (repo if is_url(repo) else os.path.abspath(repo)), ref or "HEAD", subdir
+
+
+def one_source(docs_dir: Path | None, kwargs: dict[str, Any]) -> tuple[Any, tuple[str, str, str | None] | None]:
+    """The website (--url) or repository (--git) to stage, popped from kwargs; (None, None) for --docs-dir."""
+    given = [
+        name
+        for name, value in (("--docs-dir", docs_dir), ("--url", kwargs["url"]), ("--git", kwargs["git_repo"]))
+        if value
+    ]
+    if len(given) != 1:
+        raise DocsMcpError(
+            "give exactly one of --docs-dir (a folder of Markdown), --url (a docs website) or --git (a repository)"
+            + (f"; got {' and '.join(given)}" if given else "")
+        )
+    repo = git_source(kwargs)
+    return _website(kwargs), repo
+
+
+def stage_repo(repo: tuple[str, str, str | None], dest: Path, reporter: Any) -> Any:
+    """Stage one commit of a repository into `dest` exactly as the pipeline's staged_docs does, and say which."""
+    from .sources.git import stage_git, staged_line
+
+    source, ref, subdir = repo
+    staged = stage_git(source, ref, subdir, dest)
+    for line in staged.warnings:
+        reporter.warn(line)
+    reporter.info(staged_line(staged, source, ref, subdir))
+    return staged
+
+
 def web_source(kwargs: dict[str, Any], docs_dir: Path | None) -> Any:
     """The website --url names with its crawl settings (popped from kwargs), or None for --docs-dir."""
+    if (kwargs["url"] is None) == (docs_dir is None):
+        raise DocsMcpError("give exactly one of --docs-dir (a folder of Markdown) or --url (a docs website)")
+    return _website(kwargs)
+
+
+def _website(kwargs: dict[str, Any]) -> Any:
+    """The website --url names with its crawl settings (popped from kwargs), or None without --url."""
     url = kwargs.pop("url")
     settings = {k: kwargs.pop(k) for k in ("path_prefix", "max_pages", "llms_txt", "concurrency", "retries", "timeout")}
-    if (url is None) == (docs_dir is None):
-        raise DocsMcpError("give exactly one of --docs-dir (a folder of Markdown) or --url (a docs website)")
     if url is None:
         return None
     from .sources.web import require_web_extra
@@ -179,6 +276,7 @@ def web_source(kwargs: dict[str, Any], docs_dir: Path | None) -> Any:
 @main.command()
 @click.option("--docs-dir", default=None, type=DOCS_DIR, help="Folder of Markdown files to check.")
 @web_options
+@git_options
 @click.option(
     "--format",
     "fmt",
@@ -194,21 +292,26 @@ def web_source(kwargs: dict[str, Any], docs_dir: Path | None) -> Any:
     help="Also list what would be indexed, and each skipped file or folder with the reason.",
 )
 @_fail_cleanly
-def validate(docs_dir: Path | None, fmt: str, list_files: bool, **crawl: Any) -> None:
-    """Check manifests, frontmatter, hints and taxonomy (of a folder, or of a website's pages as they
-    would be staged); exit 1 if there is any error."""
+def validate(docs_dir: Path | None, fmt: str, list_files: bool, **source: Any) -> None:
+    """Check manifests, frontmatter, hints and taxonomy (of a folder, or of a website's pages or a
+    repository's files as they would be staged); exit 1 if there is any error."""
     import tempfile
 
-    web = web_source(crawl, docs_dir)
-    if web is None:
+    web, repo = one_source(docs_dir, source)
+    if web is None and repo is None:
         assert docs_dir is not None
         _validate(docs_dir, fmt, list_files)
         return
     from .progress import StderrReporter
-    from .sources.web.stage import stage_url
 
     with tempfile.TemporaryDirectory(prefix="docs-mcp-validate-") as tmp:
-        staged = stage_url(web, Path(tmp) / "staged" / "docs", StderrReporter())
+        dest = Path(tmp) / "staged" / "docs"
+        if repo is not None:
+            staged = stage_repo(repo, dest, StderrReporter())
+        else:
+            from .sources.web.stage import stage_url
+
+            staged = stage_url(web, dest, StderrReporter())
         _validate(Path(staged.path), fmt, list_files)
 
 
@@ -375,20 +478,20 @@ def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
 @main.command()
 @click.option("--docs-dir", default=None, type=DOCS_DIR, help="Folder of Markdown files to index.")
 @web_options
-@click.option(
-    "--out",
-    required=True,
-    type=INDEX_DIR,
-    help="Output folder (.lancedb/, chunks.json, metadata.json), or s3://BUCKET/PREFIX.",
-)
+@git_options
+@index_option("build", help="The index folder to write (.lancedb/, chunks.json, metadata.json), or s3://BUCKET/PREFIX.")
 @click.option("--description", default=None, help="Corpus description shown to agents in the search_docs tool.")
-@click.option("--source-commit", default=None, help="Commit the docs came from, recorded in metadata.json.")
+@click.option(
+    "--source-commit",
+    default=None,
+    help="Commit the docs came from, recorded in metadata.json (a --git build records the commit it staged).",
+)
 @embedding_options
 @click.option(
     "--cache-dir",
     type=click.Path(path_type=Path),
     default=None,
-    help="Embedding cache folder (default OUT/.embedding-cache); keep one per corpus.",
+    help="Embedding cache folder (default INDEX/.embedding-cache); keep one per corpus.",
 )
 @click.option("--rebuild-cache", is_flag=True, help="Re-embed every chunk and write a fresh embedding cache.")
 @click.option("--force", is_flag=True, help="Rewrite everything: re-parse, re-embed, write a new table version.")
@@ -411,7 +514,7 @@ def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
     "--state-dir",
     type=click.Path(path_type=Path),
     default=None,
-    help="With --out s3://…: the local folder for the build's mirror, embedding cache and reuse state "
+    help="With --index s3://…: the local folder for the build's mirror, embedding cache and reuse state "
     "[default: ~/.cache/docs-mcp/s3/BUCKET/PREFIX].",
 )
 @click.option(
@@ -425,7 +528,7 @@ def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
 @_fail_cleanly
 def build(
     docs_dir: Path | None,
-    out: Path | str,
+    index: Path | str,
     description: str | None,
     source_commit: str | None,
     cache_dir: Path | None,
@@ -439,27 +542,32 @@ def build(
     quiet: bool,
     **embedding: Any,
 ) -> None:
-    """Build the index from a folder (--docs-dir) or a docs website (--url). Nothing is written if
-    validation fails; publishing is atomic."""
+    """Build the index from a folder (--docs-dir), a docs website (--url) or a git repository (--git).
+    Nothing is written if validation fails; publishing is atomic."""
     from .embedding import make_provider
     from .fsutil import build_lock
     from .indexing.steps import build as run_build
     from .indexing.steps import build_remote
     from .objectstore import RemoteIndex, is_remote
     from .paths import check_docs_dir, check_writable_dir
-    from .progress import StderrReporter
+    from .progress import StderrReporter, Timer
     from .vector_index import VectorIndexPolicy
 
     settle()
+    timer = Timer()
 
-    web = web_source(embedding, docs_dir)
+    web, repo = one_source(docs_dir, embedding)
+    if repo is not None and source_commit:
+        raise DocsMcpError("--source-commit goes with --docs-dir or --url: a --git build records the commit it staged")
     if docs_dir is not None:
         check_docs_dir(docs_dir, "--docs-dir")
-    remote = RemoteIndex.parse(out) if is_remote(out) else None
+    remote = RemoteIndex.parse(index) if is_remote(index) else None
     if remote is None:
         if state_dir:
-            raise DocsMcpError("--state-dir goes with --out s3://… (a local --out keeps its state in OUT/.docs-mcp)")
-        local = check_writable_dir(out, "--out")
+            raise DocsMcpError(
+                "--state-dir goes with --index s3://… (a local --index keeps its state in INDEX/.docs-mcp)"
+            )
+        local = check_writable_dir(index, "--index")
     else:  # built in a local mirror, then published to the bucket (objectstore.py)
         local = check_writable_dir(state_dir or remote.default_state_dir(), "--state-dir")
         remote.check_bucket()  # before anything is staged, parsed or embedded
@@ -468,6 +576,9 @@ def build(
 
     reporter = StderrReporter(quiet=quiet)
     provider = make_provider(provider_settings(embedding, reporter))
+    if force:
+        again = "parsed and embedded again" if provider.produces_vectors else "parsed again"
+        reporter.info(f"--force: every file is {again}, and a new table version written")
     options = dict(
         description=description,
         source_commit=source_commit,
@@ -480,7 +591,7 @@ def build(
         workers=workers,
     )
     try:
-        with build_lock(local):  # staging a website writes under --out too: one build at a time
+        with build_lock(local):  # staging a website or a repository writes under --index too: one build at a time
             pages = None
             corpus = None
             if web is not None:
@@ -493,6 +604,13 @@ def build(
                     staged.crawl.get("events"),
                     corpus_name(web.url, Path(staged.path)),
                 )
+            elif repo is not None:
+                from .layout import OutputLayout
+                from .sources.git import repo_name
+
+                staged = stage_repo(repo, OutputLayout(local).staged, reporter)
+                docs_dir, corpus = Path(staged.path), repo_name(repo[0])
+                options.update(source_commit=staged.source_commit)
             assert docs_dir is not None
             options.update(pages=pages, corpus=corpus)
             if remote is not None:
@@ -501,10 +619,20 @@ def build(
                 summary = run_build(docs_dir, local, provider, **options)
     finally:
         provider.close()
-    reporter.info(
-        f"done: {summary.files} files ({summary.reused_files} unchanged), {summary.chunks} chunks, "
-        f"{summary.embedded.stats.embedded} embedded, table version {summary.index.version}, "
-        f"{summary.seconds:.1f}s"
+    reporter.info(done_line(summary, provider, timer.seconds))
+
+
+def done_line(summary: Any, provider: Any, seconds: float) -> str:
+    """The build's last line: what it made of the corpus and whether the published index changed."""
+    embedded = summary.embedded.stats.embedded
+    noun = "passage" if provider.multivector else "chunk"  # as the embedding cache's lines say
+    what = f"{embedded} {noun if embedded == 1 else noun + 's'} embedded" if provider.produces_vectors else "text-only"
+    where = (
+        f"the index at {summary.out} is unchanged" if summary.index.made == "kept" else f"published to {summary.out}"
+    )
+    return (
+        f"done in {seconds:.1f}s: {summary.files} files ({summary.reused_files} unchanged), {summary.chunks} chunks, "
+        f"{what}; {where}"
     )
 
 
@@ -578,7 +706,7 @@ def make_weights(kwargs: dict[str, Any]) -> Any:
 
 
 @main.command()
-@click.option("--index", "index_dir", required=True, type=INDEX_DIR, help="Output folder of a build.")
+@index_option("search", help="The index folder a build wrote (or s3://BUCKET/PREFIX).")
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="Number of hits.")
 @click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE", help="Taxonomy filter; repeatable.")
@@ -587,7 +715,7 @@ def make_weights(kwargs: dict[str, Any]) -> Any:
 @weight_options
 @_fail_cleanly
 def search(
-    index_dir: Path, query: str, limit: int, filters: tuple[str, ...], text_only: bool, as_json: bool, **weights: Any
+    index: Path, query: str, limit: int, filters: tuple[str, ...], text_only: bool, as_json: bool, **weights: Any
 ) -> None:
     """Search a built index from the shell, exactly as search_docs does."""
     from .search.engine import run_search
@@ -598,9 +726,7 @@ def search(
         if not sep or not key:
             raise DocsMcpError(f"--filter {item!r} must look like key=value")
         parsed[key.strip()] = value.strip()
-    page = run_search(
-        index_dir, query, limit=limit, filters=parsed, hybrid=not text_only, weights=make_weights(weights)
-    )
+    page = run_search(index, query, limit=limit, filters=parsed, hybrid=not text_only, weights=make_weights(weights))
     if as_json:
         click.echo(json.dumps(page.to_json(), indent=2, ensure_ascii=False))
         return
@@ -644,13 +770,14 @@ def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> lis
 
 
 @main.command()
-@click.option(
-    "--index",
-    "index_dirs",
-    multiple=True,
-    metavar="[NAME=]PATH",
-    help="Output folder of a build (the server follows new builds published there). Repeat it to serve "
+@index_option(
+    "serve",
+    help="An index folder a build wrote (the server follows new builds published there). Repeat it to serve "
     "several corpora from one server, each named after its folder or NAME.",
+    required=False,
+    multiple=True,
+    type=str,
+    metavar="[NAME=]PATH",
 )
 @click.option(
     "--config",
@@ -737,7 +864,7 @@ def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> lis
 @weight_options
 @_fail_cleanly
 def serve(
-    index_dirs: tuple[str, ...],
+    index: tuple[str, ...],
     config_file: Path | None,
     transport: str,
     host: str,
@@ -777,9 +904,7 @@ def serve(
         if not token:
             raise DocsMcpError(f"--auth-token-env {auth_token_env}: that environment variable is empty or unset")
         check_token(auth_token_env, token)
-    docs = create_server(
-        served_corpora(index_dirs, config_file), tool_prefix=tool_prefix, weights=make_weights(weights)
-    )
+    docs = create_server(served_corpora(index, config_file), tool_prefix=tool_prefix, weights=make_weights(weights))
 
     def run() -> None:
         for corpus in docs.library.corpora if preload else []:
@@ -807,26 +932,29 @@ def serve(
 CLIENT_NAMES = ("claude-code", "claude-desktop", "cursor", "vscode", "windsurf", "zed", "codex", "gemini")
 
 
-def index_options(several: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def index_options(command: str, several: str, alias: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """`--index [NAME=]PATH` (repeatable) and `--config`, read as `serve` reads them (served_corpora);
     `several` says what repeating --index gives."""
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        for option in reversed(_index_options(several)):
+        for option in reversed(_index_options(command, several, alias)):
             fn = option(fn)
         return fn
 
     return decorate
 
 
-def _index_options(several: str) -> list[Callable[..., Any]]:
+def _index_options(command: str, several: str, alias: bool) -> list[Callable[..., Any]]:
     return [
-        click.option(
-            "--index",
-            "index_dirs",
-            multiple=True,
-            metavar="[NAME=]PATH",
+        index_option(
+            command,
             help=f"A built index, as `serve --index` takes it; repeat it for several corpora ({several}).",
+            dest="index_dirs",
+            alias=alias,
+            required=False,
+            multiple=True,
+            type=str,
+            metavar="[NAME=]PATH",
         ),
         click.option(
             "--config",
@@ -874,7 +1002,7 @@ def _absolute(out: Path | str) -> str:
 
 @main.command("mcp-config")
 @click.option("--client", required=True, type=click.Choice(CLIENT_NAMES), help="The MCP client to configure.")
-@index_options("one server serves them all")
+@index_options("mcp-config", "one server serves them all")
 @click.option(
     "--url",
     default=None,
@@ -969,7 +1097,7 @@ def mcp_config(
 
 
 @main.command()
-@click.option("--index", "index_dir", required=True, type=INDEX_DIR, help="Output folder of a build.")
+@index_option("get", help="The index folder a build wrote (or s3://BUCKET/PREFIX).", dest="index_dir")
 @click.argument("chunk_id")
 @click.option(
     "--context",
@@ -1037,7 +1165,7 @@ def diff(old_index: Path | str, new_index: Path | str, query: str | None, max_ch
 
 
 @main.command()
-@index_options("a section each")
+@index_options("skill", "a section each", alias=False)  # its --out is the SKILL.md folder
 @click.option(
     "--out",
     "out_dir",
@@ -1068,7 +1196,7 @@ def skill(index_dirs: tuple[str, ...], config_file: Path | None, out_dir: Path |
 
 
 @main.command()
-@click.option("--out", required=True, type=INDEX_DIR, help="Output folder of a build.")
+@index_option("audit", help="The index folder a build wrote (or s3://BUCKET/PREFIX).")
 @click.option(
     "--sql",
     default=None,
@@ -1076,9 +1204,11 @@ def skill(index_dirs: tuple[str, ...], config_file: Path | None, out_dir: Path |
     "(default: the last build's summary).",
 )
 @_fail_cleanly
-def audit(out: Path, sql: str | None) -> None:
+def audit(index: Path, sql: str | None) -> None:
     """What each build paid for: hits, misses and pruned vectors, per build and per chunk."""
     from .indexing.audit import format_table, last_build_summary, query
+
+    out = index
 
     if isinstance(out, str):  # s3://…: the audit is kept with the build's default state dir
         from .objectstore import RemoteIndex

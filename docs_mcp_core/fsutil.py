@@ -139,7 +139,7 @@ class BuildLock:
         except OSError as exc:
             self._remove_created()
             raise DocsMcpError(
-                f"cannot use {self.out} as the output folder ({exc.strerror or exc}); choose a writable --out"
+                f"cannot use {self.out} as the output folder ({exc.strerror or exc}); choose a writable --index"
             ) from None
 
     def _acquire(self) -> IO[str]:
@@ -151,7 +151,7 @@ class BuildLock:
                 fh.close()
                 raise DocsMcpError(
                     f"another docs-mcp build is writing to {self.out}; wait for it to finish or "
-                    "build into another --out"
+                    "build into another --index"
                 ) from None
             try:
                 if os.stat(self.path).st_ino == os.fstat(fh.fileno()).st_ino:

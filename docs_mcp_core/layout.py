@@ -27,7 +27,7 @@ PAGE_STATE = "pages.json"
 
 @dataclass(frozen=True)
 class OutputLayout:
-    """The files and folders of one output (`--out`), published and private."""
+    """The files and folders of one index folder (`--index`), published and private."""
 
     root: Path
 

@@ -224,16 +224,18 @@ def no_index_message(out: Path) -> str:
     out = Path(out)
     where = shlex.quote(str(out))
     if not out.exists():
-        return f"no index at {out} (the folder does not exist); build one with `docs-mcp build --docs-dir DOCS --out {where}`"
+        return f"no index at {out} (the folder does not exist); build one with `docs-mcp build --docs-dir DOCS --index {where}`"
     if not out.is_dir():
-        return f"{out} is a file, not an index folder; build an index with `docs-mcp build --docs-dir DOCS --out INDEX`"
+        return (
+            f"{out} is a file, not an index folder; build an index with `docs-mcp build --docs-dir DOCS --index INDEX`"
+        )
     docs_files = any(next(out.glob(f"*{suffix}"), None) for suffix in MARKDOWN_SUFFIXES)
     if docs_files or (out / ".docs-mcp.json").is_file():
         return (
             f"{out} looks like a docs folder, not an index ({METADATA} is missing); build one with "
-            f"`docs-mcp build --docs-dir {where} --out INDEX` and pass INDEX instead"
+            f"`docs-mcp build --docs-dir {where} --index INDEX` and pass INDEX instead"
         )
-    return f"no index at {out} ({METADATA} is missing); build one with `docs-mcp build --docs-dir DOCS --out {where}`"
+    return f"no index at {out} ({METADATA} is missing); build one with `docs-mcp build --docs-dir DOCS --index {where}`"
 
 
 def require_metadata(out: Path) -> PublishedMetadata:

@@ -80,6 +80,7 @@ class IndexInfo:
     chunks_sha256: str = ""  # the chunks.json this version was built with
     passages_key: str = ""  # what its vectors' fingerprints were made under (fingerprint.passages_key; "": none)
     vectors: int = 0  # vectors the table holds, passages included (0: none)
+    made: str = field(default="written", compare=False)  # by this build: written | updated | kept (the published one)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {

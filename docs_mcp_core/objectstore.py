@@ -1,4 +1,4 @@
-"""Indexes on S3-compatible object storage (`--out s3://bucket/prefix`, `--index s3://…`).
+"""Indexes on S3-compatible object storage (`--index s3://bucket/prefix`).
 
 A build works on a local mirror of the published index (the state dir: by default
 ~/.cache/docs-mcp/s3/BUCKET/PREFIX), which also keeps the embedding cache and the reuse
@@ -314,7 +314,7 @@ class RemoteIndex:
         if data is None:
             raise DocsMcpError(
                 f"no index at {self.url} ({METADATA} is missing); build one with "
-                f"`docs-mcp build --docs-dir DOCS --out {self.url}`"
+                f"`docs-mcp build --docs-dir DOCS --index {self.url}`"
             )
         return parse_metadata(data, f"{self.url}/{METADATA}")
 

@@ -30,7 +30,7 @@ def check_docs_dir(path: Path, option: str = "docs directory") -> Path:
     return path
 
 
-def check_writable_dir(path: Path, option: str = "--out") -> Path:
+def check_writable_dir(path: Path, option: str = "--index") -> Path:
     """The folder exists and takes new files, or can be created: checked without creating anything.
 
     The probe is a temporary file in the folder itself, or in its nearest existing parent

@@ -119,7 +119,7 @@ def _take_lease(context: dg.AssetExecutionContext, lock: BuildLock) -> None:
             if _worker_alive(held):
                 raise DocsMcpError(
                     f"another docs-mcp build is writing to {lock.out} (Dagster run {holder}); wait "
-                    "for it to finish or build into another --out"
+                    "for it to finish or build into another --index"
                 )
             context.log.warning(f"Dagster run {holder} left {lock.out} locked but its process is gone; taking over")
     if holder != context.run_id:

@@ -439,11 +439,12 @@ class EmbeddingCache:
                 reason = str(failure)
             else:
                 reason = f"{type(failure).__name__}: {failure}"
+            what = _noun(provider, len(items))
             kept = (
-                f"embedded {stats.embedded} of {len(items)} missing chunks before the failure; they are kept in "
+                f"embedded {stats.embedded} of {len(items)} missing {what} before the failure; they are kept in "
                 f"{self.pending} and the next build will not pay for them again."
                 if stats.embedded
-                else f"none of the {len(items)} missing chunks were embedded."
+                else f"none of the {len(items)} missing {what} were embedded."
             )
             raise DocsMcpError(f"{reason}\n{kept} The published index and the embedding cache are unchanged.")
 
@@ -576,7 +577,7 @@ def embed_with_cache(
         if found == len(unique):
             stats.hits = len(fingerprints)
             events = {fp: "hit" for fp in unique}
-            _report_lookup(reporter, stats)
+            _report_lookup(reporter, stats, provider, chunk_ids, rebuild)
             return result([cache.path], False, [])
 
     have: set[str] = set()
@@ -621,7 +622,7 @@ def embed_with_cache(
     stats.hits = sum(1 for fp in fingerprints if fp in have)
     stats.misses = len(fingerprints) - stats.hits
     events = {fp: ("hit" if fp in have else "miss") for fp in unique}
-    _report_lookup(reporter, stats)
+    _report_lookup(reporter, stats, provider, chunk_ids, rebuild)
     missing = [fp for fp in unique if fp not in have]
     if missing:
         input_of = inputs(missing) if callable(inputs) else dict(zip(reversed(fingerprints), reversed(inputs)))
@@ -649,13 +650,40 @@ def commit_cache(embedded: EmbedResult, provider: EmbeddingProvider, reporter: R
         reporter.warn(f"could not update the embedding cache ({_reason(exc)}); the next build will")
 
 
-def _report_lookup(reporter: Reporter, stats: CacheStats) -> None:
-    reporter.info(f"embedding cache: {stats.hits} hits, {stats.misses} misses ({stats.hit_rate:.1f}% hit rate)")
+def _noun(provider: EmbeddingProvider, count: int) -> str:
+    """What is embedded: passages when a long chunk can have several (embedding/input.py), else chunks."""
+    what = "passage" if provider.multivector else "chunk"
+    return what if count == 1 else f"{what}s"
+
+
+def _plural(count: int, word: str, plural: str) -> str:
+    return f"{count} {word if count == 1 else plural}"
+
+
+def _report_lookup(
+    reporter: Reporter, stats: CacheStats, provider: EmbeddingProvider, chunk_ids: list[str], rebuild: bool
+) -> None:
+    """One line whose counts add up: hits + misses = the passages (or chunks) of this build."""
+    total = stats.hits + stats.misses
+    of = f"{total} {_noun(provider, total)}"
+    if provider.multivector:
+        chunks = len(dict.fromkeys(chunk_ids))
+        of += f" of {_plural(chunks, 'chunk', 'chunks')}"
+    which = "embedding cache (rebuilt from scratch)" if rebuild else "embedding cache"
+    reporter.info(
+        f"{which}: {_plural(stats.hits, 'hit', 'hits')}, {_plural(stats.misses, 'miss', 'misses')} among {of} "
+        f"({stats.hit_rate:.1f}% hit rate)"
+    )
     if stats.reused_pending:
         reporter.info(f"reused {stats.reused_pending} vectors kept by an earlier unfinished build")
 
 
 def _report_embedded(reporter: Reporter, stats: CacheStats, provider: EmbeddingProvider) -> None:
     cost = f" ({stats.tokens} tokens, estimated cost ${stats.cost:.4f})" if stats.tokens else ""
-    what = "passages" if provider.multivector else "chunks"  # a long chunk has two (embedding/input.py)
-    reporter.info(f"embedded {stats.embedded} {what} via {provider.name} in {stats.seconds:.1f}s{cost}")
+    repeats = stats.misses - stats.embedded
+    # two chunks with the same embedding input are one miss each but one call to the provider
+    same = f"; {_plural(repeats, 'miss repeats', 'misses repeat')} another's text" if repeats > 0 else ""
+    reporter.info(
+        f"embedded {stats.embedded} {_noun(provider, stats.embedded)} via {provider.name} in "
+        f"{stats.seconds:.1f}s{cost}{same}"
+    )

@@ -226,7 +226,7 @@ def query(out: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     path = OutputLayout(out).audit
     if not path.is_file():
         raise DocsMcpError(
-            f"no audit database at {path}; it is written by every `docs-mcp build --out {out}` "
+            f"no audit database at {path}; it is written by every `docs-mcp build --index {out}` "
             "since audits were added: build the index again"
         )
     try:

@@ -382,17 +382,23 @@ def chunk_corpus(
         )
     if chunkset.framework:
         reporter.info(f"docs framework: {chunkset.framework}")
-    notes = [f"{chunkset.reused} unchanged files reused"] if chunkset.reused else []
-    if chunkset.workers > 1:
-        notes.append(f"{chunkset.workers} worker processes")
-    read = ""
-    if chunkset.reused:  # the others were trusted by their recorded size and times, not read
-        read = f"; {chunkset.hashed} file{'' if chunkset.hashed == 1 else 's'} read"
-    reporter.info(
-        f"parsed {len(chunkset.files)} files into {chunkset.chunk_count} chunks in "
-        f"{chunkset.seconds:.1f}s" + (f" ({'; '.join(notes)})" if notes else "") + read
-    )
+    reporter.info(chunk_summary(chunkset))
     return chunkset
+
+
+def chunk_summary(chunkset: ChunkSet) -> str:
+    """The chunk step's line: the files parsed and those reused unchanged add up to all of them."""
+    workers = f" with {chunkset.workers} worker processes" if chunkset.workers > 1 else ""
+    files, chunks = _count(len(chunkset.files), "file"), _count(chunkset.chunk_count, "chunk")
+    if not chunkset.reused:
+        return f"parsed {files} into {chunks} in {chunkset.seconds:.1f}s{workers}"
+    # the reused files not read were trusted by their recorded size and times
+    reused = f"{_count(chunkset.reused, 'unchanged file')} reused, {_count(chunkset.hashed, 'file')} read"
+    return f"parsed {chunkset.reparsed} of {files}{workers} ({reused}): {chunks} in {chunkset.seconds:.1f}s"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def load_model_early(
@@ -558,7 +564,10 @@ def _update_published(
     )
     marker.unlink()
     if updated is not None:
-        reporter.info(f"updated the table: the rows of {len(changed)} changed file(s) replaced, indexes rebuilt")
+        reporter.info(
+            f"index updated: a new table version, the rows of {_count(len(changed), 'changed file')} replaced "
+            "and its indexes rebuilt"
+        )
     return updated
 
 
@@ -638,8 +647,9 @@ def write_index(
                 chunks_sha256=chunks_sha,
                 passages_key=embedded.passages_key,
                 vectors=vector_rows,
+                made="kept",
             )
-            reporter.info("index unchanged: reusing the published table version")
+            reporter.info("index unchanged: the published table version is kept")
         elif (
             not (ann or force or embedded.forced)
             and published
@@ -650,7 +660,11 @@ def write_index(
             )
         ):
             info = dataclasses.replace(
-                updated, chunks_sha256=chunks_sha, passages_key=embedded.passages_key, vectors=vector_rows
+                updated,
+                chunks_sha256=chunks_sha,
+                passages_key=embedded.passages_key,
+                vectors=vector_rows,
+                made="updated",
             )
             record_files(out, info.table, info.version, info.files)
         else:
@@ -672,10 +686,16 @@ def write_index(
                 passages=embedded.passages,
             )
             info = dataclasses.replace(
-                written, chunks_sha256=chunks_sha, passages_key=embedded.passages_key, vectors=vector_rows
+                written,
+                chunks_sha256=chunks_sha,
+                passages_key=embedded.passages_key,
+                vectors=vector_rows,
+                made="written",
             )
             record_files(out, info.table, info.version, info.files)
             marker.unlink()
+            indexes = "full-text and vector indexes" if embedded.dimensions else "full-text indexes"
+            reporter.info(f"index written: a new table version, {_count(info.rows, 'row')} with {indexes}")
         key = embedded.passages_key if embedded.chunk_ids else None
         if (
             chunkset.hashed
@@ -940,7 +960,6 @@ def build(
                 corpus=corpus,
                 publish_to=publish_to,
             )
-            reporter.info(f"wrote {chunkset.chunk_count} chunks and .lancedb index to {out}")
             try:
                 record_build(
                     out,

@@ -58,7 +58,7 @@ def unreadable_index(out: Path | str, exc: BaseException | str) -> UnreadableInd
     reason = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
     return UnreadableIndex(
         f"the index at {out} cannot be read ({reason}); rebuild it with "
-        f"`docs-mcp build --docs-dir DOCS --out {out}` (a damaged table is rewritten)"
+        f"`docs-mcp build --docs-dir DOCS --index {out}` (a damaged table is rewritten)"
     )
 
 

@@ -94,9 +94,12 @@ def stage_git(
 ) -> StagedDocs:
     """Stage the docs of one exact commit (the ref's, or `commit` if given) into `dest`."""
     mirror = sync_mirror(source, mirror or dest.parent / "mirror.git")
-    resolved = commit or str(git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=mirror)).strip()
+    try:
+        resolved = commit or str(git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=mirror)).strip()
+    except DocsMcpError:  # --quiet: git says nothing, only exits 1
+        resolved = ""
     if not resolved:
-        raise DocsMcpError(f"ref {ref!r} was not found in {source}")
+        raise DocsMcpError(f"ref {ref!r} was not found in {source}; give a branch, tag or commit it has")
     prefix = (subdir or "").strip("/")
     if prefix and " tree " not in str(git("ls-tree", resolved, "--", prefix, cwd=mirror)):
         raise DocsMcpError(f"subdir {prefix!r} is not a folder at commit {resolved[:12]} of {source}")
@@ -153,3 +156,21 @@ def _inside(path: str, prefix: str) -> bool:
     if path == ".." or path.startswith("../"):
         return False
     return not prefix or path == prefix or path.startswith(prefix + "/")
+
+
+def repo_name(source: str) -> str:
+    """What a repository corpus is called when it has no name (the default description, the audit): its folder."""
+    name = source.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    return name.removesuffix(".git") or "repository"
+
+
+def staged_line(staged: StagedDocs, source: str, ref: str, subdir: str | None) -> str:
+    """What stage_git staged, from where, at which commit: the first line of a git build."""
+    markdown = sum(path.endswith(MARKDOWN_SUFFIXES) for path in staged.files)
+    others = len(staged.files) - markdown
+    also = f" and {others} manifest and template file{'s' if others != 1 else ''}" if others else ""
+    where = f", subdir {subdir}" if subdir else ""
+    return (
+        f"staged {markdown} Markdown file{'s' if markdown != 1 else ''}{also} from {source} "
+        f"at commit {(staged.source_commit or '')[:12]} (ref {ref}{where})"
+    )

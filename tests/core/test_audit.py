@@ -60,7 +60,7 @@ def test_audit_errors_are_clear(example_docs: Path, tmp_path: Path) -> None:
     assert (
         missing.exit_code == 1
         and "no index at" in missing.output
-        and "docs-mcp build --docs-dir DOCS --out" in missing.output
+        and "docs-mcp build --docs-dir DOCS --index" in missing.output
     )
     assert not (tmp_path / "nope").exists()
     out = tmp_path / "out"

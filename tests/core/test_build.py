@@ -50,7 +50,10 @@ def test_build_writes_the_documented_layout(runner: CliRunner, example_docs: Pat
     out = tmp_path / "out"
     result = cli_build(runner, example_docs, out, "--embedding-provider", "hash", "--description", "Parcelly docs")
     assert result.exit_code == 0, result.output
-    assert f"wrote {EXAMPLE_CHUNKS} chunks and .lancedb index to" in result.output
+    assert (
+        f"index written: a new table version, {EXAMPLE_CHUNKS} rows with full-text and vector indexes" in result.output
+    )
+    assert f"{EXAMPLE_CHUNKS} chunks, {EXAMPLE_CHUNKS} chunks embedded; published to {out}\n" in result.output
     assert f"embedded {EXAMPLE_CHUNKS} chunks via hash in" in result.output
     chunks = json.loads((out / "chunks.json").read_text())
     assert [(c["filepath"], c["chunk_index"]) for c in chunks] == sorted(

@@ -95,7 +95,7 @@ def test_rows_are_in_chunk_id_order_when_file_id_ranges_interleave(tmp_path: Pat
     # a rebuild that re-parses one file and reuses the rest writes what a fresh build writes
     (docs / "a b.md").write_text("## Space\n\nChanged text.\n")
     log = cli_build(docs, out)
-    assert f"({len(FILES) - 1} unchanged files reused)" in log
+    assert f"({len(FILES) - 1} unchanged files reused, " in log
     fresh = tmp_path / "fresh"
     cli_build(docs, fresh)
     assert OutputLayout(out).chunks.read_bytes() == OutputLayout(fresh).chunks.read_bytes()

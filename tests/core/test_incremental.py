@@ -75,13 +75,18 @@ def test_no_change_embeds_nothing(example_docs: Path, tmp_path: Path, fake: Fake
     out = tmp_path / "out"
     first = ok(cli(example_docs, out, fake))
     assert len(fake.inputs) == N_EXAMPLE
-    assert f"embedding cache: 0 hits, {N_EXAMPLE} misses (0.0% hit rate)" in first
+    assert f"embedding cache: 0 hits, {N_EXAMPLE} misses among {N_EXAMPLE} chunks (0.0% hit rate)" in first
     assert f"embedded {N_EXAMPLE} chunks via openai in" in first
-    assert f"wrote {N_EXAMPLE} chunks and .lancedb index to {out}" in first
+    assert f"index written: a new table version, {N_EXAMPLE} rows with full-text and vector indexes" in first
+    assert f": 18 files (0 unchanged), {N_EXAMPLE} chunks, {N_EXAMPLE} chunks embedded; published to {out}\n" in first
     second = ok(cli(example_docs, out, fake))
     assert fake.inputs == [] and fake.requests == 0
-    assert f"embedding cache: {N_EXAMPLE} hits, 0 misses (100.0% hit rate)" in second
-    assert "(18 unchanged files reused)" in second and "chunks via openai" not in second
+    assert f"embedding cache: {N_EXAMPLE} hits, 0 misses among {N_EXAMPLE} chunks (100.0% hit rate)" in second
+    assert "(18 unchanged files reused, " in second and "chunks via openai" not in second
+    assert "index unchanged: the published table version is kept" in second
+    assert (
+        f": 18 files (18 unchanged), {N_EXAMPLE} chunks, 0 chunks embedded; the index at {out} is unchanged\n" in second
+    )
 
 
 def test_one_paragraph_edit_embeds_one_chunk(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:
@@ -91,8 +96,8 @@ def test_one_paragraph_edit_embeds_one_chunk(example_docs: Path, tmp_path: Path,
     page.write_text(page.read_text().replace("so that one integration", "so that one noisy integration"))
     output = ok(cli(example_docs, out, fake))
     assert len(fake.inputs) == 1 and "one noisy integration" in fake.inputs[0]
-    assert f"embedding cache: {N_EXAMPLE - 1} hits, 1 misses" in output
-    assert "(17 unchanged files reused)" in output
+    assert f"embedding cache: {N_EXAMPLE - 1} hits, 1 miss among {N_EXAMPLE} chunks" in output
+    assert "(17 unchanged files reused, " in output
 
 
 def test_heading_rename_reembeds_the_chunks_whose_breadcrumb_has_it(

@@ -207,5 +207,5 @@ def test_a_build_without_the_onnx_package_invalidates_the_int8_vectors_with_the_
     assert "embedding cache invalidated" not in runs[0].stderr
     for run in runs[1:]:
         assert "warn: embedding cache invalidated: config_fingerprint mismatch (provider config changed)" in run.stderr
-        assert "embedded 1 passages via local" in run.stderr
+        assert "embedded 1 passage via local" in run.stderr
     assert json.loads((out / "metadata.json").read_text())["embedding"]["graph"] == INT8_SCHEME

@@ -88,7 +88,10 @@ def test_cache_reuse_and_invalidation_when_the_model_changes(example_docs: Path,
     assert meta["embedding"]["provider"] == "local" and meta["embedding"]["dimensions"] == 384
     assert len(meta["embedding"]["model_sha256"]) == 64
     second = runner.invoke(main, args)
-    assert "embedded" not in second.output.replace("0 embedded", "") and f"{N_PASSAGES} hits, 0 misses" in second.output
+    assert (
+        "embedded" not in second.output.replace("0 passages embedded", "")
+        and f"{N_PASSAGES} hits, 0 misses" in second.output
+    )
 
     # The same model name, but different files behind it: a different model, so nothing is reused.
     changed = tmp_path / "model-copy"

@@ -98,8 +98,8 @@ def test_touch_reads_the_file_but_reembeds_and_rewrites_nothing(example_docs: Pa
     settle(example_docs, seconds_ago=600)  # `touch` to another time, content unchanged
     result = runner.invoke(main, args)
     assert result.exit_code == 0, result.output
-    assert "0 embedded" in result.output and "index unchanged" in result.output
-    reused, read = re.search(r"\((\d+) unchanged files reused\); (\d+) files read", result.output).groups()
+    assert "0 chunks embedded;" in result.output and "index unchanged" in result.output
+    reused, read = re.search(r"\((\d+) unchanged files reused, (\d+) files read\)", result.output).groups()
     assert reused == read  # every stat moved: all read
     again = runner.invoke(main, args)
     assert "0 files read" in again.output, again.output  # and recorded again, so the next no-op reads none
@@ -164,7 +164,7 @@ def test_small_edit_updates_the_table_with_the_results_of_a_fresh_build(dub_ts_d
         path.write_text(path.read_text() + "\n\nA new closing paragraph about rate limits.\n")
     (docs / "copy1" / "README.md").unlink()
     lines = text_build(docs, out).lines
-    updated = f"updated the table: the rows of {len(edited) + 1} changed file"
+    updated = f"index updated: a new table version, the rows of {len(edited) + 1} changed file"
     assert any(line.startswith(updated) for line in lines), lines
     assert not any(line.startswith("warning") for line in lines), lines
     assert reader.search("create a link", query_type="fts").select(["chunk_id"]).limit(5).to_list() == before
@@ -176,9 +176,9 @@ def test_small_edit_updates_the_table_with_the_results_of_a_fresh_build(dub_ts_d
 
     # A second update on top, then a no-op: the records of shared files hold, nothing reads as damaged.
     edited[0].write_text(edited[0].read_text() + "\nOne more line.\n")
-    assert any(line.startswith("updated the table") for line in text_build(docs, out).lines)
+    assert any(line.startswith("index updated: ") for line in text_build(docs, out).lines)
     lines = text_build(docs, out).lines
-    assert "index unchanged: reusing the published table version" in lines, lines
+    assert "index unchanged: the published table version is kept" in lines, lines
     assert not any(line.startswith("warning") for line in lines), lines
 
 
@@ -198,7 +198,10 @@ def test_small_edit_updates_a_table_with_vectors_with_the_results_of_a_fresh_bui
         path.write_text(path.read_text() + "\n\nA new closing paragraph about rate limits.\n")
     reporter = Recorder()
     summary = build(docs, out, provider, cache_dir=cache, reporter=reporter)
-    assert any(line.startswith(f"updated the table: the rows of {len(edited)} changed file") for line in reporter.lines)
+    assert any(
+        line.startswith(f"index updated: a new table version, the rows of {len(edited)} changed file")
+        for line in reporter.lines
+    )
     assert summary.embedded.stats.embedded == len(edited)  # the new closing paragraphs' chunks only
 
     build(docs, fresh, provider, cache_dir=cache)
@@ -222,7 +225,7 @@ def test_vectors_of_another_model_are_never_kept_by_an_update(example_docs: Path
         for model in ("model-a", "model-b"):  # an edit with the same model, then one with another
             edited.write_text(edited.read_text() + "\n\nOne more line.\n")
             summary = build(example_docs, out, provider(model), reporter=reporter)
-    updates = [line for line in reporter.lines if line.startswith("updated the table")]
+    updates = [line for line in reporter.lines if line.startswith("index updated: ")]
     assert len(updates) == 1, reporter.lines  # the first edit only: model-b's build rewrote every row
     assert summary.embedded.stats.embedded == len(summary.embedded.fingerprints)
     assert json.loads((out / "metadata.json").read_text())["index"]["passages_key"] == summary.embedded.passages_key

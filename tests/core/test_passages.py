@@ -224,7 +224,7 @@ def test_a_noop_rebuild_with_a_model_loads_neither_tokenizer_nor_numpy(tmp_path:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
-    assert "0 embedded" in done.stderr + done.stdout
+    assert "0 passages embedded;" in done.stderr + done.stdout
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
@@ -262,7 +262,9 @@ def test_a_small_edit_updates_a_table_of_passages_as_a_fresh_build_writes_it(tmp
     write(docs, "topic03.md", "# Topic 3\n\n## Overview\n\nTopic 3 explains how certificates are renewed.\n")
     reporter = Recorder()
     build(docs, out, provider, cache_dir=cache, reporter=reporter)
-    assert any(line.startswith("updated the table: the rows of 1 changed file") for line in reporter.lines)
+    assert any(
+        line.startswith("index updated: a new table version, the rows of 1 changed file ") for line in reporter.lines
+    )
     build(docs, fresh, provider, cache_dir=cache)
 
     def ranked(index: Path) -> list[list[tuple[str, float]]]:

@@ -86,7 +86,7 @@ def test_second_build_fails_at_once_and_pays_nothing(
         if a.poll() is None:
             a.kill()
     assert b.returncode == 1, b.stderr
-    assert b.stderr.splitlines() == [f"error: {LOCKED} {out}; wait for it to finish or build into another --out"]
+    assert b.stderr.splitlines() == [f"error: {LOCKED} {out}; wait for it to finish or build into another --index"]
     assert a.returncode == 0, a_err
     # B parsed nothing and paid for nothing: every request and input on the server is A's, once.
     assert fake.requests == REQUESTS
@@ -223,7 +223,7 @@ def test_cli_build_fails_while_a_dagster_run_holds_the_output(
         [*assets, probe], partition_key="example", instance=dg.DagsterInstance.ephemeral(), resources=defs.resources
     )
     assert result.success
-    assert seen == [f"1 error: {LOCKED} {out}; wait for it to finish or build into another --out"]
+    assert seen == [f"1 error: {LOCKED} {out}; wait for it to finish or build into another --index"]
 
 
 def test_a_run_lease_keeps_other_runs_out_until_its_run_is_over(example_config: Path, tmp_path: Path) -> None:

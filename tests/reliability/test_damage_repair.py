@@ -176,7 +176,7 @@ async def test_reading_a_damaged_index_is_one_clear_error(
     result = docs_mcp("search", "--index", str(out), QUERY)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith(f"error: the index at {out} cannot be read (")
-    assert f"docs-mcp build --docs-dir DOCS --out {out}" in result.stderr
+    assert f"docs-mcp build --docs-dir DOCS --index {out}" in result.stderr
     async with Client(create_server(out).server) as client:
         answer = await client.call_tool("search_docs", {"query": QUERY})
     assert answer.is_error and "cannot be read" in answer.content[0].text and "docs-mcp build" in answer.content[0].text

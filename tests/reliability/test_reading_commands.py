@@ -44,7 +44,7 @@ def assert_refused(result: subprocess.CompletedProcess[str], path: Path) -> None
     assert result.returncode == 1, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in result.stderr, result.stderr
-    assert "`docs-mcp build --docs-dir " in lines[0] and " --out " in lines[0], lines[0]
+    assert "`docs-mcp build --docs-dir " in lines[0] and " --index " in lines[0], lines[0]
     assert str(path) in lines[0]
 
 
@@ -53,7 +53,7 @@ def test_a_missing_path_is_not_created(tmp_path: Path, command: str) -> None:
     for missing in (tmp_path / "nope", tmp_path / "deeper" / "nope"):
         result = cli(*COMMANDS[command](missing))
         assert_refused(result, missing)
-        assert "docs-mcp build --docs-dir DOCS --out " + str(missing) in result.stderr
+        assert "docs-mcp build --docs-dir DOCS --index " + str(missing) in result.stderr
     assert listing(tmp_path) == []
 
 
@@ -65,7 +65,7 @@ def test_a_docs_folder_is_not_an_index_and_stays_untouched(tmp_path: Path, comma
     before = listing(tmp_path)
     result = cli(*COMMANDS[command](docs))
     assert_refused(result, docs)
-    assert f"docs-mcp build --docs-dir {docs} --out INDEX" in result.stderr
+    assert f"docs-mcp build --docs-dir {docs} --index INDEX" in result.stderr
     assert listing(tmp_path) == before
 
 
@@ -75,7 +75,7 @@ def test_a_file_is_not_an_index(tmp_path: Path) -> None:
     for command in ("search", "serve-stdio", "audit-sql", "diff"):
         result = cli(*COMMANDS[command](path))
         assert result.returncode == 1 and result.stderr.startswith(f"error: {path} is a file, not an index folder")
-        assert "docs-mcp build --docs-dir DOCS --out INDEX" in result.stderr
+        assert "docs-mcp build --docs-dir DOCS --index INDEX" in result.stderr
     assert listing(tmp_path) == ["notes.txt"]
 
 

@@ -55,7 +55,7 @@ def build(site: DocsSite, out: Path, *extra: str) -> Run:
 
 
 def embedded(result: Run) -> int:
-    match = re.search(r"done: .*?, (\d+) embedded", result.stderr)
+    match = re.search(r"done in .*?, (\d+) chunks? embedded;", result.stderr)
     assert match, result.stderr
     return int(match.group(1))
 
