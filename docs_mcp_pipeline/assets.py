@@ -1,17 +1,15 @@
-"""The index assets. Each is a thin wrapper over the core step the `docs-mcp build` CLI runs."""
+"""The index assets. Each is a thin wrapper over the core step the `docs-mcp build` CLI runs, and each takes
+only the asset before it (values.py): the asset graph is the chain the build is."""
 
 import time
-import warnings
 from pathlib import Path
 
 import dagster as dg
 
 from docs_mcp_core.chunking.chunker import CHUNKER_VERSION
-from docs_mcp_core.embedding.cache import EmbedResult
 from docs_mcp_core.fsutil import dir_size
 from docs_mcp_core.indexing.audit import record_build
 from docs_mcp_core.indexing.steps import (
-    ChunkSet,
     chunk_corpus,
     embed_chunks,
     fingerprint_chunks,
@@ -19,18 +17,15 @@ from docs_mcp_core.indexing.steps import (
     write_index,
 )
 from docs_mcp_core.layout import OutputLayout
-from docs_mcp_core.metadata import PublishedMetadata
-from docs_mcp_core.models import IndexInfo
-from docs_mcp_core.sources.git import stage_git
+from docs_mcp_core.sources.git import stage_git, staged_line
 from docs_mcp_core.sources.local import StagedDocs, stage_local
 
 from .resources import DagsterReporter, DocsMcpConfig, failure_on_error
+from .values import Chunked, Embedded, Fingerprinted, Indexed, Published
 
 GROUP = "docs_index"
 COMMIT_TAG = "docs_mcp/commit"  # set by docs_repo_sensor: the exact commit a run must index
 EMBEDDING_POOL = "embedding_api"  # Dagster concurrency pool of the steps that call the embedding provider
-# Output(data_version=...) is beta in Dagster 1.13; it is what drives staleness here, so keep logs quiet.
-warnings.filterwarnings("ignore", message=r"Parameter `data_version`", category=dg.BetaWarning)
 
 
 def staged_path(docs_mcp: DocsMcpConfig, corpus: str) -> Path:
@@ -47,7 +42,7 @@ def published_path(remote: str | None, local: Path) -> dict[str, dg.MetadataValu
 
 def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
-    def staged_docs(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig) -> dg.Output[StagedDocs]:
+    def staged_docs(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig) -> dg.MaterializeResult[StagedDocs]:
         """The corpus source (a folder, one commit of a git repo, or a docs website fetched with conditional
         requests) copied into a deterministic folder."""
         corpus = context.partition_key
@@ -69,6 +64,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                     staged = stage_git(
                         repo, source.ref, source.subdir, dest, commit=context.run.tags.get(COMMIT_TAG), exclude=exclude
                     )
+                    context.log.info(staged_line(staged, repo, source.ref, source.subdir))
                 else:
                     staged = stage_local(corpora.source_path(corpus), dest, exclude=exclude)
         for line in staged.warnings if web is None else []:  # skipped symlinks and special files, as build reports them
@@ -80,8 +76,8 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "method": staged.crawl["method"],
                 "requests": dg.MetadataValue.json(staged.crawl["requests"]),
             }
-        return dg.Output(
-            staged,
+        return dg.MaterializeResult(
+            value=staged,
             data_version=dg.DataVersion(staged.data_version),
             metadata={
                 "files": len(staged.files),
@@ -102,7 +98,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version=CHUNKER_VERSION)
     def chunks(
         context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, staged_docs: StagedDocs
-    ) -> dg.Output[ChunkSet]:
+    ) -> dg.MaterializeResult[Chunked]:
         """Every staged file parsed and chunked (unchanged files reused); validation errors fail the run."""
         with failure_on_error(), docs_mcp.build_lock(context):
             corpus = docs_mcp.corpora().get(context.partition_key)
@@ -113,8 +109,8 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 allow_empty=corpus.allow_empty,
                 workers=corpus.workers,
             )
-        return dg.Output(
-            chunkset,
+        return dg.MaterializeResult(
+            value=Chunked(staged_docs, chunkset),
             metadata={
                 "chunks": chunkset.chunk_count,
                 "files": len(chunkset.files),
@@ -129,13 +125,13 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
 
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
     def fingerprints(
-        context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet
-    ) -> dg.Output[list[str]]:
-        """One embedding fingerprint per chunk: what decides whether a cached vector is reusable."""
+        context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: Chunked
+    ) -> dg.MaterializeResult[Fingerprinted]:
+        """One embedding fingerprint per passage: what decides whether a cached vector is reusable."""
         with failure_on_error(), docs_mcp.build_lock(context):
-            prints = fingerprint_chunks(chunks, docs_mcp.provider(context.partition_key))
-        return dg.Output(
-            prints,
+            prints = fingerprint_chunks(chunks.chunkset, docs_mcp.provider(context.partition_key))
+        return dg.MaterializeResult(
+            value=Fingerprinted(chunks.staged, chunks.chunkset, prints),
             metadata={
                 "count": len(prints),
                 "distinct": len(set(prints)),
@@ -147,24 +143,30 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     # `embedding_api` pool, whose limit (dagster.yaml) keeps them within the provider's rate limit.
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1", pool=EMBEDDING_POOL)
     def cached_vectors(
-        context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet, fingerprints: list[str]
-    ) -> dg.Output[EmbedResult]:
+        context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, fingerprints: Fingerprinted
+    ) -> dg.MaterializeResult[Embedded]:
         """Cache hits reused, only misses embedded (kept in .pending); the cache is pruned once `metadata` publishes."""
         corpus = context.partition_key
         with failure_on_error(), docs_mcp.build_lock(context):
             provider = docs_mcp.provider(corpus)
             result = embed_chunks(
-                chunks, fingerprints, provider, cache_dir=docs_mcp.cache_dir(corpus), reporter=DagsterReporter(context)
+                fingerprints.chunkset,
+                fingerprints.fingerprints,
+                provider,
+                cache_dir=docs_mcp.cache_dir(corpus),
+                reporter=DagsterReporter(context),
             )
         stats = result.stats
-        return dg.Output(
-            result,
+        return dg.MaterializeResult(
+            value=Embedded(fingerprints.staged, fingerprints.chunkset, fingerprints.fingerprints, result),
             metadata={
                 "provider": provider.name,
+                "chunks": fingerprints.chunkset.chunk_count,
+                "passages": len(fingerprints.fingerprints),
                 "hits": stats.hits,
                 "misses": stats.misses,
                 "hit_rate": round(stats.hit_rate, 2),
-                "chunks_embedded": stats.embedded,
+                "embedded": stats.embedded,
                 "pruned": stats.pruned,
                 "seconds": round(stats.seconds, 3),
                 "tokens": stats.tokens,
@@ -175,17 +177,19 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
 
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1")
     def lancedb_index(
-        context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, chunks: ChunkSet, cached_vectors: EmbedResult
-    ) -> dg.Output[IndexInfo]:
+        context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, cached_vectors: Embedded
+    ) -> dg.MaterializeResult[Indexed]:
         """chunks.json and a fully indexed LanceDB table version, checked before it is published."""
         out = docs_mcp.out_dir(context.partition_key)
         remote = docs_mcp.corpora().remote(context.partition_key)
+        value = cached_vectors
         with failure_on_error(), docs_mcp.build_lock(context):
-            info = write_index(out, chunks, cached_vectors, DagsterReporter(context), publish_to=remote)
-        return dg.Output(
-            info,
+            info = write_index(out, value.chunkset, value.embedded, DagsterReporter(context), publish_to=remote)
+        return dg.MaterializeResult(
+            value=Indexed(value.staged, value.chunkset, value.fingerprints, value.embedded, info),
             metadata={
                 "rows": info.rows,
+                "table": info.made,
                 "table_version": info.version,
                 "index_bytes": dir_size(OutputLayout(out).lancedb),
                 **published_path(remote.lancedb_uri if remote else None, OutputLayout(out).lancedb),
@@ -194,33 +198,29 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
 
     @dg.asset(name="metadata", partitions_def=partitions, group_name=GROUP, code_version="1")
     def metadata_json(
-        context: dg.AssetExecutionContext,
-        docs_mcp: DocsMcpConfig,
-        chunks: ChunkSet,
-        lancedb_index: IndexInfo,
-        staged_docs: StagedDocs,
-        cached_vectors: EmbedResult,
-    ) -> dg.Output[PublishedMetadata]:
+        context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, lancedb_index: Indexed
+    ) -> dg.MaterializeResult[Published]:
         """metadata.json, written last: the publish marker the MCP server watches."""
         corpus = context.partition_key
         corpora = docs_mcp.corpora()
         out = corpora.out_dir(corpus)
         remote = corpora.remote(corpus)
+        value = lancedb_index
         with failure_on_error(), docs_mcp.build_lock(context):
             published = publish_metadata(
                 out,
-                chunks,
-                lancedb_index,
+                value.chunkset,
+                value.index,
                 docs_mcp.provider(corpus),
                 description=corpora.get(corpus).description,
-                source_commit=staged_docs.source_commit,
-                embedded=cached_vectors,
+                source_commit=value.staged.source_commit,
+                embedded=value.embedded,
                 reporter=DagsterReporter(context),
                 corpus=corpus,
                 publish_to=remote,
             )
-        return dg.Output(
-            published,
+        return dg.MaterializeResult(
+            value=Published(value.staged, value.chunkset, value.fingerprints, value.embedded, value.index, published),
             metadata={
                 **published_path(
                     f"{remote.url}/{OutputLayout(out).metadata.name}" if remote else None, OutputLayout(out).metadata
@@ -229,19 +229,13 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "total_files": published.stats.total_files,
                 "source_commit": published.stats.source_commit or "",
                 "taxonomy": dg.MetadataValue.json({k: v.values for k, v in published.taxonomy.items()}),
-                "table_version": lancedb_index.version,
+                "table_version": value.index.version,
             },
         )
 
-    @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1", deps=[metadata_json], kinds={"duckdb"})
+    @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1", kinds={"duckdb"})
     def cache_audit(
-        context: dg.AssetExecutionContext,
-        docs_mcp: DocsMcpConfig,
-        staged_docs: StagedDocs,
-        chunks: ChunkSet,
-        fingerprints: list[str],
-        cached_vectors: EmbedResult,
-        lancedb_index: IndexInfo,
+        context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, metadata: Published
     ) -> dg.MaterializeResult:
         """One row per build and one per chunk per build (hit, miss or pruned), kept across builds."""
         corpus = context.partition_key
@@ -253,16 +247,16 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 out,
                 build_id=context.run_id,
                 corpus=corpus,
-                source_commit=staged_docs.source_commit,
-                chunkset=chunks,
-                fingerprints=fingerprints,
-                embedded=cached_vectors,
+                source_commit=metadata.staged.source_commit,
+                chunkset=metadata.chunkset,
+                fingerprints=metadata.fingerprints,
+                embedded=metadata.embedded,
                 provider=docs_mcp.provider(corpus),
-                table_version=lancedb_index.version,
+                table_version=metadata.index.version,
                 seconds=time.time() - started,
-                pages=staged_docs.crawl.get("events"),
+                pages=metadata.staged.crawl.get("events"),
             )
-        stats = cached_vectors.stats
+        stats = metadata.embedded.stats
         return dg.MaterializeResult(
             metadata={
                 "build_id": context.run_id,
@@ -270,7 +264,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "misses": stats.misses,
                 "pruned": stats.pruned,
                 "path": dg.MetadataValue.path(str(OutputLayout(out).audit)),
-                "query": dg.MetadataValue.md(f"`docs-mcp audit --out {out}` or `duckdb {OutputLayout(out).audit}`"),
+                "query": dg.MetadataValue.md(f"`docs-mcp audit --index {out}` or `duckdb {OutputLayout(out).audit}`"),
             }
         )
 

@@ -23,8 +23,17 @@ warnings.filterwarnings(
 )
 
 
-def _result(outcome: checks.CheckOutcome) -> dg.AssetCheckResult:
-    return dg.AssetCheckResult(passed=outcome.passed, description=outcome.description, metadata=outcome.metadata)
+def _result(outcome: checks.CheckOutcome, corpus: str) -> dg.AssetCheckResult:
+    """The outcome as Dagster records it, each number labelled with its corpus ("chunks (example)").
+
+    Why: the UI plots a check's numbers by label over time, all partitions in one series; labelled
+    per corpus, each corpus gets a plot of its own instead of a line jumping between corpora.
+    """
+    metadata = {
+        (f"{key} ({corpus})" if isinstance(value, int | float) and not isinstance(value, bool) else key): value
+        for key, value in outcome.metadata.items()
+    }
+    return dg.AssetCheckResult(passed=outcome.passed, description=outcome.description, metadata=metadata)
 
 
 def _written(docs_mcp: DocsMcpConfig, corpus: str) -> tuple[Path, int]:
@@ -40,12 +49,14 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
     @dg.asset_check(asset="lancedb_index", blocking=True, partitions_def=partitions)
     def chunk_ids_unique(context: dg.AssetCheckExecutionContext, docs_mcp: DocsMcpConfig) -> dg.AssetCheckResult:
         """No two chunks share an ID."""
-        return _result(checks.chunk_ids_unique(*_written(docs_mcp, context.partition_key)))
+        corpus = context.partition_key
+        return _result(checks.chunk_ids_unique(*_written(docs_mcp, corpus)), corpus)
 
     @dg.asset_check(asset="lancedb_index", blocking=True, partitions_def=partitions)
     def index_rows_match_chunks(context: dg.AssetCheckExecutionContext, docs_mcp: DocsMcpConfig) -> dg.AssetCheckResult:
         """The table version has exactly one row per chunk in chunks.json."""
-        return _result(checks.index_rows_match_chunks(*_written(docs_mcp, context.partition_key)))
+        corpus = context.partition_key
+        return _result(checks.index_rows_match_chunks(*_written(docs_mcp, corpus)), corpus)
 
     @dg.asset_check(asset="lancedb_index", blocking=True, partitions_def=partitions)
     def no_chunks_from_removed_files(
@@ -55,18 +66,19 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
         corpus = context.partition_key
         listing = read_json(staged_listing(staged_path(docs_mcp, corpus))) or {}
         staged = {path for path in listing if path.endswith(MARKDOWN_SUFFIXES)}
-        return _result(checks.no_chunks_from_removed_files(*_written(docs_mcp, corpus), staged))
+        return _result(checks.no_chunks_from_removed_files(*_written(docs_mcp, corpus), staged), corpus)
 
     @dg.asset_check(asset="lancedb_index", blocking=True, partitions_def=partitions)
     def taxonomy_within_limits(context: dg.AssetCheckExecutionContext, docs_mcp: DocsMcpConfig) -> dg.AssetCheckResult:
         """At most 64 keys, 512 values per key, 128 characters per value."""
-        out = docs_mcp.out_dir(context.partition_key)
-        return _result(checks.taxonomy_within_limits(checks.chunks_taxonomy(out)))
+        corpus = context.partition_key
+        return _result(checks.taxonomy_within_limits(checks.chunks_taxonomy(docs_mcp.out_dir(corpus))), corpus)
 
     @dg.asset_check(asset="metadata", blocking=True, partitions_def=partitions)
     def vector_dimensions_match(context: dg.AssetCheckExecutionContext, docs_mcp: DocsMcpConfig) -> dg.AssetCheckResult:
         """The published table's vectors have the dimensions metadata.json announces."""
-        return _result(checks.vector_dimensions_match(docs_mcp.out_dir(context.partition_key)))
+        corpus = context.partition_key
+        return _result(checks.vector_dimensions_match(docs_mcp.out_dir(corpus)), corpus)
 
     return [
         chunk_ids_unique,

@@ -196,9 +196,14 @@ def test_downstream_is_stale_only_when_the_staged_data_version_changes(
         page.write_text(page.read_text() + "\nA new paragraph.\n")
         dg.materialize(staged_only, partition_key="example", instance=instance, resources=defs.resources)
         assert status("chunks") == "STALE"
-        assert status("metadata") == "STALE"
         causes = nodes()["chunks"]["staleCauses"]
         assert [c["key"]["path"][0] for c in causes] == ["staged_docs"]
+        # Dagster marks stale what directly depends on a new data version: down the chain, one asset at a time.
+        assert status("fingerprints") == "FRESH"
+        chunks_only = [a for a in defs.assets if a.key in (dg.AssetKey("staged_docs"), dg.AssetKey("chunks"))]
+        dg.materialize(chunks_only, partition_key="example", instance=instance, resources=defs.resources)
+        assert status("chunks") == "FRESH" and status("fingerprints") == "STALE"
+        assert [c["key"]["path"][0] for c in nodes()["fingerprints"]["staleCauses"]] == ["chunks"]
 
 
 def test_cache_audit_keeps_history_across_builds(example_config: Path, example_docs: Path, tmp_path: Path) -> None:
@@ -314,3 +319,34 @@ def test_a_failing_blocking_check_fails_the_run_before_publishing(example_config
     assert evaluations["chunk_ids_unique"] is True
     assert "metadata" not in {e.step_key for e in result.all_events if e.event_type_value == "STEP_SUCCESS"}
     assert (out / "metadata.json").stat().st_mtime_ns == stamp  # nothing was published
+
+
+def test_cli_build_from_git_stages_as_the_pipeline_does(tmp_path: Path, docs_repo: Path) -> None:
+    """`docs-mcp build --git` and a git corpus's run give the same index: one staging code path."""
+    from click.testing import CliRunner
+
+    from docs_mcp_core.cli import main
+
+    config = write_config(
+        tmp_path / "docs-mcp.yaml",
+        [
+            {
+                "name": "sdk-docs",
+                "description": "SDK docs",
+                "source": {"git": f"file://{docs_repo}", "ref": "main", "subdir": "docs"},
+                "out": str(tmp_path / "pipeline"),
+                "embedding": {"provider": "hash", "dimensions": 32},
+            }
+        ],
+    )
+    materialize(build_definitions(str(config)), "sdk-docs", dg.DagsterInstance.ephemeral())
+    args = ["build", "--git", f"file://{docs_repo}", "--ref", "main", "--subdir", "docs", "--index"]
+    embedding = ["--embedding-provider", "hash", "--embedding-dimensions", "32", "--description", "SDK docs"]
+    result = CliRunner().invoke(main, [*args, str(tmp_path / "cli"), *embedding])
+    assert result.exit_code == 0, result.output
+    for name in ("chunks.json", ".docs-mcp/staged/docs/.docs-mcp.json", ".docs-mcp/staged/docs/guide.md"):
+        assert (tmp_path / "cli" / name).read_bytes() == (tmp_path / "pipeline" / name).read_bytes(), name
+    pipeline, cli = (json.loads((tmp_path / d / "metadata.json").read_text()) for d in ("pipeline", "cli"))
+    for meta in (pipeline, cli):
+        meta["stats"].pop("indexed_at")
+    assert cli == pipeline and cli["stats"]["source_commit"] == git(docs_repo, "rev-parse", "main")
