@@ -37,7 +37,7 @@ MULTIPROCESS = {"execution": {"config": {"multiprocess": {"start_method": {"fork
 def setup(count: int) -> tuple[Path, dict[str, str], list[str]]:
     work = Path(tempfile.mkdtemp(prefix="docs-mcp-partitions-"))
     (work / ".dagster").mkdir()
-    shutil.copy(REPO / "dagster.yaml", work / ".dagster" / "dagster.yaml")
+    shutil.copy(REPO / ".dagster" / "dagster.yaml", work / ".dagster" / "dagster.yaml")
     shutil.copy(REPO / "workspace.yaml", work / "workspace.yaml")
     names = [f"sdk{i}" for i in range(count)]
     for name in names:

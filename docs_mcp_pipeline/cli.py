@@ -1,0 +1,130 @@
+"""`docs-mcp pipeline launch CORPUS`: Dagster's `dg launch` of one corpus's partition, with its name checked first.
+
+Dagster's own commands (`dg launch`, `dagster asset materialize`) answer a partition name that is not
+in the config with a DagsterInvalidSubsetError traceback and no list of what exists; nothing in a code
+location can change that. This command checks the names against docs-mcp.yaml, so a typo gets one
+line naming the corpora, then runs `dg launch` unchanged and ends with a line per run read back from
+the Dagster instance: its status, the assets it materialized and the asset checks that passed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from docs_mcp_core.cli import _fail_cleanly
+from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_core.sources.config import Corpora, find_config, load_config
+
+from .definitions import JOB
+
+# The instance settings for a run without DAGSTER_HOME: what the repository's .dagster/dagster.yaml says
+# about output (the steps' own lines, not Dagster's DEBUG record of every event).
+TEMPORARY_INSTANCE = "python_logs:\n  python_log_level: INFO\ntelemetry:\n  enabled: false\n"
+
+
+@click.group("pipeline")
+def pipeline_group() -> None:
+    """Run the Dagster pipeline (docs-mcp[pipeline]) for corpora of docs-mcp.yaml."""
+
+
+@pipeline_group.command("launch")
+@click.argument("corpora", nargs=-1, metavar="CORPUS...")
+@click.option("--all", "everything", is_flag=True, help="Every corpus of the config, one run after another.")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The docs-mcp.yaml naming the corpora [default: $DOCS_MCP_CONFIG, else ./docs-mcp.yaml].",
+)
+@_fail_cleanly
+def launch(corpora: tuple[str, ...], everything: bool, config_file: Path | None) -> None:
+    """Materialize every asset of each CORPUS (a partition of docs_index_job) with `dg launch`, in this process,
+    recorded in the Dagster instance of DAGSTER_HOME; exit 1 if a run fails."""
+    config = load_config(find_config(config_file))
+    names = check_names(config, corpora, everything)
+    failed = []
+    with instance_home() as home:
+        for name in names:
+            started = dt.datetime.now(dt.UTC)
+            env = {**os.environ, "DOCS_MCP_CONFIG": str(config.path.resolve()), "DAGSTER_HOME": home}
+            command = [_dg(), "launch", "-m", "docs_mcp_pipeline", "--job", JOB, "--partition", name]
+            code = subprocess.run(command, env=env, check=False).returncode
+            line, ok = run_summary(home, name, started)
+            click.echo(line, err=True)
+            if code != 0 or not ok:
+                failed.append(name)
+    if failed:
+        raise DocsMcpError(f"the run of {', '.join(failed)} failed; its log is above and in the Dagster UI")
+
+
+def check_names(config: Corpora, corpora: tuple[str, ...], everything: bool) -> list[str]:
+    """The corpora to run, in order, or one error naming the corpora the config has."""
+    known = config.names
+    if everything == bool(corpora):
+        raise DocsMcpError(f"name the corpora to build, or --all; {config.path} has: {', '.join(known)}")
+    if everything:
+        return known
+    for name in corpora:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise DocsMcpError(f"no corpus {name!r} in {config.path}{hint}; its corpora: {', '.join(known)}")
+    return list(dict.fromkeys(corpora))
+
+
+@contextmanager
+def instance_home() -> Iterator[str]:
+    """DAGSTER_HOME, or a temporary instance (said on stderr) that lasts as long as the command."""
+    home = os.environ.get("DAGSTER_HOME")
+    if home:
+        yield home
+        return
+    click.echo("DAGSTER_HOME is not set: the runs go to a temporary Dagster instance, gone when this ends", err=True)
+    with tempfile.TemporaryDirectory(prefix="docs-mcp-dagster-") as tmp:
+        Path(tmp, "dagster.yaml").write_text(TEMPORARY_INSTANCE)
+        yield tmp
+
+
+def run_summary(home: str, corpus: str, started: dt.datetime) -> tuple[str, bool]:
+    """One line about the corpus's run that began after `started`, read from the instance; and whether it succeeded."""
+    import dagster as dg
+
+    with dg.DagsterInstance.from_config(home) as instance:
+        records = instance.get_run_records(
+            dg.RunsFilter(tags={"dagster/partition": corpus}, created_after=started), limit=1
+        )
+        if not records:
+            return f"{corpus}: no run was recorded", False
+        run = records[0].dagster_run
+        checks = instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records
+        materialized = instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)
+    passed = sum(
+        1
+        for r in checks
+        if r.event_log_entry.dagster_event is not None
+        and r.event_log_entry.dagster_event.asset_check_evaluation_data.passed
+    )
+    ok = run.status == dg.DagsterRunStatus.SUCCESS
+    status = "succeeded" if ok else run.status.value.lower()
+    return (
+        f"{corpus}: run {run.run_id} {status}: {len(materialized.records)} assets materialized, "
+        f"{passed} of {len(checks)} asset checks passed",
+        ok,
+    )
+
+
+def _dg() -> str:
+    """The `dg` of this environment (dagster-dg-cli, in the pipeline extra)."""
+    here = Path(sys.executable).parent / "dg"
+    return str(here) if here.exists() else "dg"
