@@ -105,6 +105,10 @@ def test_materialize_equals_cli_build(example_config: Path, example_docs: Path, 
     assert events["cached_vectors"]["misses"].value == EXAMPLE_CHUNKS and events["cached_vectors"]["hits"].value == 0
     assert events["lancedb_index"]["rows"].value == EXAMPLE_CHUNKS
     assert events["metadata"]["total_chunks"].value == EXAMPLE_CHUNKS
+    # A check's numbers are labelled with the corpus: the UI plots each label as one series over time.
+    checks = {e.check_name: e.metadata for e in result.get_asset_check_evaluations()}
+    assert checks["index_rows_match_chunks"]["rows (example)"].value == EXAMPLE_CHUNKS
+    assert checks["chunk_ids_unique"]["chunks (example)"].value == EXAMPLE_CHUNKS
 
     # A second run over an unchanged corpus reuses every file and every vector.
     again = dg.materialize(
