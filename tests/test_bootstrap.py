@@ -57,7 +57,10 @@ def test_example_then_dev_tops_up_and_dev_then_example_installs_nothing(tmp_path
     assert "no torch, no test tools" in said
     assert bootstrap(repo, "example")[0] == []
     calls, _ = bootstrap(repo)  # tests/run.sh: the dev profile
-    assert calls == ["pip install --quiet torch==2.13.0", "pip install --quiet -e .[dev,docs,local,semantic,web,pipeline]"]
+    assert calls == [
+        "pip install --quiet torch==2.13.0",
+        "pip install --quiet -e .[dev,docs,local,semantic,web,pipeline]",
+    ]
     assert bootstrap(repo)[0] == []
     calls, said = bootstrap(repo, "example")  # the dev venv has all the example needs
     assert calls == [] and ".venv has the dev profile" in said

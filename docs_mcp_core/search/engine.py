@@ -66,7 +66,7 @@ def index_gone(out: Path) -> UnreadableIndex:
     """A local index whose metadata.json has gone: a publish replaces it atomically, so the folder was deleted."""
     return UnreadableIndex(
         f"the index at {out} is gone (no {OutputLayout(out).metadata.name}: was the folder deleted or moved?); "
-        f"rebuild it with `docs-mcp build --docs-dir DOCS --out {out}`"
+        f"rebuild it with `docs-mcp build --docs-dir DOCS --index {out}`"
     )
 
 

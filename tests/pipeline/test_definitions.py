@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from docs_mcp_core.cli import main
 from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_core.sources.config import load_config
 from docs_mcp_pipeline import build_definitions
 
 from ..conftest import EXAMPLE_CHUNKS, REPO
@@ -233,8 +234,9 @@ def test_a_wrong_corpus_name_gets_one_line_naming_the_corpora(tmp_path: Path) ->
         timeout=120,
     )
     assert proc.returncode == 1 and proc.stdout == ""
+    corpora = ", ".join(load_config(work / "docs-mcp.yaml").names)  # example, docs-mcp-docs
     assert proc.stderr.splitlines() == [
-        f"error: no corpus 'exmaple' in {work / 'docs-mcp.yaml'} (did you mean 'example'?); its corpora: example"
+        f"error: no corpus 'exmaple' in {work / 'docs-mcp.yaml'} (did you mean 'example'?); its corpora: {corpora}"
     ]
     assert not (home / "history").exists()  # nothing was launched
 

@@ -93,7 +93,7 @@ def test_a_broken_corpus_is_reported_and_the_others_keep_answering(
             assert page["hits"] and all(hit["corpus"] == "A" for hit in page["hits"])
             assert set(page["unavailable"]) == {"X"}
             assert f"the index at {x} cannot be read" in page["unavailable"]["X"]
-            assert f"docs-mcp build --docs-dir DOCS --out {x}" in page["unavailable"]["X"]
+            assert f"docs-mcp build --docs-dir DOCS --index {x}" in page["unavailable"]["X"]
 
             chunk_id = page["hits"][0]["chunk_id"]
             ok, text = client.call("get_doc", {"chunk_id": chunk_id})
