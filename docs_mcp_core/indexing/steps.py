@@ -388,13 +388,14 @@ def chunk_corpus(
 
 def chunk_summary(chunkset: ChunkSet) -> str:
     """The chunk step's line: the files parsed and those reused unchanged add up to all of them."""
-    workers = f" with {chunkset.workers} worker processes" if chunkset.workers > 1 else ""
     files, chunks = _count(len(chunkset.files), "file"), _count(chunkset.chunk_count, "chunk")
+    workers = [f"{chunkset.workers} worker processes"] if chunkset.workers > 1 else []
     if not chunkset.reused:
-        return f"parsed {files} into {chunks} in {chunkset.seconds:.1f}s{workers}"
+        notes = f" ({workers[0]})" if workers else ""
+        return f"parsed {files} into {chunks} in {chunkset.seconds:.1f}s{notes}"
     # the reused files not read were trusted by their recorded size and times
-    reused = f"{_count(chunkset.reused, 'unchanged file')} reused, {_count(chunkset.hashed, 'file')} read"
-    return f"parsed {chunkset.reparsed} of {files}{workers} ({reused}): {chunks} in {chunkset.seconds:.1f}s"
+    reused = [f"{_count(chunkset.reused, 'unchanged file')} reused, {_count(chunkset.hashed, 'file')} read", *workers]
+    return f"parsed {chunkset.reparsed} of {files} ({'; '.join(reused)}): {chunks} in {chunkset.seconds:.1f}s"
 
 
 def _count(n: int, noun: str) -> str:
