@@ -226,7 +226,7 @@ def test_docs_dir_that_is_a_file_or_missing_is_an_error_line(tmp_path: Path, doc
 def test_unwritable_out_is_an_error_line(tmp_path: Path, docs: Path, out: str) -> None:
     target = str(docs / "guide.md") if out == "FILE" else out
     line = one_error_line(docs_mcp("build", "--docs-dir", str(docs), "--out", target, timeout=BUILD_TIMEOUT))
-    assert line.startswith(f"error: --out {target}")
+    assert line.startswith(f"error: --index {target}")
     assert not Path("/proc/nope").exists()
 
 

@@ -83,7 +83,7 @@ def _one_line_naming_the_rebuild(stderr: str, out: Path) -> None:
     lines = stderr.strip().splitlines()
     assert len(lines) == 1, stderr
     assert lines[0].startswith(f"error: the index at {out} cannot be read ("), stderr
-    assert f"docs-mcp build --docs-dir DOCS --out {out}" in lines[0]
+    assert f"docs-mcp build --docs-dir DOCS --index {out}" in lines[0]
 
 
 @pytest.mark.parametrize("damage", CORRUPTIONS, ids=lambda f: f.__name__)
@@ -125,7 +125,7 @@ async def test_search_docs_on_a_corrupted_table_is_one_clear_error(
         answer = await client.call_tool("search_docs", {"query": QUERY})
     text = answer.content[0].text
     assert answer.is_error and "cannot be read" in text and "changed since it was written" in text
-    assert f"docs-mcp build --docs-dir DOCS --out {out}" in text
+    assert f"docs-mcp build --docs-dir DOCS --index {out}" in text
 
 
 def _truncated(path: Path) -> None:
