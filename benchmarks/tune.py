@@ -34,6 +34,13 @@ SUITES = {
     "dub-ts": (REPO / "benchmarks/suites/dub-ts.json", REPO / "tests/fixtures/dub-ts"),
     "uv-docs": (REPO / "benchmarks/suites/uv-docs.json", REPO / "tests/fixtures/uv-docs"),
     "httpx-site": (REPO / "benchmarks/suites/httpx-site.json", REPO / "tests/fixtures/httpx-site"),
+    "sqlmodel-docs": (REPO / "benchmarks/suites/sqlmodel-docs.json", REPO / "tests/fixtures/sqlmodel-docs/docs"),
+    "vite-docs": (REPO / "benchmarks/suites/vite-docs.json", REPO / "tests/fixtures/vite-docs/docs"),
+    "starlight-docs": (
+        REPO / "benchmarks/suites/starlight-docs.json",
+        REPO / "tests/fixtures/starlight-docs/docs/src/content/docs",
+    ),
+    "requests-docs": (REPO / "benchmarks/suites/requests-docs.json", REPO / "tests/fixtures/requests-docs/docs"),
 }
 # Never used to choose defaults (not run unless --suites names them): how chosen settings do on docs
 # they were not chosen on.

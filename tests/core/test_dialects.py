@@ -19,7 +19,31 @@ from docs_mcp_core.progress import NullReporter
 
 from ..conftest import write
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "dialects"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+# Copies of the shared dialect corpora (each with its licence and SOURCE.txt), and the docs folder of each.
+CORPORA = {
+    "sqlmodel-docs": "sqlmodel-docs/docs",
+    "vite-docs": "vite-docs/docs",
+    "starlight-docs": "starlight-docs/docs/src/content/docs",
+    "requests-docs": "requests-docs/docs",
+}
+# Pages the fuzz test cuts and scrambles: one per construct family of each corpus.
+FUZZED = [
+    "sqlmodel-docs/docs/install.md",
+    "sqlmodel-docs/docs/tutorial/update.md",
+    "sqlmodel-docs/docs/tutorial/where.md",
+    "vite-docs/docs/guide/features.md",
+    "vite-docs/docs/guide/index.md",
+    "vite-docs/docs/guide/static-deploy.md",
+    "starlight-docs/docs/src/content/docs/components/icons.mdx",
+    "starlight-docs/docs/src/content/docs/components/tabs.mdx",
+    "starlight-docs/docs/src/content/docs/getting-started.mdx",
+    "starlight-docs/docs/src/content/docs/guides/authoring-content.mdx",
+    "requests-docs/docs/api.rst",
+    "requests-docs/docs/index.rst",
+    "requests-docs/docs/user/advanced.rst",
+    "requests-docs/docs/user/quickstart.rst",
+]
 MARKUP = ("!!!", "???", "///", ":::", "--8<--", "{*", "{!", "<<<", "[!NOTE]", "[!WARNING]", "{ #", "<TabItem")
 
 
@@ -267,17 +291,17 @@ def test_a_changed_include_rechunks_only_the_pages_that_include_it(tmp_path: Pat
 
 def test_framework_detection_and_descriptions_on_the_shipped_corpora(tmp_path: Path) -> None:
     cases = {
-        "sqlmodel/docs": ("MkDocs", "SQLModel documentation: SQLModel, SQL databases in Python"),
-        "vite/docs": ("VitePress", "docs documentation: Next Generation Frontend Tooling"),
-        "starlight/docs/src/content/docs": ("Starlight", "Starlight documentation ("),
-        "requests/docs": ("Sphinx", "Requests documentation ("),
+        CORPORA["sqlmodel-docs"]: ("MkDocs", "SQLModel documentation: SQLModel, SQL databases in Python"),
+        CORPORA["vite-docs"]: ("VitePress", "docs documentation: Next Generation Frontend Tooling"),
+        CORPORA["starlight-docs"]: ("Starlight", "Starlight documentation ("),
+        CORPORA["requests-docs"]: ("Sphinx", "Requests documentation ("),
     }
     for rel, (name, start) in cases.items():
         fw = detect_framework(FIXTURES / rel)
         assert fw is not None and fw.name == name, rel
         description = default_description("docs", analyze_corpus(FIXTURES / rel))
-        if name == "VitePress":  # its title is a template string: reported, not guessed; the folder names it
-            assert fw.unreadable == ["title"] and description.startswith("vite documentation: Next Generation")
+        if name == "VitePress":  # its title is a template string: reported, not guessed; its home page names it
+            assert fw.unreadable == ["title"] and description.startswith("Vite documentation: Next Generation")
         else:
             assert description.startswith(start), description
     # no framework: the README's title and first paragraph; a generic folder name is not the corpus name
@@ -318,9 +342,8 @@ def test_validate_prints_the_syntax_table_grouped(tmp_path: Path) -> None:
 def test_fuzz_truncated_and_mutated_pages_never_raise(tmp_path: Path) -> None:
     """Every parser on cut and scrambled real pages: warnings at most, never an exception."""
     rng = random.Random(36)
-    pages = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".md", ".mdx", ".rst"))
-    assert len(pages) >= 12
-    shutil.copytree(FIXTURES, tmp_path / "f")
+    for corpus in CORPORA:
+        shutil.copytree(FIXTURES / corpus, tmp_path / "f" / corpus)
     noise = [
         "\n",
         "///",
@@ -339,7 +362,8 @@ def test_fuzz_truncated_and_mutated_pages_never_raise(tmp_path: Path) -> None:
         "{!",
         "`",
     ]
-    for page in pages:
+    for rel in FUZZED:
+        page = FIXTURES / rel
         text = page.read_text(encoding="utf-8")
         variants = [text[: rng.randrange(len(text))] for _ in range(6)]
         for _ in range(6):
@@ -348,8 +372,8 @@ def test_fuzz_truncated_and_mutated_pages_never_raise(tmp_path: Path) -> None:
                 at = rng.randrange(len(chars))
                 chars[at : at + rng.randrange(3)] = rng.choice(noise)
             variants.append("".join(chars))
-        rel = page.relative_to(FIXTURES).as_posix()
-        scan_root = tmp_path / "f" / rel.split("/docs/")[0] / "docs" if "/docs/" in rel else tmp_path / "f"
+        corpus = rel.split("/")[0]
+        scan_root = tmp_path / "f" / CORPORA[corpus]
         from docs_mcp_core.corpus.walk import scan_corpus
 
         includes = scan_corpus(scan_root).includes
