@@ -233,13 +233,127 @@ def _generic_role(
     return [node], []
 
 
+_SETTINGS = {
+    "report_level": 5,
+    "halt_level": 5,
+    "file_insertion_enabled": False,
+    "raw_enabled": False,
+    "doctitle_xform": False,
+    "sectsubtitle_xform": False,
+    "input_encoding": "unicode",
+    "_disable_config": True,
+    "line_length_limit": 100_000,
+}
+
+
+def _components() -> tuple[Any, Any]:
+    """docutils' reST parser and its settings, made once per process: making the settings runs optparse
+    over every option of every component, which costs more than parsing a page."""
+    if "components" not in _STATE:
+        from docutils.frontend import get_default_settings
+        from docutils.parsers.rst import Parser
+        from docutils.readers.standalone import Reader
+        from docutils.writers.null import Writer
+
+        parser = Parser()
+        settings = get_default_settings(Parser, Reader, Writer)
+        for key, value in _SETTINGS.items():
+            setattr(settings, key, value)
+        _reuse_list_machines()
+        _STATE["components"] = (parser, settings)
+    return _STATE["components"]
+
+
+def _transforms() -> list[Any]:
+    """The transforms whose result the Markdown shows: substitutions, footnotes and the URLs of named
+    and anonymous hyperlinks (the standalone reader's others add ids, validate, or report references
+    that only resolve across a Sphinx project)."""
+    from docutils.transforms import references
+
+    return [
+        references.Substitutions,
+        references.PropagateTargets,
+        references.AnonymousHyperlinks,
+        references.IndirectHyperlinks,
+        references.Footnotes,
+        references.ExternalTargets,
+    ]
+
+
+def _reuse_list_machines() -> None:
+    """Lists, definition lists, field lists and line blocks each get a new nested state machine in
+    docutils, whose fifteen states compile their transitions on creation: most of the time of parsing
+    a page. `nested_parse` already reuses its machines (RSTState.nested_sm_cache); this does the same
+    for `nested_list_parse`, one pool per initial state. A machine is taken out of its pool while it
+    runs (lists nest) and goes back only after a run that did not raise; a reused machine's states
+    start without the `blank_finish` a previous list left on them, as new ones do. The doctree is the
+    same either way (tests/core/test_rst_speed.py)."""
+    from docutils.parsers.rst import states
+
+    if getattr(states.RSTState.nested_list_parse, "_docs_mcp_pooled", False):
+        return
+    original = states.RSTState.nested_list_parse
+    pools: dict[tuple[Any, str], list[Any]] = {}
+
+    def nested_list_parse(
+        self: Any,
+        block: Any,
+        input_offset: int,
+        node: Any,
+        initial_state: str,
+        blank_finish: bool,
+        blank_finish_state: str | None = None,
+        extra_settings: dict[str, Any] | None = None,
+        match_titles: bool = False,
+        state_machine_class: Any = None,
+        state_machine_kwargs: Any = None,
+    ) -> Any:
+        if state_machine_class is not None or state_machine_kwargs is not None or match_titles:
+            return original(
+                self,
+                block,
+                input_offset,
+                node,
+                initial_state,
+                blank_finish,
+                blank_finish_state,
+                extra_settings or {},
+                match_titles,
+                state_machine_class,
+                state_machine_kwargs,
+            )
+        pool = pools.setdefault((self.nested_sm, initial_state), [])
+        if pool:
+            machine = pool.pop()
+            machine.parent_state_machine = self.state_machine
+            for state in machine.states.values():
+                state.__dict__.pop("blank_finish", None)
+        else:
+            kwargs = {**self.nested_sm_kwargs, "initial_state": initial_state}
+            machine = self.nested_sm(debug=self.debug, parent_state_machine=self.state_machine, **kwargs)
+        finish_state = blank_finish_state or initial_state
+        machine.states[finish_state].blank_finish = blank_finish
+        for key, value in (extra_settings or {}).items():
+            setattr(machine.states[initial_state], key, value)
+        machine.run(block, input_offset, memo=self.memo, node=node, match_titles=False)
+        blank_finish = machine.states[finish_state].blank_finish
+        offset = machine.abs_line_offset()
+        machine.parent_state_machine = None
+        pool.append(machine)
+        return offset, blank_finish
+
+    nested_list_parse._docs_mcp_pooled = True  # type: ignore[attr-defined]
+    nested_list_parse.__wrapped__ = original  # type: ignore[attr-defined]
+    states.RSTState.nested_list_parse = nested_list_parse  # type: ignore[method-assign]
+
+
 def rst_to_markdown(text: str, relpath: str, ctx: IncludeContext | None) -> RstResult:
     """One reST file as Markdown (see the module docstring); a syntax error is a warning with its line."""
+    import copy
     import os
 
     from docutils import nodes
-    from docutils.core import publish_doctree
-    from docutils.utils import SystemMessage
+    from docutils.utils import SystemMessage, new_document
 
     result = RstResult("")
     reader = _Reader(ctx, relpath) if ctx is not None else None
@@ -247,20 +361,14 @@ def rst_to_markdown(text: str, relpath: str, ctx: IncludeContext | None) -> RstR
     _STATE.update(result=result, reader=reader, here=here, relpath=relpath)
     try:
         _register(text)
-        settings = {
-            "report_level": 5,
-            "halt_level": 5,
-            "warning_stream": io.StringIO(),
-            "file_insertion_enabled": False,
-            "raw_enabled": False,
-            "doctitle_xform": False,
-            "sectsubtitle_xform": False,
-            "input_encoding": "unicode",
-            "_disable_config": True,
-            "line_length_limit": 100_000,
-        }
+        parser, defaults = _components()
+        settings = copy.copy(defaults)
+        settings.warning_stream = io.StringIO()
         try:
-            doctree = publish_doctree(text, source_path=relpath, settings_overrides=settings)
+            doctree = new_document(relpath, settings)
+            parser.parse(text, doctree)
+            doctree.transformer.add_transforms(_transforms())
+            doctree.transformer.apply_transforms()
         except (
             SystemMessage,
             RecursionError,
