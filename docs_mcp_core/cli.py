@@ -343,6 +343,7 @@ def _validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
             doc["listing"] = listing
         doc["framework"] = chunkset.framework
         doc["syntax"] = syntax.rows
+        doc["notes"] = syntax.notes
         click.echo(json.dumps(doc, indent=2))
     else:
         for entry in listing or []:
@@ -431,9 +432,10 @@ def fix(
 
 def _listing(docs_dir: Path) -> list[dict[str, str]]:
     """Every file the walk considered: indexed (Markdown), manifest, template, or skipped and why."""
+    from .corpus.framework import detect_framework
     from .corpus.walk import list_tree
 
-    tree = list_tree(docs_dir)
+    tree = list_tree(docs_dir, framework=detect_framework(docs_dir))
     entries = [{"path": p, "status": "indexed"} for p in tree.markdown]
     entries += [{"path": p, "status": "manifest"} for p in tree.manifests]
     entries += [{"path": p, "status": "template"} for p in tree.templates]

@@ -21,11 +21,13 @@ class SyntaxReport:
     framework: str | None
     rows: list[dict[str, Any]] = field(default_factory=list)  # construct, count, status, example
     stub_pages: list[str] = field(default_factory=list)  # pages that are API stubs and nothing else
+    notes: list[str] = field(default_factory=list)  # about the framework's config (keys not read)
 
     def lines(self) -> list[str]:
         out = [
             f"framework: {self.framework or 'none found (plain Markdown rules; includes resolve in the docs folder)'}"
         ]
+        out += [f"note: {note}" for note in self.notes]
         if self.rows:
             width = max(len(r["construct"]) for r in self.rows)
             out.append(f"syntax: {'construct':<{width}}  {'count':>5}  {'became':<18}  example")
@@ -70,4 +72,4 @@ def syntax_report(chunkset: Any) -> SyntaxReport:
         {"construct": c, "count": n, "status": _status(c), "example": example}
         for c, (n, example) in sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0]))
     ]
-    return SyntaxReport(chunkset.framework, rows, sorted(stubs))
+    return SyntaxReport(chunkset.framework, rows, sorted(stubs), list(chunkset.notes))

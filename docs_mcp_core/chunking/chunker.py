@@ -154,8 +154,10 @@ def chunk_markdown(
     *,
     tokens: list[Token] | None = None,
     title: str | None = None,
+    sections: tuple[str, ...] = (),
 ) -> list[Chunk]:
-    """Chunks of one file's body (frontmatter already removed), in document order."""
+    """Chunks of one file's body (frontmatter already removed), in document order. `sections`: the titles of
+    the site navigation's sections above the page (mkdocs.yml nav), which lead its breadcrumbs."""
     if tokens is None:
         tokens = parser().parse(body)
     lines = body.split("\n")
@@ -177,7 +179,7 @@ def chunk_markdown(
                 lead = [page_title, *section.crumbs]
         for number, part in enumerate(parts, start=1):
             chunk_id = file_part_id(filepath, number) if section.kind == "file" else part_id(section.base_id, number)
-            crumbs = [filepath, *lead, *part[0].trail]
+            crumbs = [filepath, *sections, *lead, *part[0].trail]
             chunks.append(
                 Chunk(
                     chunk_id=chunk_id,

@@ -327,3 +327,63 @@ def construct_status(construct: str) -> str:
     ):
         return DROPPED
     return UNDERSTOOD
+
+
+# Tab labels that name the language of the code under them (a tab labelled "Python 3.10+", a TabItem with
+# value="py"): a fence with no language of its own there gets it, so the language facet sees it.
+TAB_LANGUAGES = {
+    "python", "py", "python3", "javascript", "js", "node", "node.js", "nodejs", "typescript", "ts", "go",
+    "golang", "java", "kotlin", "kt", "ruby", "rb", "rust", "rs", "swift", "php", "c#", "csharp", "c++", "cpp",
+    "c", "scala", "elixir", "dart", "r", "lua", "perl", "haskell", "clojure", "julia", "bash", "sh", "shell",
+    "zsh", "fish", "powershell", "pwsh", "sql", "html", "css", "scss", "json", "yaml", "yml", "toml", "xml",
+    "markdown", "md", "mdx", "jsx", "tsx", "vue", "svelte", "graphql", "dockerfile", "hcl", "terraform",
+}  # fmt: skip
+_TAB_TAG = re.compile(r"<(/?)(TabItem|Tab)\b([^>]*?)(/?)>")
+_PROP = re.compile(r"""\b(label|value|title)=(?:"([^"]*)"|'([^']*)')""")
+_FENCE_LINE = re.compile(r"^([ \t>]*)(`{3,}|~{3,})[ \t]*$")
+
+
+def label_language(label: str) -> str | None:
+    """The language a tab label names ("Python 3.10+" -> python, "Node.js" -> node), or None."""
+    words = re.split(r"[\s/,(]+", label.strip().lower())
+    first = words[0].rstrip("+:") if words and words[0] else ""
+    return first if first in TAB_LANGUAGES else None
+
+
+def tab_languages(tokens: list, lines: list[str]) -> list[int]:
+    """Give a fence with no language the language its tab's label names (Material `=== "Python"`, pymdownx
+    `//// tab | Python 3.10+`, JSX `<TabItem label="Python">`/`<Tab title="Go">`), in the tokens and in the
+    body's lines (so `content` and the language facet, which reads fences, see it). Returns their lines."""
+    labels: list[str | None] = []
+    filled: list[int] = []
+    for tok in tokens:
+        if tok.type in ("content_tab_open", "container_block_open"):  # a pymdownx block is a tab or not
+            tab = tok.type == "content_tab_open" or tok.info.strip().split("|")[0].strip() == "tab"
+            labels.append((tok.meta or {}).get("label") if tab else None)
+        elif tok.type in ("content_tab_close", "container_block_close"):
+            if labels:
+                labels.pop()
+        elif tok.type in ("html_block", "html_inline"):
+            for m in _TAB_TAG.finditer(tok.content):  # in document order: `</TabItem>`, then the next `<TabItem>`
+                if m.group(1):
+                    if labels:
+                        labels.pop()
+                elif not m.group(4):  # a self-closing tab has no children
+                    props = {
+                        p.group(1): p.group(2) if p.group(2) is not None else p.group(3)
+                        for p in _PROP.finditer(m.group(3))
+                    }
+                    language_label = (
+                        props[k] for k in ("label", "title", "value") if label_language(props.get(k) or "")
+                    )
+                    labels.append(next(language_label, None))
+        elif tok.type == "fence" and not tok.info.strip() and tok.map is not None:
+            language = next(
+                (label_language(label) for label in reversed(labels) if label and label_language(label)), None
+            )
+            m = _FENCE_LINE.match(lines[tok.map[0]]) if tok.map[0] < len(lines) else None
+            if language and m:
+                tok.info = language
+                lines[tok.map[0]] = m.group(1) + m.group(2) + language
+                filled.append(tok.map[0])
+    return filled

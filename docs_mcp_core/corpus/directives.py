@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 FRONTMATTER_KEYS = ("mcp_chunking_hint", "metadata", "title", "description")
 # Written by website staging (sources/web/stage.py): the page URL and its heading anchors, cited in search hits.
 SOURCE_KEYS = ("source_url", "source_anchors", "site_name")
+# A docs framework's own page keys docs-mcp reads: where the page is published, and whether it is.
+PAGE_KEYS = ("slug", "id", "draft", "unlisted")
 DIRECTIVES = ("mcp_chunking_hint", "mcp_metadata")
 _DIRECTIVE = re.compile(r"<!--\s*(mcp_[A-Za-z0-9_]*)\s*:?(.*?)-->", re.DOTALL)
 _MARKER = re.compile(r"<!--\s*(Start|End)\s+(.+?)\s*-->")
@@ -31,6 +33,7 @@ class FileHints:
     title: str | None = None
     source_url: str | None = None  # the web page this file was made from (cited in search hits)
     source_anchors: list[tuple[str, str]] = field(default_factory=list)  # (heading key, HTML id) in page order
+    page: dict[str, Any] = field(default_factory=dict)  # the framework's PAGE_KEYS, as written
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
@@ -145,6 +148,8 @@ def read_frontmatter(yaml_text: str, path: str, hints: FileHints, framework: str
                 hints.source_anchors = [(p[0], p[1]) for p in pairs]
         elif key == "site_name":
             continue  # read by sources/web/stage.py corpus_name, for the corpus description
+        elif framework is not None and key in PAGE_KEYS:
+            hints.page[str(key)] = value
         elif key == "description":
             if not isinstance(value, str):
                 hints.diagnostics.append(

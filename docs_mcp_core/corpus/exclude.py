@@ -8,6 +8,9 @@ Three sources, all applied by corpus.list_tree so build, validate and staging ag
 - `.gitignore` files inside the docs folder, with git's semantics (pathspec's GitIgnoreSpec):
   a deeper `.gitignore` can re-include (`!pattern`) what a shallower one ignored, but nothing
   inside an ignored folder comes back, as in git.
+- what the docs framework's config leaves out of the site (MkDocs `exclude_docs`/`draft_docs`,
+  VitePress `srcExclude`, Sphinx `exclude_patterns`), matched as the framework matches them, on the
+  page's path under the site's page root.
 A pattern that names a folder (`vendor`, `vendor/`) leaves out everything below it.
 """
 
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .globs import GlobError, glob_match
 
@@ -32,6 +35,8 @@ class Rules:
     config: list[str] = field(default_factory=list)  # from docs-mcp.yaml, relative to the root
     manifests: dict[str, tuple[str, list[str]]] = field(default_factory=dict)  # folder -> (manifest relpath, globs)
     gitignores: dict[str, tuple[str, pathspec.GitIgnoreSpec]] = field(default_factory=dict)  # folder -> (relpath, spec)
+    # (where it is said, "gitignore" spec or glob list, the docs folder's path under the page root)
+    framework: list[tuple[str, Any, str]] = field(default_factory=list)
 
     def add_manifest(self, folder: str, relpath: str, text: str) -> None:
         """Read `exclude` from a manifest's raw JSON; an invalid manifest is reported by validation, not here."""
@@ -59,11 +64,40 @@ class Rules:
         if spec.patterns:
             self.gitignores[folder] = (relpath, spec)
 
+    def add_framework(self, label: str, kind: str, patterns: list[str], prefix: str) -> None:
+        """Patterns of the docs framework's config (`kind` "gitignore" or "glob"), relative to its page
+        root, under which the docs folder is at `prefix` ("" or "guide/")."""
+        if kind == "gitignore":
+            import pathspec
+
+            spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+            if spec.patterns:
+                self.framework.append((label, spec, prefix))
+        else:
+            valid = []
+            for pattern in patterns:
+                try:
+                    glob_match(pattern.removeprefix("./"), "")
+                except GlobError:
+                    continue
+                valid.append(pattern)
+            if valid:
+                self.framework.append((label, valid, prefix))
+
     def why_excluded(self, relpath: str, is_dir: bool) -> str | None:
         """Why `relpath` is left out, naming the rule, or None if it is kept."""
         for pattern in self.config:
             if _glob_hit(pattern, relpath, is_dir):
                 return f"excluded by docs-mcp.yaml exclude {pattern!r}"
+        for label, rules, prefix in self.framework:
+            path = prefix + relpath
+            if isinstance(rules, list):
+                hit = next((p for p in rules if _glob_hit(p, path, is_dir)), None)
+            else:
+                result = rules.check_file(path + "/" if is_dir else path)
+                hit = rules.patterns[result.index].pattern if result.include and result.index is not None else None
+            if hit is not None:
+                return f"left out of the site by {label} {hit!r}"
         for folder, (manifest, globs) in sorted(self.manifests.items()):
             local = _under(relpath, folder)
             if local is None:

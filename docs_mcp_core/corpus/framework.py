@@ -44,6 +44,16 @@ class Framework:
     source_suffixes: list[str] = field(default_factory=list)  # Sphinx: which files are pages
     include_bases: list[Path] = field(default_factory=list)  # where snippet includes are looked up
     unreadable: list[str] = field(default_factory=list)  # config keys it could not read as plain data
+    # How pages map to published URLs (site_url + the page's path under page_root, see site.py)
+    page_root: Path | None = None  # the folder page URLs are computed from (docs_dir, srcDir, src/content/docs…)
+    url_style: str = "directory"  # "directory" (a/b/), "clean" (a/b) or "html" (a/b.html)
+    route_prefix: str = ""  # Docusaurus: the docs plugin's routeBasePath ("docs/")
+    file_suffix: str = ".html"  # of the "html" style (Sphinx html_file_suffix)
+    # Pages the site leaves out: (where it is said, "gitignore" or "glob", patterns relative to page_root)
+    excludes: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    # mkdocs.yml nav: page (relative to page_root) -> (its nav title or None, the titles of the sections above it)
+    nav: dict[str, tuple[str | None, tuple[str, ...]]] = field(default_factory=dict)
+    nav_order: list[str] = field(default_factory=list)  # pages in navigation order
 
     def shown(self, docs_dir: Path) -> str:
         try:
@@ -52,9 +62,27 @@ class Framework:
             rel = str(self.config)
         return f"{self.name} ({rel})"
 
+    def prefix_of(self, docs_dir: str | Path) -> str | None:
+        """The docs folder's path under the site's page root ("" or "guide/"), None if it is not under it."""
+        if self.page_root is None:
+            return None
+        root, docs = os.path.realpath(self.page_root), os.path.realpath(docs_dir)
+        if docs != root and not docs.startswith(root.rstrip(os.sep) + os.sep):
+            return None
+        rel = os.path.relpath(docs, root).replace(os.sep, "/")
+        return "" if rel == "." else rel + "/"
+
+    @property
+    def rst_suffixes(self) -> tuple[str, ...]:
+        """File suffixes read as reStructuredText: `.rst`, and what Sphinx's source_suffix adds (`.txt`)."""
+        extra = [s for s in self.source_suffixes if s.startswith(".") and s not in (".md", ".markdown", ".mdx")]
+        return tuple(dict.fromkeys([".rst", *extra]))
+
     def key(self) -> str:
         """What in the framework changes how pages parse: part of the per-file reuse key."""
-        return "\0".join([self.name, str(self.project_root), *self.extensions, *map(str, self.include_bases)])
+        return "\0".join(
+            [self.name, str(self.project_root), *self.extensions, *map(str, self.include_bases), *self.rst_suffixes]
+        )
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -130,7 +158,38 @@ def _mkdocs(config: Path) -> Framework:
     docs = data.get("docs_dir", "docs")
     if real := realpath_or_none(root / (docs if isinstance(docs, str) else "docs")):
         fw.include_bases.append(Path(real))
+        fw.page_root = Path(real)
+    fw.url_style = "html" if data.get("use_directory_urls") is False else "directory"
+    for key in ("exclude_docs", "draft_docs"):
+        patterns = data.get(key)
+        if isinstance(patterns, str) and patterns.strip():
+            fw.excludes.append((f"{config.name} {key}", "gitignore", patterns.splitlines()))
+    _mkdocs_nav(fw, data.get("nav"))
     return fw
+
+
+def _mkdocs_nav(fw: Framework, nav: Any) -> None:
+    """Page titles and section trails from mkdocs.yml `nav`. An untitled section (Material's
+    navigation.indexes names it after its index page) is `UNTITLED` and its position in the trail."""
+    sections = 0
+
+    def walk(items: Any, trail: tuple[str, ...]) -> None:
+        nonlocal sections
+        for item in items if isinstance(items, list) else []:
+            title, target = (None, item) if not isinstance(item, dict) or len(item) != 1 else next(iter(item.items()))
+            title = str(title).strip() if isinstance(title, str | int | float) and str(title).strip() else None
+            if isinstance(target, list):
+                sections += 1
+                walk(target, (*trail, title or f"{UNTITLED}{sections}"))
+            elif isinstance(target, str) and not re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):
+                page = target.lstrip("/")
+                fw.nav.setdefault(page, (title, trail))
+                fw.nav_order.append(page)
+
+    walk(nav, ())
+
+
+UNTITLED = "\0"  # marks an untitled nav section in a trail
 
 
 def _merge_ext(base: dict[str, Any], data: dict[str, Any]) -> Any:
@@ -176,8 +235,17 @@ def _sphinx(config: Path) -> Framework:
     suffix = values.get("source_suffix", ".rst")
     if isinstance(suffix, str):
         fw.source_suffixes = [suffix]
-    elif isinstance(suffix, dict | list | tuple):
+    elif isinstance(suffix, dict):  # {".rst": "restructuredtext", ".txt": "restructuredtext", ".md": "markdown"}
+        fw.source_suffixes = [s for s, kind in suffix.items() if isinstance(s, str) and kind != "markdown"]
+    elif isinstance(suffix, list | tuple):
         fw.source_suffixes = [s for s in suffix if isinstance(s, str)]
+    fw.page_root, fw.url_style = config.parent, "html"
+    file_suffix = values.get("html_file_suffix")
+    if isinstance(file_suffix, str) and file_suffix.startswith("."):
+        fw.file_suffix = file_suffix
+    patterns = values.get("exclude_patterns")
+    if isinstance(patterns, list | tuple) and any(isinstance(p, str) for p in patterns):
+        fw.excludes.append(("conf.py exclude_patterns", "glob", [p for p in patterns if isinstance(p, str)]))
     return fw
 
 
@@ -185,20 +253,73 @@ class _Unreadable:
     """A conf.py value that is not a literal (computed, imported): reported, not evaluated."""
 
 
-def _js_string(text: str, key: str) -> tuple[str | None, bool]:
-    """The plain string literal of `key:` at the shallowest indentation in a JS/TS config, and whether
-    such a key exists at all (present but not a plain literal: unreadable)."""
-    found: list[tuple[int, str]] = []
-    for m in re.finditer(rf"^([ \t]*){key}\s*:\s*(.*)$", text, re.MULTILINE):
-        found.append((len(m.group(1).expandtabs(4)), m.group(2).strip()))
+_JS_TOKEN = re.compile(
+    r"""//[^\n]*|/\*.*?\*/|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|`(?:\\.|[^`\\])*`|[{}\[\]()]|[A-Za-z_$][\w$]*\s*:""",
+    re.DOTALL,
+)
+_JS_LITERAL = re.compile(r"""\s*(?:'((?:\\.|[^'\\\n])*)'|"((?:\\.|[^"\\\n])*)"|`([^`$\\]*)`|(true|false)\b|(\[))""")
+
+
+_JS_PLAIN = re.compile(r"'([^'\\\\]*)'|\"([^\"\\\\]*)\"")
+
+
+def _js_keys(text: str, key: str) -> list[tuple[int, int]]:
+    """(nesting depth, offset after the colon) of every `key:` property in a JS/TS config, outside strings
+    and comments; the shallowest is the config's own (deeper ones belong to nested objects)."""
+    found: list[tuple[int, int]] = []
+    depth = 0
+    for m in _JS_TOKEN.finditer(text):
+        token = m.group(0)
+        if token in "{[(":
+            depth += 1
+        elif token in "}])":
+            depth -= 1
+        elif token.endswith(":") and token[:-1].strip() == key:
+            found.append((depth, m.end()))
+    return found
+
+
+def _js_value(text: str, key: str) -> tuple[Any, bool]:
+    """The plain literal (string, boolean, array of strings) of the shallowest `key:`, and whether the key is
+    there at all: a key that is there with another value (a variable, a template with ${}) is unreadable."""
+    found = _js_keys(text, key)
     if not found:
         return None, False
     depth = min(d for d, _ in found)
-    value = next(v for d, v in found if d == depth)
-    literal = re.match(r"""^(['"])((?:\\.|(?!\1).)*)\1\s*,?\s*(?://.*)?$""", value) or re.match(
-        r"^(`)([^`$]*)`\s*,?\s*$", value
-    )
-    return (literal.group(2) if literal else None), True
+    at = next(offset for d, offset in found if d == depth)
+    m = _JS_LITERAL.match(text, at)
+    if not m:
+        return None, True
+    if m.group(4):
+        return m.group(4) == "true", True
+    if m.group(5):  # an array: plain strings only
+        close = text.find("]", m.end())
+        items = [i.strip() for i in text[m.end() : close].split(",") if i.strip()] if close > 0 else ["?"]
+        values = [_JS_PLAIN.fullmatch(i) for i in items]
+        strings = [v.group(1) if v.group(1) is not None else v.group(2) for v in values if v]
+        return (strings if all(values) else None), True
+    value = next(g for g in m.groups()[:3] if g is not None)
+    return value, True
+
+
+def _js_string(text: str, key: str) -> tuple[str | None, bool]:
+    value, present = _js_value(text, key)
+    return (value if isinstance(value, str) else None), present
+
+
+def _js_bool(text: str, key: str) -> bool | None:
+    value, _ = _js_value(text, key)
+    return value if isinstance(value, bool) else None
+
+
+def _js_strings(text: str, key: str) -> list[str] | None:
+    value, _ = _js_value(text, key)
+    return value if isinstance(value, list) else None
+
+
+def _js_shorthand(text: str, key: str) -> bool:
+    """Whether `key` appears as a shorthand property (`site,`): a variable, not a plain value."""
+    return re.search(rf"(?:^|[{{,])[ \t]*{key}[ \t]*(?:,|\n|}})", text, re.MULTILINE) is not None
 
 
 def _js(fw: Framework, keys: dict[str, str]) -> Framework:
@@ -218,28 +339,54 @@ def _js(fw: Framework, keys: dict[str, str]) -> Framework:
 
 def _docusaurus(config: Path) -> Framework:
     fw = _js(Framework(DOCUSAURUS, config, config.parent), {"site_name": "title", "description": "tagline"})
-    url, _ = _js_string(_read_or_empty(config), "url")
-    base, _ = _js_string(_read_or_empty(config), "baseUrl")
+    text = _read_or_empty(config)
+    url, _ = _js_string(text, "url")
+    base, _ = _js_string(text, "baseUrl")
     if url:
         fw.site_url = url.rstrip("/") + "/" + (base or "").strip("/")
     fw.include_bases = [config.parent]
+    route, present = _js_string(text, "routeBasePath")
+    fw.route_prefix = "docs/" if not present else (route or "").strip("/") + "/" if (route or "").strip("/") else ""
+    if present and route is None:
+        fw.unreadable.append("routeBasePath")
+    fw.page_root, fw.url_style = config.parent / "docs", "clean"
+    if _js_bool(text, "trailingSlash"):
+        fw.url_style = "directory"
     return fw
 
 
 def _vitepress(config: Path) -> Framework:
     root = config.parent.parent  # the folder holding .vitepress/ is the docs source root
     fw = _js(Framework(VITEPRESS, config, root), {"site_name": "title", "description": "description"})
-    host, _ = _js_string(_read_or_empty(config), "hostname")
-    fw.site_url = host
+    text = _read_or_empty(config)
+    host, _ = _js_string(text, "hostname")
+    base, _ = _js_string(text, "base")
+    if host:
+        fw.site_url = host.rstrip("/") + "/" + (base or "").strip("/")
     fw.include_bases = [root]
+    src, _ = _js_string(text, "srcDir")
+    fw.page_root = (root / src).resolve() if src else root
+    fw.url_style = "clean" if _js_bool(text, "cleanUrls") else "html"
+    excluded = _js_strings(text, "srcExclude")
+    if excluded:
+        fw.excludes.append((f"{config.name} srcExclude", "glob", excluded))
+    elif re.search(r"^[ \t]*srcExclude\s*:", text, re.MULTILINE):
+        fw.unreadable.append("srcExclude")
     return fw
 
 
 def _starlight(config: Path) -> Framework:
     fw = _js(Framework(STARLIGHT, config, config.parent), {"site_name": "title", "description": "description"})
-    site, _ = _js_string(_read_or_empty(config), "site")
-    fw.site_url = site
+    text = _read_or_empty(config)
+    site, present = _js_string(text, "site")
+    base, _ = _js_string(text, "base")
+    if site:
+        fw.site_url = site.rstrip("/") + "/" + (base or "").strip("/")
+    elif (present or _js_shorthand(text, "site")) and "site" not in fw.unreadable:
+        fw.unreadable.append("site")
     fw.include_bases = [config.parent]
+    fw.page_root = config.parent / "src" / "content" / "docs"
+    fw.url_style = "clean" if _js_string(text, "trailingSlash")[0] == "never" else "directory"
     return fw
 
 

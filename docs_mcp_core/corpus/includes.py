@@ -84,6 +84,7 @@ class IncludeContext:
     project_root: str  # real path: no include is read from outside it
     bases: tuple[str, ...] = ()  # folders root-relative include paths are looked up in, in order
     framework: str | None = None  # the detected docs framework (None: includes are a guess, see unresolved)
+    rst_suffixes: tuple[str, ...] = (".rst",)  # pages read as reStructuredText (Sphinx source_suffix adds .txt)
 
 
 @dataclass

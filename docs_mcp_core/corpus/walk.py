@@ -5,19 +5,21 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import stat
 import unicodedata
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import TYPE_CHECKING
+from functools import cached_property
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Diagnostic, error, warning
 from ..paths import MARKDOWN_SUFFIXES, check_docs_dir, file_type
 from .beneath import LinkOutsideError, read_beneath, realpath_or_none
-from .dialects import syntax_constructs
+from .dialects import syntax_constructs, tab_languages
 from .directives import FileHints, read_directives, read_frontmatter
 from .exclude import GITIGNORE, Rules
-from .framework import Framework, detect_framework
+from .framework import DOCUSAURUS, SPHINX, STARLIGHT, Framework, detect_framework
 from .includes import IncludeContext, expand_includes
 from .manifest import (
     MANIFEST_NAME,
@@ -37,11 +39,13 @@ from .markdown import (
     parser,
     split_frontmatter,
 )
+from .site import SiteContext, site_context
 
 if TYPE_CHECKING:  # markdown_it is imported when a file is parsed, not to walk a tree
     from markdown_it.token import Token
 
 TEMPLATE_SUFFIXES = (".template.md", ".template.yaml", ".template.yml")
+DRAFTS = (DOCUSAURUS, STARLIGHT)  # frameworks that leave `draft: true` pages out of the published site
 
 
 @dataclass
@@ -62,6 +66,8 @@ class SourceFile:
     source_anchors: list[tuple[str, str]] = field(default_factory=list)
     included: dict[str, str] = field(default_factory=dict)  # files its includes read (project-relative) -> sha256
     constructs: list[tuple[str, int]] = field(default_factory=list)  # (dialect construct, file line)
+    page: dict[str, Any] = field(default_factory=dict)  # framework frontmatter: slug, id, draft, unlisted
+    left_out: str | None = None  # why the page is not indexed although it was read (a draft)
 
 
 @dataclass
@@ -83,16 +89,58 @@ class CorpusScan:
         if self.framework is None:
             return IncludeContext(docs, docs, (docs,))
         bases = tuple(dict.fromkeys(os.path.realpath(b) for b in self.framework.include_bases))
-        return IncludeContext(docs, os.path.realpath(self.framework.project_root), bases, self.framework.name)
+        return IncludeContext(
+            docs,
+            os.path.realpath(self.framework.project_root),
+            bases,
+            self.framework.name,
+            self.framework.rst_suffixes,
+        )
+
+    @cached_property
+    def site(self) -> SiteContext | None:
+        """Where the pages are published and their navigation (corpus/site.py), from the framework's config."""
+        if self.framework is None:
+            return None
+        prefix = self.framework.prefix_of(self.root) or ""
+        index_pages = [
+            p[len(prefix) :]
+            for p in self.framework.nav
+            if p.startswith(prefix) and PurePosixPath(p).stem.lower() in ("index", "readme")
+        ]
+        titles = {rel: title for rel in index_pages if (title := page_title(self.root, rel))}
+        return site_context(self.framework, os.path.realpath(self.root), titles)
+
+    @property
+    def context_key(self) -> str:
+        """What in the framework changes a page's chunks: part of the per-file reuse key."""
+        if self.framework is None:
+            return ""
+        return self.framework.key() + "\0" + repr(self.site)
 
 
-def _kind(name: str) -> str | None:
+_ATX_H1 = re.compile(r"^# +(.+?)(?: +#+)?\s*$", re.MULTILINE)
+_FM_TITLE = re.compile(r"^title:\s*(.+?)\s*$", re.MULTILINE)
+
+
+def page_title(root: Path, relpath: str) -> str | None:
+    """A page's title for naming its nav section: frontmatter `title`, else its first `# ` heading."""
+    try:
+        text = read_beneath(root, relpath)[:20_000].decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    doc = split_frontmatter(normalize_newlines(text))
+    found = _FM_TITLE.search(doc.frontmatter or "") or _ATX_H1.search(doc.body)
+    return found.group(1).strip().strip("\"'").strip() or None if found else None
+
+
+def _kind(name: str, pages: tuple[str, ...] = MARKDOWN_SUFFIXES) -> str | None:
     """What an entry with this name is to docs-mcp, or None if the walk ignores it."""
     if name == MANIFEST_NAME:
         return "manifest"
     if name.endswith(TEMPLATE_SUFFIXES):
         return "template"
-    if name.endswith(MARKDOWN_SUFFIXES):
+    if name.endswith(pages):
         return "markdown"
     return None
 
@@ -166,12 +214,13 @@ class Tree:
         {"markdown": self.markdown, "manifest": self.manifests, "template": self.templates}[kind].append(relpath)
 
 
-def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Tree:
-    """Every Markdown file (`*.md`, `*.markdown`, `*.mdx`), manifest and template, sorted; the walk never leaves `root`.
+def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = (), framework: Framework | None = None) -> Tree:
+    """Every page (`*.md`, `*.markdown`, `*.mdx`, `*.rst`, and `*.txt` when Sphinx's source_suffix says so),
+    manifest and template, sorted; the walk never leaves `root`.
 
     Dot-folders and node_modules are skipped, and so is what `exclude` (globs relative to
-    `root`, from docs-mcp.yaml), a manifest's `exclude` or a `.gitignore` leaves out
-    (docs_mcp_core/corpus/exclude.py); each is recorded in `Tree.skipped` with the rule.
+    `root`, from docs-mcp.yaml), a manifest's `exclude`, a `.gitignore` or the docs `framework`'s
+    config leaves out (docs_mcp_core/corpus/exclude.py); each is recorded in `Tree.skipped` with the rule.
     Only regular files are read: FIFOs, sockets and devices are skipped with a warning (reading a FIFO would block forever). Symlinks:
     folder symlinks are never followed; a file symlink is followed only if its target is a
     regular file inside the docs folder, and a Markdown file is indexed once, under its own
@@ -181,6 +230,13 @@ def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Tree:
     real_root = os.path.realpath(root)
     tree = Tree()
     rules = Rules(config=list(exclude))
+    pages = MARKDOWN_SUFFIXES
+    if framework is not None:
+        prefix = framework.prefix_of(root)
+        for label, kind, patterns in framework.excludes if prefix is not None else []:
+            rules.add_framework(label, kind, patterns, prefix or "")
+        if framework.name == SPHINX:
+            pages = tuple(dict.fromkeys([*MARKDOWN_SUFFIXES, *framework.rst_suffixes]))
     links: list[tuple[str, str]] = []  # (relpath, name) of symlinks, resolved after the walk
     folders = [("", str(root))]
     while folders:
@@ -204,7 +260,7 @@ def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Tree:
                     tree.skipped.append((rel + "/", "excluded", why))
                 else:
                     subfolders.append((rel, entry.path))
-            elif (kind := _kind(entry.name)) is None:
+            elif (kind := _kind(entry.name, pages)) is None:
                 continue
             elif kind != "manifest" and (why := rules.why_excluded(rel, is_dir=False)):
                 tree.skipped.append((rel, "excluded", why))
@@ -223,10 +279,10 @@ def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Tree:
     # the root's real path joined), for the links; made only when there are links (a join per file)
     listed = {os.path.join(real_root, *rel.split("/")): rel for rel in tree.markdown} if links else {}
     for rel, name in sorted(links):
-        if _kind(name) not in (None, "manifest") and (why := rules.why_excluded(rel, is_dir=False)):
+        if _kind(name, pages) not in (None, "manifest") and (why := rules.why_excluded(rel, is_dir=False)):
             tree.skipped.append((rel, "excluded", why))
             continue
-        _follow_link(root, real_root, rel, name, tree, listed)
+        _follow_link(root, real_root, rel, name, tree, listed, pages)
     tree.markdown.sort()
     tree.skipped.sort()
     tree.manifests.sort()
@@ -251,8 +307,16 @@ def _read_rules(root: Path, rules: Rules, rel_dir: str, entries: list[os.DirEntr
             rules.add_gitignore(rel_dir, rel, text)
 
 
-def _follow_link(root: Path, real_root: str, rel: str, name: str, tree: Tree, listed: dict[str, str]) -> None:
-    kind = _kind(name)
+def _follow_link(
+    root: Path,
+    real_root: str,
+    rel: str,
+    name: str,
+    tree: Tree,
+    listed: dict[str, str],
+    pages: tuple[str, ...] = MARKDOWN_SUFFIXES,
+) -> None:
+    kind = _kind(name, pages)
     shown = show_path(rel)
     path = os.path.join(root, rel)
     try:
@@ -407,7 +471,8 @@ def resolve_file(
     constructs: list[tuple[str, int]] = []
     line_map: list[int] | None = None
     mdx = relpath.endswith(".mdx")
-    if relpath.endswith(".rst"):
+    rst = relpath.endswith(includes.rst_suffixes if includes is not None else (".rst",))
+    if rst:
         from .rst import rst_to_markdown
 
         converted = rst_to_markdown(text, relpath, includes)
@@ -432,7 +497,12 @@ def resolve_file(
     has_fm_hint = hints.strategy is not None
     with mdx_mode(mdx):
         tokens = parser().parse(doc.body)
-    if not relpath.endswith(".rst"):
+    if not rst:
+        lines = doc.body.split("\n")
+        for line in tab_languages(tokens, lines):
+            line = line_map[line] if line_map is not None and line < len(line_map) else line
+            constructs.append(("code language from its tab label", line + doc.body_line + 1))
+        doc = replace(doc, body="\n".join(lines))
         read_directives(tokens, relpath, doc.body_line, hints, has_fm_hint, line_map)
         for construct, line in syntax_constructs(tokens, mdx):
             line = line_map[line] if line_map is not None and line < len(line_map) else line
@@ -450,7 +520,12 @@ def resolve_file(
                 relpath, 1, f"no explicit chunking strategy ({where}); the default chunk_by: h2 applies", "no-strategy"
             )
         )
-    if not doc.body.strip():
+    left_out = None
+    if hints.page.get("draft") is True and includes is not None and includes.framework in DRAFTS:
+        left_out = "a draft (draft: true in its frontmatter): the site does not publish it"
+        line = next((i for i, ln in enumerate(text.split("\n")[: doc.body_line], 1) if ln.startswith("draft:")), 1)
+        constructs.append(("draft page (frontmatter draft: true)", line))
+    elif not doc.body.strip():
         diags.append(
             warning(relpath, 1, "file has no content after frontmatter; nothing from it is indexed", "empty-file")
         )
@@ -469,6 +544,8 @@ def resolve_file(
         hints.source_anchors,
         included,
         sorted(constructs, key=lambda c: c[1]),
+        hints.page,
+        left_out,
     )
     return source_file, diags
 
@@ -508,7 +585,8 @@ def _long_headings(tokens: list[Token], relpath: str, body_line: int, line_map: 
 def scan_corpus(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> CorpusScan:
     root = Path(root)
     check_docs_dir(root)
-    tree = list_tree(root, exclude)
+    framework = detect_framework(root)
+    tree = list_tree(root, exclude, framework)
     scan = CorpusScan(
         root=root,
         markdown=tree.markdown,
@@ -517,7 +595,7 @@ def scan_corpus(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> Corpus
         skipped=tree.skipped,
     )
     scan.manifests = load_manifests(root, tree.manifests, scan.diagnostics)
-    scan.framework = detect_framework(root)
+    scan.framework = framework
     return scan
 
 

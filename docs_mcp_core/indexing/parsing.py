@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..chunking.chunker import chunk_markdown
-from ..chunking.source_urls import with_source_urls
+from ..chunking.source_urls import with_site_urls, with_source_urls
 from ..corpus.includes import IncludeContext
 from ..corpus.manifest import LoadedManifest, Resolution
 from ..corpus.markdown import mdx_mode
+from ..corpus.site import SiteContext
 from ..corpus.walk import resolve_file
 from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
@@ -60,28 +61,49 @@ class Parsed:
 
 _MANIFESTS: dict[str, LoadedManifest] = {}
 _INCLUDES: IncludeContext | None = None
+_SITE: SiteContext | None = None
 
 
-def _init_worker(manifests: dict[str, LoadedManifest], includes: IncludeContext | None = None) -> None:
-    global _MANIFESTS, _INCLUDES
-    _MANIFESTS, _INCLUDES = manifests, includes
+def _init_worker(
+    manifests: dict[str, LoadedManifest], includes: IncludeContext | None = None, site: SiteContext | None = None
+) -> None:
+    global _MANIFESTS, _INCLUDES, _SITE
+    _MANIFESTS, _INCLUDES, _SITE = manifests, includes, site
     own_process()
     settle()  # the parser's imports and the manifests: not walked by each collection while parsing
 
 
-def parse_one(job: ParseJob, manifests: dict[str, LoadedManifest], includes: IncludeContext | None = None) -> Parsed:
-    """One file's chunks, diagnostics and metadata (frontmatter, hints and manifest rules applied)."""
+def parse_one(
+    job: ParseJob,
+    manifests: dict[str, LoadedManifest],
+    includes: IncludeContext | None = None,
+    site: SiteContext | None = None,
+) -> Parsed:
+    """One file's chunks, diagnostics and metadata (frontmatter, hints and manifest rules applied); with
+    a docs framework's `site`, breadcrumbs that follow its navigation and the published page's URL."""
     source, diags = resolve_file(job.relpath, job.text, job.sha256, manifests, job.rules, includes)
+    if source.left_out is not None:
+        return Parsed([], diags, source.metadata, source.included, source.constructs)
+    nav_title, sections = site.nav.get(job.relpath, (None, ())) if site is not None else (None, ())
     with mdx_mode(job.relpath.endswith(".mdx")):
         chunks = chunk_markdown(
-            job.relpath, source.body, source.strategy, source.metadata, tokens=source.tokens, title=source.title
+            job.relpath,
+            source.body,
+            source.strategy,
+            source.metadata,
+            tokens=source.tokens,
+            title=source.title or nav_title,
+            sections=sections,
         )
-    chunks = with_source_urls(chunks, source.source_url, source.source_anchors)
+    if source.source_url:
+        chunks = with_source_urls(chunks, source.source_url, source.source_anchors)
+    else:
+        chunks = with_site_urls(chunks, site, job.relpath, source.page, source.tokens)
     return Parsed(chunks, diags, source.metadata, source.included, source.constructs)
 
 
 def _parse_batch(jobs: list[ParseJob]) -> list[Parsed]:
-    return [parse_one(job, _MANIFESTS, _INCLUDES) for job in jobs]
+    return [parse_one(job, _MANIFESTS, _INCLUDES, _SITE) for job in jobs]
 
 
 class Parser:
@@ -98,9 +120,11 @@ class Parser:
         workers: int | None = None,
         min_files: int = PARALLEL_MIN_FILES,
         includes: IncludeContext | None = None,
+        site: SiteContext | None = None,
     ) -> None:
         self.manifests = manifests
         self.includes = includes
+        self.site = site
         self.workers = max(1, workers if workers is not None else default_workers())
         self.min_files = min_files if workers is None else 1
         self.waiting: list[ParseJob] = []  # held until we know whether workers pay off
@@ -111,7 +135,7 @@ class Parser:
 
     def feed(self, job: ParseJob) -> Iterator[Parsed]:
         if self.workers == 1:
-            yield parse_one(job, self.manifests, self.includes)
+            yield parse_one(job, self.manifests, self.includes, self.site)
             return
         if self.pool is None:
             self.waiting.append(job)
@@ -126,7 +150,7 @@ class Parser:
 
     def finish(self) -> Iterator[Parsed]:
         for job in self.waiting:  # too few to pay for workers
-            yield parse_one(job, self.manifests, self.includes)
+            yield parse_one(job, self.manifests, self.includes, self.site)
         self.waiting = []
         if self.batch:
             self._send()
@@ -150,7 +174,7 @@ class Parser:
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_init_worker,
-            initargs=(self.manifests, self.includes),
+            initargs=(self.manifests, self.includes, self.site),
         )
         self.used_workers = self.workers
 

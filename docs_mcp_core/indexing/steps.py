@@ -21,7 +21,7 @@ from ..corpus.beneath import read_beneath
 from ..corpus.prompts import load_prompts
 from ..corpus.taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
 from ..corpus.walk import decode_text, manifest_rules, read_hashed, scan_corpus
-from ..diagnostics import Diagnostic, error, has_errors, warning
+from ..diagnostics import Diagnostic, error, has_errors
 from ..embedding import EmbeddingProvider
 from ..embedding.cache import EmbedResult, commit_cache, embed_with_cache, may_hold_vectors
 from ..errors import DocsMcpError, ValidationFailed
@@ -110,6 +110,9 @@ class ChunkSet:
     framework: str | None = None  # the docs framework detected (corpus/framework.py), e.g. "MkDocs (../mkdocs.yml)"
     site_name: str | None = None  # what the corpus calls itself: its framework's site name, else its README's title
     site_description: str | None = None  # the framework's site description, else the README's first paragraph
+    notes: list[str] = field(
+        default_factory=list
+    )  # what validate and build say besides findings (config keys not read)
     _chunks: list[Chunk] | None = field(default=None, repr=False)
     _previous: PreviousChunks | None = field(default=None, repr=False)
     _spill: Spill | None = field(default=None, repr=False)
@@ -190,6 +193,15 @@ def _titles(chunks: list[Chunk]) -> list[str]:
     return [c.heading for c in chunks if c.heading_level == 1 and c.heading]
 
 
+# What a config key that could not be read costs, for the note that says so.
+UNREAD = {
+    "title": "the corpus description names the site otherwise",
+    "site": "pages get no source_url",
+    "routeBasePath": "pages get no source_url",
+    "srcExclude": "pages it leaves out are indexed",
+}
+
+
 def analyze_corpus(
     docs_dir: Path,
     reporter: Reporter | None = None,
@@ -214,8 +226,8 @@ def analyze_corpus(
     seen_ids: set[str] = set()
     waiting: deque[FileRecord] = deque()  # files sent to the parser, in order, awaiting their result
     includes = scan.includes
-    context = scan.framework.key() if scan.framework is not None else ""
-    parser = Parser(scan.manifests, workers, includes=includes)
+    context = scan.context_key
+    parser = Parser(scan.manifests, workers, includes=includes, site=scan.site)
     hashed = 0
 
     def take(results: Iterator[Parsed]) -> None:
@@ -300,15 +312,11 @@ def analyze_corpus(
     chunkset._spill, chunkset._previous = spill, previous if reused else None
     if scan.framework is not None:
         chunkset.framework = scan.framework.shown(scan.root)
-        for key in scan.framework.unreadable:
-            chunkset.diagnostics.append(
-                warning(
-                    os.path.relpath(scan.framework.config, scan.root),
-                    1,
-                    f"{scan.framework.name} config: '{key}' is not a plain value (computed, or a template string) "
-                    "and was not read; docs-mcp reads configs as data and never runs them",
-                    "framework-config-unreadable",
-                )
+        for key in scan.framework.unreadable:  # the framework's config, not the docs: a note, not a warning
+            chunkset.notes.append(
+                f"{scan.framework.name} config {os.path.relpath(scan.framework.config, scan.root)}: '{key}' is not "
+                f"a plain value (computed, or a template string) and was not read ({UNREAD.get(key, 'not used')}); "
+                "docs-mcp reads configs as data and never runs them"
             )
         chunkset.site_name, chunkset.site_description = scan.framework.site_name, scan.framework.description
     if not chunkset.site_name:
@@ -382,6 +390,8 @@ def chunk_corpus(
         )
     if chunkset.framework:
         reporter.info(f"docs framework: {chunkset.framework}")
+    for note in chunkset.notes:
+        reporter.info(f"note: {note}")
     reporter.info(chunk_summary(chunkset))
     return chunkset
 

@@ -386,3 +386,33 @@ def _rules():
     from docs_mcp_core.corpus.walk import manifest_rules
 
     return manifest_rules("x.md", {})
+
+
+def test_tab_labels_that_name_a_language_give_it_to_their_code(tmp_path: Path) -> None:
+    """Material tabs, pymdownx tabs and JSX TabItems: a fence without a language gets the one its tab names."""
+    from docs_mcp_core.derived_fields import code_languages
+
+    docs = tmp_path / "docs"
+    write(
+        docs,
+        "client.md",
+        '# Client\n\n## Connect\n\n=== "Python"\n\n    ```\n    client = Client()\n    ```\n\n=== "Go"\n\n'
+        '    ```\n    c := acme.New()\n    ```\n\n=== "npm"\n\n    ```\n    npm i acme\n    ```\n\n'
+        "//// tab | Python 3.10+\n\n```\nx: int | None = None\n```\n\n////\n",
+    )
+    write(
+        docs,
+        "start.mdx",
+        '---\ntitle: Start\n---\n\n## Install\n\n<Tabs>\n<TabItem value="ts" label="TypeScript">\n\n```\n'
+        'const a = 1\n```\n\n</TabItem>\n<TabItem label="Yarn">\n\n```\nyarn add acme\n```\n\n</TabItem>\n</Tabs>\n',
+    )
+    chunks = chunks_of(docs)
+    connect = chunks["client.md#client/connect"]
+    assert "```python\n    client = Client()" in connect["content"] and "```go\n" in connect["content"]
+    assert "```\n    npm i acme" in connect["content"]  # npm names no language: left as written
+    assert code_languages(connect["content"]) == ["go", "python"]
+    assert code_languages(chunks["start.mdx#install"]["content"]) == ["typescript"]
+    result = CliRunner().invoke(main, ["validate", "--docs-dir", str(docs)])
+    assert any("code language from its tab label" in ln and " 4 " in ln for ln in result.output.splitlines()), (
+        result.output
+    )
