@@ -12,7 +12,6 @@ import dagster as dg
 from docs_mcp_core.fsutil import read_json
 from docs_mcp_core.indexing import checks
 from docs_mcp_core.layout import OutputLayout, staged_listing
-from docs_mcp_core.paths import MARKDOWN_SUFFIXES
 
 from .assets import staged_path
 from .resources import DocsMcpConfig
@@ -65,7 +64,7 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
         """Nothing in the index comes from a file that left the corpus (no stale vectors)."""
         corpus = context.partition_key
         listing = read_json(staged_listing(staged_path(docs_mcp, corpus))) or {}
-        staged = {path for path in listing if path.endswith(MARKDOWN_SUFFIXES)}
+        staged = set(listing)  # every staged file (a page may be a Sphinx .txt; configs and includes match no chunk)
         return _result(checks.no_chunks_from_removed_files(*_written(docs_mcp, corpus), staged), corpus)
 
     @dg.asset_check(asset="lancedb_index", blocking=True, partitions_def=partitions)

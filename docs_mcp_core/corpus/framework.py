@@ -54,6 +54,7 @@ class Framework:
     # mkdocs.yml nav: page (relative to page_root) -> (its nav title or None, the titles of the sections above it)
     nav: dict[str, tuple[str | None, tuple[str, ...]]] = field(default_factory=dict)
     nav_order: list[str] = field(default_factory=list)  # pages in navigation order
+    read: list[Path] = field(default_factory=list)  # config files read besides `config` (mkdocs.yml INHERIT)
 
     def shown(self, docs_dir: Path) -> str:
         try:
@@ -137,13 +138,15 @@ def _mkdocs(config: Path) -> Framework:
     data = _read_yaml(config)
     data = data if isinstance(data, dict) else {}
     inherit = data.get("INHERIT")
+    read = []
     if isinstance(inherit, str):  # a base config the file extends: its keys apply unless overridden
         real = realpath_or_none(config.parent / inherit)
         base = _read_yaml(Path(real)) if real else None
+        read.append(config.parent / inherit)
         if isinstance(base, dict):
             data = {**base, **data, "markdown_extensions": _merge_ext(base, data)}
     root = config.parent
-    fw = Framework(MKDOCS, config, root)
+    fw = Framework(MKDOCS, config, root, read=read)
     fw.site_name, fw.description = _text(data.get("site_name")), _text(data.get("site_description"))
     fw.site_url = _text(data.get("site_url"))
     ext = data.get("markdown_extensions")
@@ -422,6 +425,11 @@ def _mintlify(config: Path) -> Framework:
     )
 
 
+def config_names() -> list[str]:
+    """The file names (relative to a folder) a docs framework's config may have."""
+    return [str(path) for path, _ in _candidates(Path("."))]
+
+
 def _candidates(folder: Path) -> list[tuple[Path, Any]]:
     """Config files a framework would read in this folder, most specific first."""
     out: list[tuple[Path, Any]] = []
@@ -449,10 +457,14 @@ def _covers(fw: Framework, docs: Path) -> bool:
     return _inside(docs, fw.project_root)
 
 
-def detect_framework(docs_dir: Path) -> Framework | None:
+def detect_framework(docs_dir: Path, boundary: Path | None = None) -> Framework | None:
     """The framework whose config covers `docs_dir`, from the folder itself up to LEVELS_UP above it,
-    never above a git work tree's root."""
+    never above a git work tree's root, a staged copy's root (the folder beside which staging keeps its
+    listing) or `boundary`."""
+    from ..layout import STAGED_LISTING
+
     docs = Path(os.path.realpath(docs_dir))
+    stop = Path(os.path.realpath(boundary)) if boundary is not None else None
     folder = docs
     for _ in range(LEVELS_UP + 1):
         for path, read in _candidates(folder):
@@ -461,7 +473,9 @@ def detect_framework(docs_dir: Path) -> Framework | None:
             fw = read(path)
             if _covers(fw, docs):
                 return fw
-        if (folder / ".git").exists() or folder.parent == folder:
+        if (folder / ".git").exists() or folder.parent == folder or folder == stop:
+            break
+        if (folder.parent / STAGED_LISTING).is_file():
             break
         folder = folder.parent
     return None

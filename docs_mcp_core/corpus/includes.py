@@ -107,6 +107,52 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+def candidate_paths(ctx: IncludeContext, target: str, here: str, prefer_root: bool) -> list[str]:
+    """Where an include target may be, in the order its framework looks (see _Reader.find)."""
+    if target.startswith("@/"):
+        return [os.path.join(ctx.docs_root, target[2:])]
+    if target.startswith("/"):
+        return [os.path.join(ctx.project_root, target.lstrip("/"))]
+    near = [os.path.join(here, target)]
+    far = [os.path.join(base, target) for base in ctx.bases]
+    return far + near if prefer_root else near + far
+
+
+_RST_INCLUDE = re.compile(r"^\s*\.\.\s+(?:literal)?include::\s*(\S.*?)\s*$")
+_MYST_FENCE_INCLUDE = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|:{3,})\{(?:literal)?include\}\s*(\S*)")
+
+
+def include_targets(text: str, rst: bool = False) -> list[tuple[str, bool]]:
+    """(target, looked up from the project root first) of every include a page's text names, without
+    resolving it: what staging copies besides the pages (sources/project.py)."""
+    found: list[tuple[str, bool]] = []
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if rst:
+            if m := _RST_INCLUDE.match(line):
+                found.append((m.group(1), False))
+            continue
+        if "8<" in line and (m := _SNIPPET.match(line)):
+            spec = m.group(3)
+            parts = spec.split(":")
+            numeric = len(parts) >= 2 and all(p.isdigit() or p == "" for p in parts[1:]) and any(parts[1:])
+            found.append((parts[0] if numeric else spec, True))
+        elif "{*" in line and (m := _CODE_INCLUDE.match(line)):
+            found.append((m.group(2), True))
+        elif "{!" in line and (m := _MDX_INCLUDE.match(line)):
+            found.append((m.group(2), True))
+        elif "@include" in line and (m := _VP_INCLUDE.match(line)):
+            found.append((m.group(2), False))
+        elif "<<<" in line and (m := _VP_SNIPPET.match(line)):
+            found.append((m.group(2), False))
+        elif "include}" in line and (m := _MYST_FENCE_INCLUDE.match(line)):
+            target = m.group(1) or next(
+                (b.strip() for b in lines[i + 1 : i + 4] if b.strip() and not b.strip().startswith(":")), ""
+            )
+            found.append((target, False))
+    return [(t.strip().strip("\"'"), root) for t, root in found if t.strip().strip("\"'")]
+
+
 class _Reader:
     def __init__(self, ctx: IncludeContext, relpath: str) -> None:
         self.ctx = ctx
@@ -120,14 +166,7 @@ class _Reader:
         target = target.strip().strip("\"'")
         if not target:
             return None, "no path given"
-        if target.startswith("@/"):
-            candidates = [os.path.join(self.ctx.docs_root, target[2:])]
-        elif target.startswith("/"):
-            candidates = [os.path.join(self.ctx.project_root, target.lstrip("/"))]
-        else:
-            near = [os.path.join(here, target)]
-            far = [os.path.join(base, target) for base in self.ctx.bases]
-            candidates = far + near if prefer_root else near + far
+        candidates = candidate_paths(self.ctx, target, here, prefer_root)
         outside = False
         for candidate in candidates:
             real = realpath_or_none(candidate)

@@ -17,12 +17,15 @@ import tempfile
 from pathlib import Path
 
 from ..corpus.exclude import GITIGNORE
+from ..corpus.framework import LEVELS_UP, config_names, detect_framework
+from ..corpus.includes import MAX_DEPTH
 from ..corpus.manifest import MANIFEST_NAME
-from ..corpus.walk import TEMPLATE_SUFFIXES, show_path
+from ..corpus.walk import TEMPLATE_SUFFIXES, list_tree, show_path
 from ..diagnostics import warning
 from ..errors import DocsMcpError
 from ..paths import MARKDOWN_SUFFIXES
 from .local import StagedDocs, stage_local
+from .project import project_files, project_root
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _URL = re.compile(r"^[a-z][a-z0-9+.-]*://|^[^/\s]+@[^/\s]+:")
@@ -79,7 +82,8 @@ def sync_mirror(source: str, mirror: Path) -> Path:
 
 def _wanted(name: str) -> bool:
     base = name.rsplit("/", 1)[-1]
-    return base in (MANIFEST_NAME, GITIGNORE) or base.endswith(MARKDOWN_SUFFIXES) or base.endswith(TEMPLATE_SUFFIXES)
+    pages = (*MARKDOWN_SUFFIXES, ".txt")  # .txt: Sphinx pages when conf.py says so (the walk decides)
+    return base in (MANIFEST_NAME, GITIGNORE) or base.endswith(pages) or base.endswith(TEMPLATE_SUFFIXES)
 
 
 def stage_git(
@@ -115,9 +119,52 @@ def stage_git(
                     skipped.append(warning(shown, 1, f"skipped: {exc}", "unsafe-link").format())
         root = Path(tmp) / prefix if prefix else Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
-        staged = stage_local(root, dest, source_commit=resolved, exclude=exclude)
+        _extract_project(mirror, resolved, prefix, Path(tmp), exclude)
+        staged = stage_local(root, dest, source_commit=resolved, exclude=exclude, boundary=Path(tmp))
     staged.warnings = sorted(skipped + staged.warnings)
     return staged
+
+
+def _blobs(mirror: Path, commit: str) -> set[str]:
+    """The regular files of a commit (no symlinks, no submodules), by repository path."""
+    out = git("ls-tree", "-r", "-z", "--full-tree", commit, cwd=mirror, binary=True)
+    files = set()
+    for entry in bytes(out).split(b"\0"):
+        meta, _, name = entry.partition(b"\t")
+        if meta.startswith((b"100644 blob", b"100755 blob")):
+            files.add(name.decode("utf-8", errors="surrogateescape"))
+    return files
+
+
+def _extract_project(mirror: Path, commit: str, prefix: str, tmp: Path, exclude: list[str] | tuple[str, ...]) -> None:
+    """Extract into `tmp` what the docs folder needs from its project besides its pages: the docs framework's
+    config (looked for where detection looks: the folder and up to LEVELS_UP above it) and, once the
+    framework is known, the files the pages' includes read (sources/project.py), round by round as
+    included Markdown names more."""
+    blobs = _blobs(mirror, commit)
+    folders = [prefix]
+    while folders[-1] and len(folders) <= LEVELS_UP:
+        folders.append(posixpath.dirname(folders[-1]))
+    wanted = [posixpath.join(f, name) if f else name for f in folders for name in config_names()]
+    extracted: set[str] = set()
+    docs = tmp / prefix if prefix else tmp
+    for _ in range(MAX_DEPTH + 2):
+        missing = sorted(p for p in wanted if p in blobs and p not in extracted)
+        if not missing:
+            return
+        archive = git("archive", "--format=tar", commit, "--", *missing, cwd=mirror, binary=True)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:  # type: ignore[arg-type]
+            for member in tar.getmembers():
+                if member.isfile():
+                    tar.extract(member, tmp, filter="data")
+        extracted.update(missing)
+        framework = detect_framework(docs, boundary=tmp)
+        root = project_root(docs, framework)
+        base = os.path.relpath(root, os.path.realpath(tmp)).replace(os.sep, "/")
+        base = "" if base == "." else base + "/"
+        pages = list_tree(docs, exclude, framework).markdown
+        needed = project_files(docs, pages, framework, exists=lambda rel, base=base: base + rel in blobs)
+        wanted = [base + rel for rel in needed]
 
 
 def _members(members: list[tarfile.TarInfo], prefix: str) -> tuple[list[tarfile.TarInfo], list[str]]:

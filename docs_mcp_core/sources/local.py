@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,46 +38,69 @@ def listing_version(files: dict[str, str]) -> str:
 
 
 def stage_local(
-    source: Path, dest: Path, *, source_commit: str | None = None, exclude: list[str] | tuple[str, ...] = ()
+    source: Path,
+    dest: Path,
+    *,
+    source_commit: str | None = None,
+    exclude: list[str] | tuple[str, ...] = (),
+    boundary: Path | None = None,
 ) -> StagedDocs:
     """Mirror the indexable files of `source` into `dest`; report what changed since last time.
 
     The walk is the one validate and build use (corpus.list_tree), so the same symlinks and
     special files are skipped, with the same warnings; staged files are always regular files.
+    Under a docs framework, `dest` mirrors the project (the folder of the framework's config) with
+    only what the build reads: the pages, the config and the files the pages' includes read
+    (sources/project.py); the staged docs folder is then `dest/<docs folder in the project>`. Listing
+    keys are relative to the docs folder (`../mkdocs.yml`, `../docs_src/app.py`). `boundary`: the
+    framework's config is not looked for above it (a git source's extracted tree).
     """
+    from ..corpus.framework import detect_framework
+    from .project import project_files, project_root
+
     source, dest = Path(source), Path(dest)
-    tree = list_tree(check_docs_dir(source, "source folder"), exclude)  # excluded files are never staged
+    check_docs_dir(source, "source folder")
+    framework = detect_framework(source, boundary)
+    tree = list_tree(source, exclude, framework)  # excluded files are never staged
     check_writable_dir(dest, "staging folder (under the corpus's out)")
     errors = [d.format() for d in tree.diagnostics if d.severity == "error"]
     if errors:
         raise DocsMcpError(f"cannot stage {source}:\n" + "\n".join(errors))
-    wanted = sorted(tree.markdown + tree.manifests + tree.templates)
+    root = project_root(source, framework)
+    docs_rel = os.path.relpath(os.path.realpath(source), root).replace(os.sep, "/")
+    docs_rel = "" if docs_rel == "." else docs_rel + "/"
+    # dest-relative path -> (folder, path under it) it is read from: the pages, manifests and templates
+    # beneath the docs folder, then the project's files beneath the project root
+    wanted = {docs_rel + rel: (source, rel) for rel in sorted(tree.markdown + tree.manifests + tree.templates)}
+    for rel in sorted(project_files(source, tree.markdown, framework)):
+        wanted.setdefault(rel, (root, rel))
     dest.mkdir(parents=True, exist_ok=True)
     previous: dict[str, str] = read_json(staged_listing(dest)) or {}
     files: dict[str, str] = {}
     total = 0
     warnings = [d.format() for d in tree.diagnostics]
-    for rel in wanted:
+    staged: set[str] = set()
+    for rel, (folder, under) in wanted.items():
+        key = posixpath.relpath(rel, docs_rel) if docs_rel else rel  # docs-relative: pages keep their names
         try:
-            data = read_beneath(source, rel)
+            data = read_beneath(folder, under)
         except LinkOutsideError as exc:  # became a link leading out since the walk: skipped, as the walk skips one
-            warnings.append(outside_warning(rel, exc.target).format())
+            warnings.append(outside_warning(key, exc.target).format())
             continue
         except OSError as exc:
-            raise DocsMcpError(f"cannot stage {show_path(rel)} from {source}: {exc.strerror}") from None
+            raise DocsMcpError(f"cannot stage {show_path(key)} from {source}: {exc.strerror}") from None
         digest = hashlib.sha256(data).hexdigest()
         target = dest / rel
-        if previous.get(rel) != digest or not target.exists():
+        if previous.get(key) != digest or not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-        files[rel] = digest
+        files[key] = digest
+        staged.add(rel)
         total += len(data)
-    for rel in set(previous) - set(files):
-        (dest / rel).unlink(missing_ok=True)
-    _remove_strays(dest, set(files))
+    _remove_strays(dest, staged)  # what left the source, and what an older layout staged
     write_json_atomic(staged_listing(dest), files)
     return StagedDocs(
-        path=str(dest),
+        path=str(dest / docs_rel) if docs_rel else str(dest),
         files=files,
         bytes=total,
         data_version=listing_version(files),
