@@ -5,6 +5,9 @@ all) gets a `chunk_by` level chosen from the heading structure, a `max_chunk_siz
 taxonomy where the corpus shows it (language folders, code-fence languages).
 Repair: a file whose sections outgrow `max_chunk_size` at its level gets an override for
 a deeper level where that fits; overrides that match no file are reported.
+Under a docs framework, pages that would index nothing a reader could use (empty after their
+frontmatter, only API stubs, only headings because their includes do not resolve) are excluded, and
+code languages named by tab labels count like fence languages.
 Everything is derived from the files alone, so a second run over the result proposes
 nothing. `--llm` only writes descriptions and server instructions the offline pass left
 empty (docs_mcp_core/authoring/llm.py).
@@ -128,6 +131,8 @@ class FileStats:
     headings: list[str]
     first_text: str
     hinted: bool  # a frontmatter or inline hint sets its strategy: manifests cannot change it
+    empty: str | None = None  # why the page indexes nothing a reader could use, when it does not
+    tab_languages: Counter[str] = field(default_factory=Counter)  # languages its tab labels name
 
 
 @dataclass
@@ -182,7 +187,7 @@ def _fences(tokens: list[Any]) -> Counter[str]:
     return langs
 
 
-def file_stats(relpath: str, body: str, tokens: list[Any], hinted: bool) -> FileStats:
+def file_stats(relpath: str, body: str, tokens: list[Any], hinted: bool, stubs: bool = False) -> FileStats:
     """Chunk sizes at every level, from the real chunker with no size bound."""
     sizes: dict[str, list[int]] = {}
     examples: dict[str, tuple[int, int]] = {}
@@ -204,7 +209,45 @@ def file_stats(relpath: str, body: str, tokens: list[Any], hinted: bool) -> File
         if tok.type == "heading_open" and tok.tag in ("h1", "h2")
     ][:8]
     first = next((t.content for t, prev in zip(tokens[1:], tokens) if prev.type == "paragraph_open"), "")
-    return FileStats(relpath, len(body), sizes, examples, _fences(tokens), headings, first[:300], hinted)
+    stats = FileStats(relpath, len(body), sizes, examples, _fences(tokens), headings, first[:300], hinted)
+    stats.empty = _empty(body, tokens, chunk_markdown(relpath, body, Strategy(chunk_by="h2"), tokens=tokens), stubs)
+    stats.tab_languages = _tab_label_languages(tokens)
+    return stats
+
+
+EMPTY_TEXT = 20  # characters of text besides headings under which a page says nothing
+
+
+def _empty(body: str, tokens: list[Any], chunks: list[Any], stubs: bool) -> str | None:
+    """Why a page indexes nothing a reader could use, or None."""
+    if not body.strip():
+        return "it has no content after its frontmatter"
+    from ..corpus.markdown import inline_text
+
+    headings = {c.heading for c in chunks} | {
+        " ".join(inline_text(nxt).split()) for tok, nxt in zip(tokens, tokens[1:]) if tok.type == "heading_open"
+    }
+    text = sum(len(ln.strip()) for c in chunks for ln in c.content_text.split("\n") if ln.strip() not in headings)
+    if text >= EMPTY_TEXT:
+        return None
+    if stubs or any(t.type == "api_stub" for t in tokens):
+        return "it is only API stubs (mkdocstrings `:::`, autodoc), whose text comes from the code"
+    return (
+        f"it has {text} characters of text besides its headings (a placeholder, or a page that components "
+        "or includes docs-mcp cannot read make)"
+    )
+
+
+def _tab_label_languages(tokens: list[Any]) -> Counter[str]:
+    from ..corpus.dialects import label_language
+
+    found: Counter[str] = Counter()
+    for tok in tokens:
+        label = (tok.meta or {}).get("label") if tok.type in ("content_tab_open", "container_block_open") else None
+        name = FENCE_LANGUAGES.get(label_language(label) or "") if label else None
+        if name:
+            found[name] += 1
+    return found
 
 
 def _has_text(content: str) -> bool:
@@ -352,8 +395,13 @@ def analyze(docs_dir: Path) -> tuple[CorpusScan, dict[str, FileStats]]:
         source, _ = read_source(scan, rel)
         if source is None:  # unreadable: validate and build report it
             continue
+        if source.left_out is not None:  # a draft: its framework leaves it out already
+            continue
         hinted = source.strategy_source.endswith(("frontmatter", "inline hint"))
-        stats[rel] = file_stats(rel, source.body, source.tokens, hinted)
+        stubs = any(c.startswith(("API stub", "Sphinx directive auto")) for c, _ in source.constructs)
+        stats[rel] = file_stats(rel, source.body, source.tokens, hinted, stubs)
+        if scan.framework is None:
+            stats[rel].empty = None  # without a framework nothing says the page is not meant to be read
     return scan, stats
 
 
@@ -516,10 +564,43 @@ def propose(docs_dir: Path) -> tuple[FixReport, dict[str, FileStats]]:
         if loaded is None or loaded.manifest.strategy is None:
             new = _bootstrap(where, raw, files, reasons)
         new = _repairs(where, new, files, relpath, reasons, report.notes)
+        new = _exclusions(where, new, files, reasons)
         if new != raw:
             report.proposals.append(Proposal(relpath, old_text, _dump(new), reasons))
+    report.notes.extend(_language_tabs(list(stats.values())))
     report.summary = corpus_summary(scan, stats)
     return report, stats
+
+
+def _exclusions(folder: str, manifest: dict[str, Any], stats: list[FileStats], reasons: list[str]) -> dict[str, Any]:
+    """`exclude` entries for the pages that would index nothing a reader could use (FileStats.empty)."""
+    empty = [s for s in stats if s.empty]
+    if not empty:
+        return manifest
+    manifest = dict(manifest)
+    listed = list(manifest.get("exclude") or [])
+    for s in empty:
+        pattern = _local(s.relpath, folder)
+        if pattern not in listed:
+            listed.append(pattern)
+            reasons.append(f"exclude {s.relpath}: {s.empty}")
+    manifest["exclude"] = listed
+    return manifest
+
+
+def _language_tabs(stats: list[FileStats]) -> list[str]:
+    """A note when tab labels show code in several languages: a page is not of one language then."""
+    languages: Counter[str] = Counter()
+    for s in stats:
+        languages.update(s.tab_languages)
+    if len(languages) < 2:
+        return []
+    ranked = sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))[:6]
+    shown = ", ".join(f"{lang} ({n} tabs)" for lang, n in ranked)
+    return [
+        f"tabs show code in several languages: {shown}; a page holds them all, so no language is set per page: "
+        "each tab's code carries its language, and search_docs with language= ranks the chunks whose code is in it first"
+    ]
 
 
 def corpus_summary(scan: CorpusScan, stats: dict[str, FileStats], limit: int = 6_000) -> dict[str, Any]:

@@ -212,3 +212,55 @@ def test_real_corpora_fix_write_validate_clean(tmp_path: Path, runner: CliRunner
     assert manifest["strategy"]["chunk_by"] == "h2"  # what their suites were written against
     assert validate(runner, docs).strip().endswith("0 error(s), 0 warning(s)")
     assert json.loads(fix(runner, docs, "--format", "json")[1])["proposals"] == []
+
+
+def test_fix_excludes_pages_a_framework_leaves_empty_and_notes_language_tabs(tmp_path: Path) -> None:
+    """Under a docs framework: stub-only, empty and heading-only pages are excluded, with the reason."""
+    write(tmp_path, "mkdocs.yml", "site_name: W\n")
+    docs = tmp_path / "docs"
+    write(docs, "api.md", "# API reference\n\n::: widgets.api\n\n::: widgets.models\n")
+    write(docs, "soon.md", "# Alternatives\n\nComing soon...\n")
+    write(docs, "blank.md", "---\ntitle: Blank\n---\n")
+    body = "Widgets spin and stop when you ask them to, in every language the SDK supports.\n\n"
+    tabs = '=== "Python"\n\n    ```\n    w.spin()\n    ```\n\n=== "Go"\n\n    ```\n    w.Spin()\n    ```\n\n'
+    for page in ("guide", "usage", "faq"):
+        write(docs, f"{page}.md", f"# {page.title()}\n\n## Spin\n\n{body}{tabs}## Stop\n\n{body}")
+    result = CliRunner().invoke(main, ["fix", "--docs-dir", str(docs), "--write"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((docs / ".docs-mcp.json").read_text())
+    assert manifest["exclude"] == ["api.md", "blank.md", "soon.md"]
+    assert "exclude api.md: it is only API stubs" in result.output
+    assert "exclude soon.md: it has 14 characters of text besides its headings" in result.output
+    assert "tabs show code in several languages: go (3 tabs), python (3 tabs)" in result.output
+    validate = CliRunner().invoke(main, ["validate", "--docs-dir", str(docs)])
+    assert validate.exit_code == 0 and "0 error(s), 0 warning(s)" in validate.output, validate.output
+    assert "nothing to propose" in CliRunner().invoke(main, ["fix", "--docs-dir", str(docs)]).output
+    # without a framework nothing says a short page is not meant to be read
+    (tmp_path / "mkdocs.yml").unlink()
+    (docs / ".docs-mcp.json").unlink()
+    CliRunner().invoke(main, ["fix", "--docs-dir", str(docs), "--write"])
+    assert "exclude" not in json.loads((docs / ".docs-mcp.json").read_text())
+
+
+DIALECT_CORPORA = {
+    "sqlmodel-docs": ("sqlmodel-docs/docs", []),
+    "vite-docs": ("vite-docs/docs", []),
+    "starlight-docs": ("starlight-docs/docs/src/content/docs", []),
+    # HISTORY.md sits at the repository root, outside the copied docs/ folder: a real finding fix cannot repair
+    "requests-docs": ("requests-docs/docs", ["community/updates.rst:18: warning: include '../../HISTORY.md'"]),
+    "uv-docs": ("uv-docs", []),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("corpus", sorted(DIALECT_CORPORA))
+def test_fix_write_then_validate_is_clean_on_the_dialect_corpora(corpus: str, tmp_path: Path) -> None:
+    rel, expected = DIALECT_CORPORA[corpus]
+    shutil.copytree(FIXTURES / corpus, tmp_path / corpus)
+    docs = tmp_path / rel
+    assert CliRunner().invoke(main, ["fix", "--docs-dir", str(docs), "--write"]).exit_code == 0
+    result = CliRunner().invoke(main, ["validate", "--docs-dir", str(docs)])
+    assert result.exit_code == 0, result.output
+    findings = [ln for ln in result.output.splitlines() if ": warning: " in ln or ": error: " in ln]
+    assert len(findings) == len(expected) and all(f.startswith(e) for f, e in zip(findings, expected)), findings
+    assert "nothing to propose" in CliRunner().invoke(main, ["fix", "--docs-dir", str(docs)]).output
