@@ -8,7 +8,7 @@ when it shows up as a line of the breadcrumb or of the text outside code of one 
 an example in them is none). Prints, per corpus, markup lines, leaked lines and the share,
 and each leaked line (file:line), so every edge case left is named.
 
-    .venv/bin/python benchmarks/dialect_leaks.py [CORPUS_DIR ...]   (default: the five shared corpora)
+    .venv/bin/python benchmarks/dialect_leaks.py [CORPUS_DIR ...]   (default: the five corpora in tests/fixtures)
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from docs_mcp_core.corpus.markdown import mdx_mode, parser, tokens_text  # noqa:
 from docs_mcp_core.indexing.steps import analyze_corpus  # noqa: E402
 from docs_mcp_core.models import Chunk  # noqa: E402
 
-SHARED = Path("/work/shared/corpora")
+FIXTURES = REPO / "tests" / "fixtures"
 CORPORA = [
     "sqlmodel-docs/docs",
     "uv-docs",
@@ -107,14 +107,14 @@ def check(docs: Path) -> tuple[int, list[tuple[str, int, str, str]]]:
 
 
 def main(argv: list[str]) -> int:
-    folders = [Path(a) for a in argv] or [SHARED / c for c in CORPORA]
+    folders = [Path(a) for a in argv] or [FIXTURES / c for c in CORPORA]
     print(f"{'corpus':<45} {'markup lines':>12} {'leaked':>7} {'share':>7}")
     details = []
     for docs in folders:
         total, leaks = check(docs)
         share = len(leaks) / total if total else 0.0
         print(
-            f"{str(docs.relative_to(SHARED) if docs.is_relative_to(SHARED) else docs):<45} {total:>12} {len(leaks):>7} {share:>7.2%}"
+            f"{str(docs.relative_to(FIXTURES) if docs.is_relative_to(FIXTURES) else docs):<45} {total:>12} {len(leaks):>7} {share:>7.2%}"
         )
         details.extend((docs, *leak) for leak in leaks)
     for docs, rel, line, kind, probe in details:

@@ -344,6 +344,7 @@ def _validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
         doc["framework"] = chunkset.framework
         doc["syntax"] = syntax.rows
         doc["notes"] = syntax.notes
+        doc["unknown_components"] = syntax.unknown_components
         click.echo(json.dumps(doc, indent=2))
     else:
         for entry in listing or []:

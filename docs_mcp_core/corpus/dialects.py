@@ -314,7 +314,7 @@ def construct_status(construct: str) -> str:
     if construct.startswith("template"):
         return AS_TEXT
     if (
-        construct.startswith(("API stub", "autodoc"))
+        construct.startswith(("API stub", "autodoc", "Sphinx directive auto", "draft page"))
         or construct.startswith("Sphinx directive ")
         and construct.split()[-1]
         in (

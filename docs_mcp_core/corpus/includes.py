@@ -197,14 +197,15 @@ class _Reader:
         return normalize_newlines(data.decode("utf-8", errors="replace")), ""
 
     def unresolved(self, line: int, what: str, target: str, why: str, depth: int = 0) -> list[str] | None:
-        """An include that did not resolve: with a framework config it is markup that failed (a warning,
-        and left out); without one, where it would resolve is unknown and the line is kept as written."""
+        """An include that did not resolve is left out (its line is markup, not text): with a framework
+        config, a warning; without one, where it would resolve is unknown, so validate's syntax table
+        counts it instead of a warning."""
         line = line if depth == 0 else self.page_line
         if self.out.constructs and self.out.constructs[-1] == (what, line):
             self.out.constructs.pop()
         if self.ctx.framework is None:
             self.out.constructs.append((f"{what} (unresolved: no framework config)", line))
-            return None
+            return [""]
         self.warn(line, what, target, why)
         return [""]
 

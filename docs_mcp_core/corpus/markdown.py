@@ -102,14 +102,62 @@ _MDX_ESM = re.compile(r"(?:import|export)(?:\s|\{|\*|$)")
 # a self-closing component alone on its line, without a label or title: no text (`<IconsList labels={{…}} />`,
 # whose JSX expression CommonMark cannot read as a tag)
 _BARE_COMPONENT = re.compile(r"^\s*<[A-Z][\w.]*(?:\s(?![^>]*\b(?:label|title)=).*)?/>\s*$")
-_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})")  # MDX fences may be indented any amount (inside components)
+_JSX_OPEN = re.compile(r"^(\s*)<(/?)([A-Z][\w.]*)")
+_JSX_TEXT_PROP = re.compile(r"""\b(label|title|value)=(?:"[^"]*"|'[^']*')""")
+JSX_TAG_LINES = 40  # a JSX tag is looked for over at most this many lines
+
+
+def _jsx_tag_end(lines: list[str], i: int, start: int) -> tuple[int, int] | None:
+    """(line, column after the `>`) that closes the JSX tag opened at lines[i][start:], skipping `{…}`
+    expressions and quoted strings, or None when it does not close within JSX_TAG_LINES."""
+    depth, quote = 0, ""
+    for j in range(i, min(len(lines), i + JSX_TAG_LINES)):
+        line = lines[j]
+        for k in range(start if j == i else 0, len(line)):
+            ch = line[k]
+            if quote:
+                quote = "" if ch == quote else quote
+            elif ch in "\"'`" and depth:
+                quote = ch
+            elif ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth = max(0, depth - 1)
+            elif ch == ">" and not depth:
+                return j, k + 1
+    return None
+
+
+def _simplify_jsx(lines: list[str], i: int) -> bool:
+    """A JSX tag at the start of line i whose props hold `{…}` expressions or that spans lines (which CommonMark
+    cannot read as a tag, and would index as text) rewritten as `<Name label="…">`: its label or title props
+    kept (text a reader sees; a tab's value names its language), the rest dropped, the lines it spanned blanked. Whether it rewrote one."""
+    m = _JSX_OPEN.match(lines[i])
+    if not m:
+        return False
+    end = _jsx_tag_end(lines, i, m.end())
+    if end is None:
+        return False
+    j, col = end
+    tag = "\n".join([lines[i][m.end() :], *lines[i + 1 : j + 1]])[: -(len(lines[j]) - col) or None]
+    if j == i and "{" not in tag:
+        return False  # a plain tag on one line: markdown-it reads it
+    closing, selfclosing = m.group(2), tag.rstrip(">").rstrip().endswith("/")
+    props = "".join(" " + p.group(0) for p in _JSX_TEXT_PROP.finditer(tag)) if not closing else ""
+    rest = lines[j][col:]
+    lines[i] = f"{m.group(1)}<{closing}{m.group(3)}{props}{' /' if selfclosing else ''}>{rest}"
+    for k in range(i + 1, j + 1):
+        lines[k] = ""
+    return True
 
 
 def blank_mdx_syntax(body: str) -> str:
     """An MDX file's body with its ESM blocks (`import`/`export` at the start of a line, up to the next
-    blank line, as MDX reads them) and its `{/* comment */}` lines blanked, outside code fences.
+    blank line, as MDX reads them) and its `{/* comment */}` lines blanked, outside code fences, and its
+    JSX tags with expression props or over several lines made plain tags (_simplify_jsx).
 
-    Lines are blanked, not removed, so line numbers in diagnostics stay the file's. JSX tags need no
+    Lines are blanked, not removed, so line numbers in diagnostics stay the file's. Other JSX tags need no
     work: markdown-it reads a tag alone on its line as an HTML block, whose tags plain text drops.
     """
     lines = body.split("\n")
@@ -134,6 +182,8 @@ def blank_mdx_syntax(body: str) -> str:
         elif line.lstrip().startswith("{/*"):
             comment, lines[i] = "*/}" not in line, ""
         elif _BARE_COMPONENT.match(line):
+            lines[i] = ""
+        elif _simplify_jsx(lines, i) and _BARE_COMPONENT.match(lines[i]):
             lines[i] = ""
     return "\n".join(lines)
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..paths import read_bytes
 from .framework import DOCUSAURUS, MKDOCS, SPHINX, STARLIGHT, UNTITLED, VITEPRESS, Framework
 
 _NUMBER_PREFIX = re.compile(r"^\d+[-_.]")  # Docusaurus drops "01-" from file and folder names
@@ -182,3 +184,30 @@ _SLUGGERS = {
     VITEPRESS: _vitepress_slug,
     SPHINX: _docutils_id,
 }
+
+
+def pages_site_name(root: Path, relpaths: list[str]) -> str | None:
+    """The name a website's staged pages give their site (`site_name` in their frontmatter: og:site_name,
+    else the site part of their <title>), the most common one; None for pages that name none. Only
+    the first page's head is read unless it names one (pages staged from a website all carry the key)."""
+    import yaml
+
+    def named(rel: str) -> str | None:
+        try:
+            head = read_bytes(root / rel)[:4096].decode("utf-8", errors="replace")
+        except OSError:
+            return None
+        front = head.split("\n---", 1)[0] if head.startswith("---\n") else ""
+        for line in front.split("\n"):
+            if line.startswith("site_name:") and line.split(":", 1)[1].strip():
+                try:
+                    value = yaml.safe_load(line.split(":", 1)[1])
+                except yaml.YAMLError:
+                    return None
+                return value.strip() if isinstance(value, str) and value.strip() else None
+        return None
+
+    if not relpaths or named(relpaths[0]) is None:
+        return None
+    names = Counter(n for rel in relpaths if (n := named(rel)))
+    return sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))[0][0] if names else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import re
 import threading
 import time
 from collections import deque
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..chunking.chunker import CHUNKER_VERSION
 from ..corpus.beneath import read_beneath
 from ..corpus.prompts import load_prompts
+from ..corpus.site import pages_site_name
 from ..corpus.taxonomy import build_taxonomy, check_taxonomy_limits, server_instructions
 from ..corpus.walk import decode_text, manifest_rules, read_hashed, scan_corpus
 from ..diagnostics import Diagnostic, error, has_errors
@@ -319,6 +321,8 @@ def analyze_corpus(
                 "docs-mcp reads configs as data and never runs them"
             )
         chunkset.site_name, chunkset.site_description = scan.framework.site_name, scan.framework.description
+    if not chunkset.site_name:  # pages staged from a website name their site (og:site_name, <title>)
+        chunkset.site_name = pages_site_name(scan.root, [f.relpath for f in files])
     if not chunkset.site_name:
         chunkset.site_name, readme_text = readme_summary(scan.root, files)
         chunkset.site_description = chunkset.site_description or readme_text
@@ -746,6 +750,9 @@ GENERIC_FOLDERS = {
 }
 
 
+_BADGES = re.compile(r"\[image: [^\]]*\]")  # images as website staging writes them
+
+
 def readme_summary(root: Path, files: list[FileRecord]) -> tuple[str | None, str | None]:
     """(title, first paragraph) of the corpus's top-level README, when it has one with a title."""
     from ..corpus.markdown import parser, split_frontmatter
@@ -765,7 +772,7 @@ def readme_summary(root: Path, files: list[FileRecord]) -> tuple[str | None, str
             from ..corpus.markdown import inline_text
 
             first = " ".join(inline_text(tokens[i + 1]).split())
-            if len(first) > 20:
+            if len(_BADGES.sub("", first).strip()) > 20:  # not a row of badges
                 return readme.titles[0], first
     return readme.titles[0], None
 

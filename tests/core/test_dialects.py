@@ -416,3 +416,40 @@ def test_tab_labels_that_name_a_language_give_it_to_their_code(tmp_path: Path) -
     assert any("code language from its tab label" in ln and " 4 " in ln for ln in result.output.splitlines()), (
         result.output
     )
+
+
+def test_validate_reports_unknown_components_once_per_name(tmp_path: Path) -> None:
+    root = tmp_path / "site"
+    write(root, "astro.config.mjs", "export default defineConfig({ integrations: [starlight({ title: 'S' })] });\n")
+    docs = root / "src" / "content" / "docs"
+    page = "---\ntitle: P{0}\n---\n\n## Use\n\n<Preview>\n\nText {0}.\n\n</Preview>\n\n<Aside>Note {0}.</Aside>\n"
+    for n in range(3):
+        write(docs, f"p{n}.mdx", page.format(n))
+    write(docs, "q.mdx", "---\ntitle: Q\n---\n\n<Chart data={{ a: 1 }}>\n\nChart text.\n\n</Chart>\n")
+    doc = json.loads(CliRunner().invoke(main, ["validate", "--docs-dir", str(docs), "--format", "json"]).output)
+    assert doc["unknown_components"] == [
+        {"name": "Preview", "count": 3, "example": "p0.mdx:7"},
+        {"name": "Chart", "count": 1, "example": "q.mdx:5"},
+    ]
+    text = CliRunner().invoke(main, ["validate", "--docs-dir", str(docs)]).output
+    notes = [ln for ln in text.splitlines() if "not the docs framework's own" in ln]
+    assert len(notes) == 1 and "<Preview> (3, e.g. p0.mdx:7)" in notes[0] and "<Aside>" not in notes[0]
+    assert not any(": warning: " in ln and "component" in ln for ln in text.splitlines())
+
+
+def test_jsx_tags_with_expressions_or_over_several_lines_are_markup(tmp_path: Path) -> None:
+    """Docusaurus-style `<Tabs values={[…]}>` over several lines: CommonMark cannot read it as a tag."""
+    docs = tmp_path / "docs"
+    write(
+        docs,
+        "install.mdx",
+        "# Install\n\n## Pick a package manager\n\n<Tabs\n  groupId=\"pm\"\n  values={[\n    {label: 'npm', value: 'npm'},\n"
+        "    {label: 'Yarn', value: 'yarn'},\n  ]}>\n<TabItem\n  value=\"npm\"\n  label=\"npm\">\n\n```bash\nnpm i acme\n```\n\n"
+        "</TabItem>\n</Tabs>\n\n<Chart data={{ points: [1, 2] }} height={3}>Sales by month.</Chart>\n\n"
+        "    ```jsx\n    <Tabs values={[1]}>\n    ```\n",
+    )
+    chunk = chunks_of(docs)["install.mdx#install/pick-a-package-manager"]
+    text, _, code = chunk["content_text"].partition("Sales by month.")
+    assert "values=" not in text and "groupId" not in text and "{label" not in text and "points" not in text
+    assert "npm\n\nnpm i acme" in text and code.strip() == "<Tabs values={[1]}>"
+    assert "<Tabs values={[1]}>" in chunk["content"]  # code shown in a fence is content, left as written

@@ -382,3 +382,19 @@ def test_llms_full_txt_is_one_page(site_dir: Path, tmp_path: Path) -> None:
             "llms-full.md#httpx/install": f"{site.url}llms-full.txt",
             "llms-full.md#httpx/use": f"{site.url}llms-full.txt",
         }
+
+
+def test_a_website_is_described_by_the_name_its_pages_give_the_site(site_dir: Path, tmp_path: Path) -> None:
+    """`<title>Page - HTTPX</title>` names the site HTTPX; an og:site_name, where pages have one, wins."""
+    with DocsSite(site_dir) as site:
+        assert build(site, tmp_path / "out").returncode == 0
+        described = json.loads((tmp_path / "out" / "metadata.json").read_text())["corpus_description"]
+        assert described.startswith("HTTPX documentation"), described
+        assert "127.0.0.1" not in described  # the host is the name only when the pages give none
+    for page in site_dir.rglob("index.html"):
+        html = page.read_text(encoding="utf-8")
+        page.write_text(html.replace("<head>", '<head><meta property="og:site_name" content="HTTPX Guide">', 1))
+    with DocsSite(site_dir) as site:
+        assert build(site, tmp_path / "out2").returncode == 0
+        described = json.loads((tmp_path / "out2" / "metadata.json").read_text())["corpus_description"]
+        assert described.startswith("HTTPX Guide documentation"), described

@@ -390,21 +390,12 @@ def corpus_name(url: str, staged: Path | None = None) -> str:
     (og:site_name or the site part of their <title>, the most common one), else its host name."""
     from urllib.parse import urlsplit
 
-    names: Counter[str] = Counter()
-    for path in sorted(Path(staged).rglob("*.md")) if staged is not None else []:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                head = fh.read(4096)
-        except OSError:
-            continue
-        front = head.split("\n---", 1)[0] if head.startswith("---\n") else ""
-        for line in front.split("\n"):
-            if line.startswith("site_name:"):
-                value = yaml.safe_load(line.split(":", 1)[1]) if line.split(":", 1)[1].strip() else None
-                if isinstance(value, str) and value.strip():
-                    names[value.strip()] += 1
-    if names:
-        return sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+    from ...corpus.site import pages_site_name
+
+    if staged is not None:
+        pages = sorted(p.relative_to(staged).as_posix() for p in Path(staged).rglob("*.md"))
+        if name := pages_site_name(Path(staged), pages):
+            return name
     return urlsplit(url).hostname or "website"
 
 
