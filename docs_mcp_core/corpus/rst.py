@@ -45,6 +45,22 @@ VERSION_NOTES = {
     "deprecated": "Deprecated since version",
 }
 SPHINX_SUBSTITUTIONS = {"version", "release", "today"}
+# Directives whose content is code (sphinx-tabs code-tab, sphinx-prompt, doctest's), and its language when
+# the directive names none.
+CODE_DIRECTIVES = {
+    "code-block": "",
+    "sourcecode": "python",
+    "code": "python",
+    "code-tab": "",
+    "prompt": "",
+    "doctest": "pycon",
+    "testcode": "python",
+    "testsetup": "python",
+    "testcleanup": "python",
+    "testoutput": "",
+    "jupyter-execute": "python",
+    "ipython": "ipython",
+}
 _DIRECTIVE = re.compile(r"^\s*\.\.\s+([\w:.-]+)::", re.MULTILINE)
 _ROLE = re.compile(r":([\w:.-]+):`")
 
@@ -94,9 +110,9 @@ def _directive_classes() -> dict[str, Any]:
                 box += nodes.paragraph(text=f"{VERSION_NOTES[name]} {title}".strip() + ":")
             elif name in ("seealso", "todo", "hint", "important", "tip", "caution", "attention", "danger", "error"):
                 box += nodes.paragraph(text=name.replace("seealso", "See also").capitalize() + ":")
-            elif name in ("code-block", "sourcecode", "code", "doctest", "testcode", "jupyter-execute", "ipython"):
+            elif name in CODE_DIRECTIVES:
                 code = nodes.literal_block("\n".join(self.content), "\n".join(self.content))
-                code["language"] = title.split()[0] if title else ("python" if name != "code-block" else "")
+                code["language"] = title.split()[0] if title else CODE_DIRECTIVES[name]
                 return [code]
             elif title and name not in ("only", "ifconfig", "container", "rst-class", "cssclass"):
                 box += nodes.paragraph(text=title)

@@ -453,3 +453,16 @@ def test_jsx_tags_with_expressions_or_over_several_lines_are_markup(tmp_path: Pa
     assert "values=" not in text and "groupId" not in text and "{label" not in text and "points" not in text
     assert "npm\n\nnpm i acme" in text and code.strip() == "<Tabs values={[1]}>"
     assert "<Tabs values={[1]}>" in chunk["content"]  # code shown in a fence is content, left as written
+
+
+def test_rst_code_directives_of_sphinx_extensions_keep_their_language(tmp_path: Path) -> None:
+    """sphinx-tabs `code-tab`, sphinx-prompt `prompt` and doctest's directives hold code, not reST."""
+    from docs_mcp_core.corpus.rst import rst_to_markdown
+
+    text = (
+        "Install\n=======\n\n.. tabs::\n\n   .. code-tab:: py\n\n      import acme\n\n   .. code-tab:: js\n\n"
+        "      require('acme')\n\n.. prompt:: bash $\n\n   pip install acme\n\n.. testcode::\n\n   acme.run()\n"
+    )
+    markdown = rst_to_markdown(text, "install.rst", None).markdown
+    assert "```py\nimport acme\n```" in markdown and "```js\nrequire('acme')\n```" in markdown
+    assert "```bash\npip install acme\n```" in markdown and "```python\nacme.run()\n```" in markdown
