@@ -46,6 +46,8 @@ _MARKUP = [
     ("VitePress @include", re.compile(r"<!--\s*@include:")),
     ("MDX import/export", re.compile(r"^(?:import\s.*\bfrom\b|import\s+['\"]|export\s)")),
     ("JSX tag", re.compile(r"^\s*</?[A-Z][\w.]*(?:\s[^>]*)?/?>\s*$")),
+    # the first line of a JSX tag that goes on over the next lines (`<SidebarPreview` then `config={[…]}`)
+    ("JSX tag, several lines", re.compile(r"^\s*<[A-Z][\w.]*(?:\s+[^>]*)?$")),
     ("heading { #id }", re.compile(r"^#{1,6}\s.*\{\s*:?\s*#[\w:.-]+[^}]*\}\s*$")),
     ("reST directive", re.compile(r"^\s*\.\.\s+[\w:.-]+::")),
 ]
@@ -57,7 +59,8 @@ def markup_lines(text: str, relpath: str) -> list[tuple[int, str, str]]:
     fence: str | None = None
     mdx = relpath.endswith(".mdx")
     rst = relpath.endswith(".rst")
-    for i, line in enumerate(text.split("\n"), start=1):
+    lines = text.split("\n")
+    for i, line in enumerate(lines, start=1):
         opened = _FENCE.match(line)
         if opened:
             marker = opened.group(1)
@@ -75,6 +78,8 @@ def markup_lines(text: str, relpath: str) -> list[tuple[int, str, str]]:
                 probe = line.strip()
                 if kind == "heading { #id }":
                     probe = re.search(r"\{[^}]*#[^}]*\}", line).group(0)  # type: ignore[union-attr]
+                elif kind == "JSX tag, several lines":  # the tag and its first prop: a prose mention is no leak
+                    probe = f"{line.strip()} {lines[i].strip() if i < len(lines) else ''}".strip()
                 out.append((i, kind, probe))
                 break
     return out
@@ -98,9 +103,11 @@ def check(docs: Path) -> tuple[int, list[tuple[str, int, str, str]]]:
         text = (docs / record.relpath).read_text(encoding="utf-8", errors="replace")
         for line, kind, probe in markup_lines(text, record.relpath):
             total += 1
-            whole = kind != "heading { #id }"  # a markup line leaks as a line of its own; an attribute list inside one
+            # a markup line leaks as a line of its own; an attribute list or a tag's first line inside one
+            whole = kind not in ("heading { #id }", "JSX tag, several lines")
             if any(
-                (probe in body.split("\n")) if whole else (probe in body) for body in inputs.get(record.relpath, [])
+                (probe in body.split("\n")) if whole else (probe in " ".join(body.split()))
+                for body in inputs.get(record.relpath, [])
             ):
                 leaks.append((record.relpath, line, kind, probe))
     return total, leaks

@@ -105,7 +105,7 @@ _BARE_COMPONENT = re.compile(r"^\s*<[A-Z][\w.]*(?:\s(?![^>]*\b(?:label|title)=).
 _FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})")  # MDX fences may be indented any amount (inside components)
 _JSX_OPEN = re.compile(r"^(\s*)<(/?)([A-Z][\w.]*)")
 _JSX_TEXT_PROP = re.compile(r"""\b(label|title|value)=(?:"[^"]*"|'[^']*')""")
-JSX_TAG_LINES = 40  # a JSX tag is looked for over at most this many lines
+JSX_TAG_LINES = 400  # a JSX tag is looked for over at most this many lines (a data prop can be long)
 
 
 def _jsx_tag_end(lines: list[str], i: int, start: int) -> tuple[int, int] | None:
