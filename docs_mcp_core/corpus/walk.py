@@ -472,7 +472,9 @@ def resolve_file(
     line_map: list[int] | None = None
     mdx = relpath.endswith(".mdx")
     rst = relpath.endswith(includes.rst_suffixes if includes is not None else (".rst",))
+    written = False
     if rst:
+        written = bool(text.strip())  # only autodoc stubs, say: not an empty file
         from .rst import rst_to_markdown
 
         converted = rst_to_markdown(text, relpath, includes)
@@ -480,6 +482,7 @@ def resolve_file(
         early, included, constructs = converted.diagnostics, converted.included, converted.constructs
     else:
         doc = split_frontmatter(text)
+        written = bool(doc.body.strip())  # a page of includes that all failed is not an empty file
         expanded = expand_includes(doc.body, relpath, includes)
         if expanded.included or expanded.diagnostics or expanded.constructs:
             doc = replace(doc, body=expanded.body)
@@ -525,7 +528,7 @@ def resolve_file(
         left_out = "a draft (draft: true in its frontmatter): the site does not publish it"
         line = next((i for i, ln in enumerate(text.split("\n")[: doc.body_line], 1) if ln.startswith("draft:")), 1)
         constructs.append(("draft page (frontmatter draft: true)", line))
-    elif not doc.body.strip():
+    elif not doc.body.strip() and not written:
         diags.append(
             warning(relpath, 1, "file has no content after frontmatter; nothing from it is indexed", "empty-file")
         )
