@@ -25,7 +25,8 @@ _SCRIPT = re.compile(r"<(script|style)\b[^>]*>.*?(?:</\1\s*>|\Z)", re.DOTALL | r
 _COMPONENT_LABEL = re.compile(r"""<[A-Z][\w.]*\b[^>]*?\b(?:label|title)=(?:"([^"]*)"|'([^']*)')[^>]*>""")
 _TAG = re.compile(r"<[^>]*>")
 _WS = re.compile(r"[ \t]+")
-_FENCE_LABEL = re.compile(r"\[([^\]]+)\]")
+# a fence's label: a VitePress code group's `[npm]`, or a `title="src/app.ts"` (Docusaurus, Starlight, MkDocs)
+_FENCE_LABEL = re.compile(r"\[([^\]]+)\]|\btitle=(?:\"([^\"]+)\"|'([^']+)')")
 _MYST_DIRECTIVE = re.compile(r"^\{([\w-]+)\}\s*(.*)$")
 _MYST_CODE = {
     "code",
@@ -256,7 +257,7 @@ def _alert_label(tok: Token) -> str:
 
 
 def fence_text(info: str, content: str) -> str:
-    """A fence's text: its code, after its `[label]` (a code group's tab, a file name) when it has one;
+    """A fence's text: its code, after its `[label]` or `title="…"` (a code group's tab, a file name) when it has one;
     a MyST directive fence (```{note}) is Markdown, read as such."""
     info = info.strip()
     directive = _MYST_DIRECTIVE.match(info)
@@ -267,8 +268,9 @@ def fence_text(info: str, content: str) -> str:
         label = label_for(directive.group(1), directive.group(2))
         return "\n".join(t for t in (label, body) if t)
     code = content.rstrip("\n")
-    label = _FENCE_LABEL.search(info)
-    return f"{label.group(1)}\n{code}" if label and code else code
+    found = _FENCE_LABEL.search(info)
+    label = next((g for g in found.groups() if g), None) if found else None
+    return f"{label}\n{code}" if label and code else code
 
 
 def markdown_text(markdown: str) -> str:

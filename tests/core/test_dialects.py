@@ -466,3 +466,15 @@ def test_rst_code_directives_of_sphinx_extensions_keep_their_language(tmp_path: 
     markdown = rst_to_markdown(text, "install.rst", None).markdown
     assert "```py\nimport acme\n```" in markdown and "```js\nrequire('acme')\n```" in markdown
     assert "```bash\npip install acme\n```" in markdown and "```python\nacme.run()\n```" in markdown
+
+
+def test_a_fence_title_is_text_above_its_code(tmp_path: Path) -> None:
+    """Docusaurus and Starlight name a code block's file with `title="…"`, as VitePress does with `[…]`."""
+    docs = tmp_path / "docs"
+    write(
+        docs,
+        "config.mdx",
+        '# Config\n\n## Set the site\n\n```js title="docusaurus.config.js" {2}\nexport default {\n  url: "x",\n}\n```\n',
+    )
+    chunk = chunks_of(docs)["config.mdx#config/set-the-site"]
+    assert "docusaurus.config.js\nexport default {" in chunk["content_text"]
