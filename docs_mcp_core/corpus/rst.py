@@ -138,8 +138,8 @@ def _directive_classes() -> dict[str, Any]:
         option_spec = AnyOption()
 
         def run(self) -> list[Any]:
-            _count("literalinclude", self.lineno)
             text = _include(self.arguments[0], self.lineno, "literalinclude")
+            _count("literalinclude" if text is not None else "literalinclude (unresolved)", self.lineno)
             if text is None:
                 return []
             lines = text.split("\n")
@@ -167,8 +167,8 @@ def _directive_classes() -> dict[str, Any]:
         option_spec = AnyOption()
 
         def run(self) -> list[Any]:
-            _count("include", self.lineno)
             text = _include(self.arguments[0], self.lineno, "include")
+            _count("include" if text is not None else "include (unresolved)", self.lineno)
             if text is None:
                 return []
             if "literal" in self.options or "code" in self.options:
