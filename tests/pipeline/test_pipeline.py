@@ -2,11 +2,12 @@
 
 import json
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import dagster as dg
 import duckdb
-import lancedb
 import pytest
 from dagster_graphql.test.utils import define_out_of_process_workspace, execute_dagster_graphql
 
@@ -296,19 +297,49 @@ def test_each_check_fails_on_a_broken_output(example_config: Path, tmp_path: Pat
     )
 
 
-def test_a_failing_blocking_check_fails_the_run_before_publishing(example_config: Path, tmp_path: Path) -> None:
+def test_a_failing_blocking_check_fails_the_run_before_publishing(
+    example_config: Path, example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table version a run writes disagrees with its chunks.json: a blocking check fails and
+    `metadata` never publishes it. The disagreement is made where a faulty write would leave it, while
+    the run waits between `lancedb_index` and its checks (the `written` failpoint): a damaged *published*
+    version is no use here, since lancedb_index verifies it against its checksums and rewrites it."""
     defs = build_definitions(str(example_config))
     instance = dg.DagsterInstance.ephemeral()
     materialize(defs, "example", instance)
     out = tmp_path / "indexes" / "example"
-    meta, version = _published(out)
-    # Corrupt the published table version in place of the real one: same content hash, fewer rows.
-    table = lancedb.connect(str(out / ".lancedb")).open_table("chunks")
-    table.delete("filepath = 'guides/retries.md'")
-    meta["index"]["version"] = table.version
-    (out / "metadata.json").write_text(json.dumps(meta))
-    stamp = (out / "metadata.json").stat().st_mtime_ns
-    result = materialize(defs, "example", instance, raise_on_error=False)
+    published = (out / "metadata.json").read_bytes()
+    # A real change, so the run writes a new table version and a pending chunks.json.
+    with (example_docs / "guides" / "retries.md").open("a") as f:
+        f.write("\n## Retry budgets\n\nA client spends at most ten retries a minute.\n")
+
+    paused, release = tmp_path / "paused", tmp_path / "release"
+    paused.mkdir()
+    monkeypatch.setenv("DOCS_MCP_TEST_PAUSE_AT", "written")
+    monkeypatch.setenv("DOCS_MCP_TEST_RELEASE", str(release))
+    monkeypatch.setenv("DOCS_MCP_TEST_PAUSED_DIR", str(paused))
+    dropped: list[str] = []
+
+    def drop_a_chunk_while_paused() -> None:
+        try:
+            deadline = time.monotonic() + 120
+            while not any(paused.iterdir()) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            pending = OutputLayout(out).pending_chunks
+            chunks = json.loads(pending.read_text())
+            dropped.append(chunks.pop()["chunk_id"])
+            pending.write_text(json.dumps(chunks))
+        finally:
+            release.touch()
+
+    tamper = threading.Thread(target=drop_a_chunk_while_paused)
+    tamper.start()
+    try:
+        result = materialize(defs, "example", instance, raise_on_error=False)
+    finally:
+        release.touch()
+        tamper.join()
+    assert dropped, "the run never paused between lancedb_index and its checks"
     assert not result.success
     evaluations = {
         e.event_specific_data.check_name: e.event_specific_data.passed
@@ -317,8 +348,10 @@ def test_a_failing_blocking_check_fails_the_run_before_publishing(example_config
     }
     assert evaluations["index_rows_match_chunks"] is False
     assert evaluations["chunk_ids_unique"] is True
-    assert "metadata" not in {e.step_key for e in result.all_events if e.event_type_value == "STEP_SUCCESS"}
-    assert (out / "metadata.json").stat().st_mtime_ns == stamp  # nothing was published
+    succeeded = {e.step_key for e in result.all_events if e.event_type_value == "STEP_SUCCESS"}
+    assert "lancedb_index" in succeeded  # the table was written; the check is what stopped the run
+    assert "metadata" not in succeeded
+    assert (out / "metadata.json").read_bytes() == published  # nothing was published
 
 
 def test_cli_build_from_git_stages_as_the_pipeline_does(tmp_path: Path, docs_repo: Path) -> None:
