@@ -36,8 +36,7 @@ MULTIPROCESS = {"execution": {"config": {"multiprocess": {"start_method": {"fork
 
 def setup(count: int) -> tuple[Path, dict[str, str], list[str]]:
     work = Path(tempfile.mkdtemp(prefix="docs-mcp-partitions-"))
-    (work / ".dagster").mkdir()
-    shutil.copy(REPO / ".dagster" / "dagster.yaml", work / ".dagster" / "dagster.yaml")
+    shutil.copy(REPO / "dagster.yaml", work / "dagster.yaml")  # the root is DAGSTER_HOME, as in the repository
     shutil.copy(REPO / "workspace.yaml", work / "workspace.yaml")
     names = [f"sdk{i}" for i in range(count)]
     for name in names:
@@ -55,7 +54,7 @@ def setup(count: int) -> tuple[Path, dict[str, str], list[str]]:
             }
         )
     )
-    env = {**os.environ, "DAGSTER_HOME": str(work / ".dagster")}
+    env = {**os.environ, "DAGSTER_HOME": str(work)}
     env.pop("DOCS_MCP_CONFIG", None)
     return work, env, names
 

@@ -65,7 +65,7 @@ def main() -> None:
                     }
                 )
             )
-            shutil.copy(REPO / ".dagster" / "dagster.yaml", work / "dagster.yaml")
+            shutil.copy(REPO / "dagster.yaml", work / "dagster.yaml")
             env = {"DAGSTER_HOME": str(work), "PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(work)}
             dagster = [
                 str(BIN / "dagster"),

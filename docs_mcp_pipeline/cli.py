@@ -27,7 +27,7 @@ from docs_mcp_core.sources.config import Corpora, find_config, load_config
 
 from .definitions import JOB
 
-# The instance settings for a run without DAGSTER_HOME: what the repository's .dagster/dagster.yaml says
+# The instance settings for a run without DAGSTER_HOME: what the repository's dagster.yaml says
 # about output (the steps' own lines, not Dagster's DEBUG record of every event).
 TEMPORARY_INSTANCE = "python_logs:\n  python_log_level: INFO\ntelemetry:\n  enabled: false\n"
 

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 started=$(date +%s)
 bash .ci/bootstrap example
-export DAGSTER_HOME="$PWD/.dagster"   # absolute: the instance reads .dagster/dagster.yaml and keeps its state there
+export DAGSTER_HOME="$PWD"   # absolute: the instance reads ./dagster.yaml and keeps its runs in history/, storage/, … here
 export PATH="$PWD/.venv/bin:$PATH"
 index="$PWD/indexes/example"
 

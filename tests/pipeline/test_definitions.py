@@ -5,8 +5,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import dagster as dg
@@ -20,6 +22,7 @@ from docs_mcp_pipeline import build_definitions
 
 from ..conftest import EXAMPLE_CHUNKS, REPO
 from .conftest import write_config
+from .test_webserver import free_port, graphql
 
 ASSETS = ["staged_docs", "chunks", "fingerprints", "cached_vectors", "lancedb_index", "metadata", "cache_audit"]
 
@@ -145,13 +148,13 @@ def test_validation_errors_fail_the_run_with_the_message(example_config: Path, e
 
 
 def repository_copy(tmp_path: Path) -> Path:
-    """A scratch copy of the repository's Dagster files as they are laid out (every top-level YAML file and
-    .dagster/dagster.yaml) and of the example corpus."""
+    """A scratch copy of the repository's Dagster files as they are laid out (every top-level YAML file:
+    docs-mcp.yaml, workspace.yaml, dagster.yaml) and of the example corpus. The copy's root is its
+    DAGSTER_HOME, as the repository's root is."""
     work = tmp_path / "repo"
-    (work / ".dagster").mkdir(parents=True)
+    work.mkdir()
     for path in REPO.glob("*.yaml"):
         shutil.copy(path, work / path.name)
-    shutil.copy(REPO / ".dagster" / "dagster.yaml", work / ".dagster" / "dagster.yaml")
     shutil.copytree(REPO / "examples", work / "examples")
     return work
 
@@ -168,7 +171,7 @@ def test_the_ci_path_and_dg_launch_from_the_repository(tmp_path: Path, monkeypat
     copy. `docs-mcp pipeline launch` from the repository root (CI), then `dg launch` from another directory:
     both record to the one instance in DAGSTER_HOME, and neither prints a warning or DEBUG lines."""
     work = repository_copy(tmp_path)
-    home = work / ".dagster"
+    home = work  # DAGSTER_HOME="$PWD" from the root, as documented
     env = {**os.environ, "DAGSTER_HOME": str(home)}
     env.pop("DOCS_MCP_CONFIG", None)
     bin_dir = Path(sys.executable).parent
@@ -215,14 +218,14 @@ def test_the_ci_path_and_dg_launch_from_the_repository(tmp_path: Path, monkeypat
     with dg.DagsterInstance.get() as instance:
         runs = instance.get_run_records()
     assert [r.dagster_run.status for r in runs] == [dg.DagsterRunStatus.SUCCESS] * 2
-    assert (home / "history" / "runs.db").is_file() and not (work / "history").exists()
+    assert (home / "history" / "runs.db").is_file()
 
 
 def test_a_wrong_corpus_name_gets_one_line_naming_the_corpora(tmp_path: Path) -> None:
     """`dg launch --partition exmaple` ends in a DagsterInvalidSubsetError traceback; the documented command
     checks the name first. Against a real (temporary) DAGSTER_HOME, where no run is recorded."""
     work = repository_copy(tmp_path)
-    home = work / ".dagster"
+    home = work
     env = {**os.environ, "DAGSTER_HOME": str(home)}
     env.pop("DOCS_MCP_CONFIG", None)
     proc = subprocess.run(
@@ -241,12 +244,66 @@ def test_a_wrong_corpus_name_gets_one_line_naming_the_corpora(tmp_path: Path) ->
     assert not (home / "history").exists()  # nothing was launched
 
 
-def test_dagster_home_holds_the_instance_config_as_dagster_documents_it(tmp_path: Path) -> None:
-    """$DAGSTER_HOME/dagster.yaml, and none in the repository root: `dg dev -w workspace.yaml` started there
-    with DAGSTER_HOME=.dagster has no second dagster.yaml to warn about ("will not be used")."""
-    config = REPO / ".dagster" / "dagster.yaml"
+def test_the_instance_config_is_at_the_top_level_where_dagster_home_is(tmp_path: Path) -> None:
+    """dagster.yaml at the repository's top level (beside workspace.yaml), a file of its own: with
+    DAGSTER_HOME the repository root, it is $DAGSTER_HOME/dagster.yaml, Dagster's documented layout."""
+    config = REPO / "dagster.yaml"
     assert config.is_file() and not config.is_symlink()
-    assert not (REPO / "dagster.yaml").exists() and not (REPO / "dagster.yml").exists()
-    shutil.copy(config, tmp_path / "dagster.yaml")
-    with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+    home = repository_copy(tmp_path)  # opening an instance creates its storage: not in the repository itself
+    with dg.DagsterInstance.from_config(str(home)) as instance:
         assert instance.python_log_level == "INFO"  # the steps' lines, not a DEBUG line per event
+
+
+@pytest.mark.slow
+def test_dg_dev_from_the_root_with_dagster_home_the_root_does_not_warn(tmp_path: Path) -> None:
+    """`dg dev -w workspace.yaml` started from the repository root with DAGSTER_HOME="$PWD", as documented:
+    Dagster warns that a dagster.yaml in the working folder "will not be used" whenever DAGSTER_HOME is
+    another folder. Here it is the folder, and the running instance has the file's settings."""
+    work = repository_copy(tmp_path)
+    env = {**os.environ, "DAGSTER_HOME": str(work)}
+    env.pop("DOCS_MCP_CONFIG", None)
+    port = free_port()
+    log = tmp_path / "dg-dev.log"  # a file: a pipe nobody reads can fill up and block the server
+    with log.open("wb") as sink:
+        server = subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "dg"),
+                "dev",
+                "-w",
+                "workspace.yaml",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(port),
+            ],
+            cwd=work,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 120
+        answer: dict = {}
+        while time.monotonic() < deadline and not answer.get("data"):
+            assert server.poll() is None, log.read_text(errors="replace")[-3000:]
+            try:
+                answer = graphql(port, "{ instance { runQueueConfig { maxConcurrentRuns } } }")
+            except OSError:
+                time.sleep(0.5)
+        assert answer.get("data"), answer
+        assert answer["data"]["instance"]["runQueueConfig"]["maxConcurrentRuns"] == 4  # dagster.yaml's setting
+        text = log.read_text(errors="replace")
+        assert "Launching Dagster services" in text, text[-3000:]
+        assert "will not be used" not in text, text[-3000:]
+    finally:
+        os.killpg(server.pid, signal.SIGINT)  # what Ctrl-C sends: dg dev stops its webserver, daemon and code servers
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(server.pid, signal.SIGKILL)  # whatever of the group is left
+        except ProcessLookupError:
+            pass
+        server.wait(timeout=30)

@@ -107,9 +107,8 @@ def assert_checks_per_partition(instance: dg.DagsterInstance, record: dg.RunReco
 def repo(tmp_path: Path, example_docs: Path) -> Path:
     """A copy of the repository's Dagster files, with two corpora."""
     work = tmp_path / "repo"
-    (work / ".dagster").mkdir(parents=True)
-    shutil.copy(REPO / ".dagster" / "dagster.yaml", work / ".dagster" / "dagster.yaml")
-    for path in REPO.glob("*.yaml"):  # as the repository lays them out (a dagster.yaml here would be warned about)
+    work.mkdir()
+    for path in REPO.glob("*.yaml"):  # as the repository lays them out: dagster.yaml, workspace.yaml, docs-mcp.yaml
         shutil.copy(path, work / path.name)
     beta = tmp_path / "beta-docs"
     write(beta, ".docs-mcp.json", '{"version": "1", "strategy": {"chunk_by": "h2"}}')
@@ -130,7 +129,7 @@ def repo(tmp_path: Path, example_docs: Path) -> Path:
 
 
 def test_backfill_builds_every_corpus_side_by_side(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = repo / ".dagster"
+    home = repo  # DAGSTER_HOME is the repository root, where dagster.yaml is
     # Runs wait where they write their table until the test releases them (docs_mcp_core/failpoints.py),
     # each leaving a file in `paused` while it waits: two files at once show two runs side by side,
     # however the machine's load spreads them out.
@@ -243,7 +242,7 @@ def test_backfill_builds_every_corpus_side_by_side(repo: Path, monkeypatch: pyte
             ]
             assert len(alpha_runs) == 2
             assert not overlap(*((r.start_time, r.end_time) for r in alpha_runs))
-        # Started as the README says, from the repository root with DAGSTER_HOME=.dagster: nothing to warn about.
+        # Started as the docs say, from the repository root with DAGSTER_HOME the root: nothing to warn about.
         assert "will not be used" not in log.read_text(errors="replace")
     finally:
         os.killpg(server.pid, signal.SIGTERM)

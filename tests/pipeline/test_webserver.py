@@ -31,9 +31,8 @@ def graphql(port: int, query: str) -> dict:
 
 
 def test_webserver_lists_the_seven_assets_and_checks(tmp_path: Path) -> None:
-    for name in ("workspace.yaml", "docs-mcp.yaml"):
+    for name in ("workspace.yaml", "docs-mcp.yaml", "dagster.yaml"):  # the repository's root, its DAGSTER_HOME
         shutil.copy(REPO / name, tmp_path / name)
-    shutil.copy(REPO / ".dagster" / "dagster.yaml", tmp_path / "dagster.yaml")
     shutil.copytree(REPO / "examples", tmp_path / "examples")
     port = free_port()
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path)}
