@@ -159,6 +159,7 @@ def test_damaged_pending_store_is_a_warning_and_a_correct_build(
     damage(out / PENDING)
     output = build(example_docs, out)
     assert f"warn: embedding cache: {reason}" in output
-    assert f", {embedded} embedded," in output  # only the damaged vectors are paid for again
+    # only the damaged vectors are paid for again
+    assert f", {embedded} chunk{'' if embedded == 1 else 's'} embedded;" in output
     assert published_vectors(out) == cold
     assert not (out / PENDING).exists()
