@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO))
 
 from docs_mcp_core.corpus.markdown import mdx_mode, parser, tokens_text  # noqa: E402
 from docs_mcp_core.indexing.steps import analyze_corpus  # noqa: E402
-from docs_mcp_core.models import Chunk  # noqa: E402
+from docs_mcp_core.output.chunk import Chunk  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"
 CORPORA = [

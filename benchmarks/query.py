@@ -210,7 +210,7 @@ async def measure_pair(
 
 def side_by_side(index: Path, args: argparse.Namespace) -> None:
     """--index with --baseline or --against-index: one table row from two servers measured at once."""
-    from docs_mcp_core.metadata import require_metadata
+    from docs_mcp_core.output.metadata import require_metadata
 
     other = args.against_index.resolve() if args.against_index else index
     servers = {"ours": (index, REPO), "baseline": (other, args.baseline.resolve() if args.baseline else REPO)}
@@ -253,7 +253,7 @@ def main() -> None:
         return
     from docs_mcp_core.embedding import make_provider
     from docs_mcp_core.indexing.steps import build
-    from docs_mcp_core.layout import OutputLayout
+    from docs_mcp_core.output.layout import OutputLayout
     from docs_mcp_eval.benchmark import parse_spec
 
     work = Path(tempfile.mkdtemp(prefix="docs-mcp-query-"))

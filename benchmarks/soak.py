@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from docs_mcp_core.layout import OutputLayout  # noqa: E402
+from docs_mcp_core.output.layout import OutputLayout  # noqa: E402
 from tests.reliability.load import build, copy_corpus, http_server, queries_from, run_load  # noqa: E402
 
 DEFAULT_CORPUS = REPO / "tests" / "fixtures" / "dub-ts"

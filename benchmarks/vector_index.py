@@ -30,8 +30,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("LANCEDB_LOG", "error")
 
+from docs_mcp_core.output.vector_index import ann_query  # noqa: E402
 from docs_mcp_core.search.engine import CANDIDATES  # noqa: E402
-from docs_mcp_core.vector_index import ann_query  # noqa: E402
 
 CORPUS = REPO / "tests" / "fixtures" / "dub-ts"
 SUITE = REPO / "benchmarks" / "suites" / "dub-ts.json"
@@ -146,7 +146,7 @@ def make_copies(corpus: Path, copies: int, root: Path) -> Path:
 def build_indexed(docs: Path, out: Path, provider_name: str) -> float:
     from docs_mcp_core.embedding import ProviderSettings, make_provider, resolve_settings
     from docs_mcp_core.indexing.steps import build
-    from docs_mcp_core.vector_index import VectorIndexPolicy
+    from docs_mcp_core.output.vector_index import VectorIndexPolicy
 
     settings, _ = resolve_settings(ProviderSettings(), provider_name)
     provider = make_provider(settings)

@@ -28,7 +28,7 @@ class _Location(click.ParamType):
     name = "path"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
-        from .objectstore import location
+        from .output.objectstore import location
 
         try:
             return location(value)
@@ -548,13 +548,13 @@ def build(
     """Build the index from a folder (--docs-dir), a docs website (--url) or a git repository (--git).
     Nothing is written if validation fails; publishing is atomic."""
     from .embedding import make_provider
-    from .fsutil import build_lock
     from .indexing.steps import build as run_build
     from .indexing.steps import build_remote
-    from .objectstore import RemoteIndex, is_remote
+    from .output.lock import build_lock
+    from .output.objectstore import RemoteIndex, is_remote
+    from .output.vector_index import VectorIndexPolicy
     from .paths import check_docs_dir, check_writable_dir
     from .progress import StderrReporter, Timer
-    from .vector_index import VectorIndexPolicy
 
     settle()
     timer = Timer()
@@ -598,7 +598,7 @@ def build(
             pages = None
             corpus = None
             if web is not None:
-                from .layout import OutputLayout
+                from .output.layout import OutputLayout
                 from .sources.web.stage import corpus_name, stage_url
 
                 staged = stage_url(web, OutputLayout(local).staged, reporter, force=force)
@@ -608,7 +608,7 @@ def build(
                     corpus_name(web.url, Path(staged.path)),
                 )
             elif repo is not None:
-                from .layout import OutputLayout
+                from .output.layout import OutputLayout
                 from .sources.git import repo_name
 
                 staged = stage_repo(repo, OutputLayout(local).staged, reporter)
@@ -746,7 +746,7 @@ def search(
 def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> list[Any]:
     """`--index [NAME=]PATH` values, or docs-mcp.yaml's serve section (with --config, or when no --index is given
     and ./docs-mcp.yaml or DOCS_MCP_CONFIG names a config with a serve section)."""
-    from .objectstore import location
+    from .output.objectstore import location
     from .server import ServedCorpus
     from .server.app import CORPUS_NAME
     from .sources.config import CONFIG_ENV, find_config, load_config
@@ -975,8 +975,8 @@ def checked_corpora(
     """The corpora `serve` would serve for these options (served_corpora: one parser), each with its
     published metadata (a path that is no index is refused here, not in a client later), and the
     docs-mcp.yaml they came from (None for --index)."""
-    from .metadata import require_metadata
-    from .objectstore import RemoteIndex
+    from .output.metadata import require_metadata
+    from .output.objectstore import RemoteIndex
     from .server.app import check_corpora
     from .sources.config import CONFIG_ENV, find_config
 
@@ -1214,7 +1214,7 @@ def audit(index: Path, sql: str | None) -> None:
     out = index
 
     if isinstance(out, str):  # s3://…: the audit is kept with the build's default state dir
-        from .objectstore import RemoteIndex
+        from .output.objectstore import RemoteIndex
 
         out = RemoteIndex.parse(out).default_state_dir()
     if sql:

@@ -16,7 +16,7 @@ from docs_mcp_core.indexing.steps import (
     publish_metadata,
     write_index,
 )
-from docs_mcp_core.layout import OutputLayout
+from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.sources.git import stage_git, staged_line
 from docs_mcp_core.sources.local import StagedDocs, stage_local
 

@@ -11,7 +11,7 @@ import dagster as dg
 
 from docs_mcp_core.fsutil import read_json
 from docs_mcp_core.indexing import checks
-from docs_mcp_core.layout import OutputLayout, staged_listing
+from docs_mcp_core.output.layout import OutputLayout, staged_listing
 
 from .assets import staged_path
 from .resources import DocsMcpConfig

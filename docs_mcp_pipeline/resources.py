@@ -14,8 +14,9 @@ from pydantic import PrivateAttr
 
 from docs_mcp_core.embedding import EmbeddingProvider, make_provider
 from docs_mcp_core.errors import DocsMcpError
-from docs_mcp_core.fsutil import BuildLock, read_json, write_json_atomic
-from docs_mcp_core.layout import OutputLayout
+from docs_mcp_core.fsutil import read_json, write_json_atomic
+from docs_mcp_core.output.layout import OutputLayout
+from docs_mcp_core.output.lock import BuildLock
 from docs_mcp_core.sources.config import Corpora, load_config
 
 

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 from docs_mcp_core.embedding.cache import EmbedResult
 from docs_mcp_core.indexing.steps import ChunkSet
-from docs_mcp_core.metadata import PublishedMetadata
-from docs_mcp_core.models import IndexInfo
+from docs_mcp_core.output.metadata import PublishedMetadata, TableVersion
 from docs_mcp_core.sources.local import StagedDocs
 
 
@@ -44,7 +43,7 @@ class Embedded(Fingerprinted):
 class Indexed(Embedded):
     """The `lancedb_index` asset: the table version written (not yet published)."""
 
-    index: IndexInfo
+    index: TableVersion
 
 
 @dataclass

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..corpus.manifest import Strategy
 from ..corpus.markdown import MAX_HEADING_CHARS, Block, parser, top_level_blocks
-from ..models import Chunk
+from ..output.chunk import Chunk
 from .ids import PREAMBLE, SlugRegistry, file_part_id, part_id, section_id, slugify
 from .splitting import Piece, Unit, pack, part_plain, part_text, split_units
 

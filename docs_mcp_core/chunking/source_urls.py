@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..corpus.markdown import top_level_blocks
 from ..corpus.site import SiteContext, heading_ids, page_url
-from ..models import Chunk
+from ..output.chunk import Chunk
 from .ids import PREAMBLE
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass
 
 from ..errors import DocsMcpError
-from ..metadata import PublishedMetadata
+from ..output.metadata import PublishedMetadata
 
 NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME = 64

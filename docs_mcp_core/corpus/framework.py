@@ -461,7 +461,7 @@ def detect_framework(docs_dir: Path, boundary: Path | None = None) -> Framework 
     """The framework whose config covers `docs_dir`, from the folder itself up to LEVELS_UP above it,
     never above a git work tree's root, a staged copy's root (the folder beside which staging keeps its
     listing) or `boundary`."""
-    from ..layout import STAGED_LISTING
+    from ..output.layout import STAGED_LISTING
 
     docs = Path(os.path.realpath(docs_dir))
     stop = Path(os.path.realpath(boundary)) if boundary is not None else None

@@ -8,7 +8,7 @@ from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..vector_index import MAX_DIMENSIONS
+from ..output.vector_index import MAX_DIMENSIONS
 from .input import PassageSplitter
 
 if TYPE_CHECKING:  # numpy loads with the provider that makes vectors: a text-only build never imports it

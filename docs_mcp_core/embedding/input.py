@@ -16,7 +16,7 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-from ..models import Chunk
+from ..output.chunk import Chunk
 
 _FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})")
 

@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ..layout import OutputLayout
+from ..output.layout import OutputLayout
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS builds (
@@ -220,7 +220,7 @@ def query(out: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     import duckdb
 
     from ..errors import DocsMcpError
-    from ..metadata import require_metadata
+    from ..output.metadata import require_metadata
 
     require_metadata(out)  # a reading command: a folder that is not an index gets the build command, nothing else
     path = OutputLayout(out).audit

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ..corpus.manifest import MAX_TAXONOMY_KEYS, MAX_TAXONOMY_VALUES, MAX_VALUE_CHARS
-from ..layout import OutputLayout
-from ..metadata import read_metadata
-from ..vector_index import vector_column
+from ..output.layout import OutputLayout
+from ..output.metadata import read_metadata
+from ..output.table_schema import vector_column
 
 
 @dataclass

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ..models import Chunk
+from ..output.chunk import Chunk
 
 
 def chunk_line(chunk: Chunk) -> bytes:

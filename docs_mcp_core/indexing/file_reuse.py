@@ -21,16 +21,12 @@ from ..corpus.beneath import read_beneath
 from ..corpus.manifest import Resolution, Strategy
 from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
-from ..fsutil import RACY_NS, file_sha256, read_json, write_atomic, write_atomic_pieces
-from ..layout import FILE_STATE, METADATA, OutputLayout
-from ..metadata import read_metadata
-from ..models import Chunk
+from ..fsutil import RACY_NS, file_sha256, write_atomic, write_atomic_pieces
+from ..output.build_state import STATE_VERSION, Passages, read_state, state_json
+from ..output.chunk import Chunk
+from ..output.layout import FILE_STATE, METADATA, OutputLayout
+from ..output.metadata import read_metadata
 from .chunk_lines import chunk_line, framed, head, read_lines
-
-# (passages key, {file: [[chunk_id, fingerprint, …] per chunk]}): what a build's passages were
-Passages = tuple[str, dict[str, list[list[str]]]]
-
-STATE_VERSION = "2"  # 2: per-file chunk counts and titles, and chunks.json's size and mtime
 
 
 def file_key(relpath: str, sha256: str, rules: Resolution, context: str = "") -> str:
@@ -74,24 +70,6 @@ def _stat(path: Path) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns]
 
 
-def _read_state(path: Path) -> dict[str, Any] | None:
-    """A reuse state file, parsed once per version of it: a build looks at it several times."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return _parsed_state(str(path), st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=4)
-def _parsed_state(path: str, inode: int, size: int, mtime_ns: int) -> dict[str, Any] | None:
-    try:
-        state = read_json(Path(path))
-    except (ValueError, OSError):
-        return None
-    return state if isinstance(state, dict) else None
-
-
 def chunks_match(path: Path, sha256: str, state: dict[str, Any] | None) -> bool:
     """Whether `path` holds the chunks.json with `sha256`: trusted without reading it when its size and
     mtime are the ones `state` recorded for it (as git trusts its index), hashed otherwise; a file of
@@ -114,7 +92,7 @@ def published_files(out: Path, chunks_sha256: str) -> tuple[Path | None, Path | 
     out = Path(out)
     pending_chunks, pending_state = pending_paths(out)
     # the pending state first: with the same chunks.json it is the newer record of the files' stats
-    states = [(p, _read_state(p)) for p in (pending_state, OutputLayout(out).file_state)]
+    states = [(p, read_state(p)) for p in (pending_state, OutputLayout(out).file_state)]
     state = next((p for p, s in states if s is not None and s.get("chunks_sha256") == chunks_sha256), None)
     recorded = next((s for p, s in states if p == state), None)
     chunks = next(
@@ -125,7 +103,7 @@ def published_files(out: Path, chunks_sha256: str) -> tuple[Path | None, Path | 
 
 @dataclass
 class PreviousChunks:
-    """The last published build: its reuse state now, its chunks only when a reused file needs them."""
+    """The last published build: its build state now, its chunks only when a reused file needs them."""
 
     files: dict[str, dict[str, Any]]
     chunks_path: Path
@@ -159,10 +137,9 @@ class PreviousChunks:
         included = entry.get("included", {})
         if not isinstance(included, dict) or (included and not _unchanged(included, project_root)):
             return None
-        stored = entry.get("diagnostics", [])
-        if any(len(fields) != 4 for fields in stored):
-            return None  # saved before diagnostics had codes: re-parse so every finding has one
-        diags = [Diagnostic(relpath, *fields) for fields in stored]  # line, severity, message, code
+        diags = [
+            Diagnostic(relpath, *fields) for fields in entry.get("diagnostics", [])
+        ]  # line, severity, message, code
         return (
             int(entry.get("chunks", 0)),
             diags,
@@ -227,7 +204,7 @@ def _unchanged(included: dict[str, str], project_root: str | None) -> bool:
 
 
 def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
-    """The last published build's reuse state, or None and the reason it cannot be reused.
+    """The last published build's build state, or None and the reason it cannot be reused.
 
     chunks.json is not read here: when its size and mtime are the recorded ones it is trusted
     until a reused file's chunks are needed (a no-op build never reads it).
@@ -246,7 +223,7 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
         chunks_file, state_file = found_chunks or chunks_file, found_state or state_file
     if not state_file.exists():
         return None, None
-    state = _read_state(state_file)
+    state = read_state(state_file)
     if state is None or not isinstance(state.get("files", {}), dict):
         return None, f"{FILE_STATE} is corrupt"
     if state.get("state_version") != STATE_VERSION or state.get("chunker_version") != chunker_version():
@@ -270,47 +247,10 @@ def load_previous(out: Path | None) -> tuple[PreviousChunks | None, str | None]:
     ), None
 
 
-def state_json(
-    chunks_sha256: str,
-    chunks_stat: list[int] | None,
-    files: list[Any],
-    scanned_ns: int = 0,
-    passages: Passages | None = None,
-) -> dict[str, Any]:
-    """What a chunks.json was built from (FileRecord list): the reuse state saved with it, with each
-    file's sha256 and stat (file_stat) as that build found them when it began at `scanned_ns`, and
-    the fingerprints its chunks' passages had (a later build that reuses the file reuses them too)."""
-    key, by_file = passages if passages is not None else (None, {})
-    state = {
-        "state_version": STATE_VERSION,
-        "chunker_version": chunker_version(),
-        "chunks_sha256": chunks_sha256,
-        "chunks_stat": chunks_stat,
-        "scanned_ns": scanned_ns,
-        "files": {
-            f.relpath: {
-                "key": f.key,
-                "sha256": f.sha256,
-                "stat": f.stat,
-                "chunks": f.chunks,
-                "titles": f.titles,
-                "metadata": f.metadata,
-                "diagnostics": [[d.line, d.severity, d.message, d.code] for d in f.diagnostics],
-                **({"included": f.included} if getattr(f, "included", None) else {}),
-                **({"passages": by_file[f.relpath]} if f.relpath in by_file else {}),
-            }
-            for f in files
-        },
-    }
-    if key is not None:
-        state["passages_key"] = key
-    return state
-
-
 def recorded_passages_key(out: Path, chunks_sha256: str) -> str | None:
     """The passages key of the state in place for this chunks.json (None: none recorded, or no state)."""
     state_file = published_files(out, chunks_sha256)[1]
-    state = _read_state(state_file) if state_file is not None else None
+    state = read_state(state_file) if state_file is not None else None
     key = state.get("passages_key") if state else None
     return key if isinstance(key, str) else None
 
@@ -323,12 +263,12 @@ def write_pending_chunks(out: Path, lines: Iterable[bytes]) -> str:
 def write_pending(
     out: Path, chunks_sha256: str, files: list[Any], scanned_ns: int = 0, passages: Passages | None = None
 ) -> None:
-    """Put the reuse state aside next to the chunks.json it describes (the pending one, or the one in
+    """Put the build state aside next to the chunks.json it describes (the pending one, or the one in
     place when this build's chunks are the published ones); publish_pending moves them in after metadata.json."""
     chunks, state = pending_paths(out)
     if not chunks.exists():
         chunks = OutputLayout(out).chunks
-    record = state_json(chunks_sha256, _stat(chunks), files, scanned_ns, passages)
+    record = state_json(chunker_version(), chunks_sha256, _stat(chunks), files, scanned_ns, passages)
     compact = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
     write_atomic(state, compact.encode())  # one line: it grows with the corpus and only builds read it
 

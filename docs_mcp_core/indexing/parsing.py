@@ -25,7 +25,7 @@ from ..corpus.walk import resolve_file
 from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
 from ..gc_freeze import own_process, settle
-from ..models import Chunk
+from ..output.chunk import Chunk
 
 if TYPE_CHECKING:  # worker processes are started only for many changed files
     from concurrent.futures import Future, ProcessPoolExecutor

@@ -22,8 +22,8 @@ from ..embedding.cache import EmbedResult
 from ..embedding.fingerprint import passages_key
 from ..embedding.input import passage_input
 from ..errors import DocsMcpError
+from ..output.build_state import Passages
 from .chunk_lines import parse_line
-from .file_reuse import Passages
 
 if TYPE_CHECKING:
     from .steps import ChunkSet, FileRecord

@@ -5,7 +5,6 @@ chunk_corpus → fingerprint_chunks → embed_chunks → write_index → publish
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import re
@@ -28,12 +27,29 @@ from ..embedding import EmbeddingProvider
 from ..embedding.cache import EmbedResult, commit_cache, embed_with_cache, may_hold_vectors
 from ..errors import DocsMcpError, ValidationFailed
 from ..failpoints import pause
-from ..fsutil import build_lock, file_stat, remove_temp_files, write_atomic, write_json_atomic
-from ..layout import CHUNKS, FILE_STATE, METADATA, OutputLayout
-from ..metadata import IndexRef, PublishedMetadata, build_metadata, read_metadata, write_metadata
-from ..models import Chunk, IndexInfo
+from ..fsutil import file_stat, remove_temp_files, write_atomic, write_json_atomic
+from ..output.chunk import Chunk
+from ..output.layout import CHUNKS, FILE_STATE, METADATA, OutputLayout
+from ..output.lock import build_lock
+from ..output.metadata import (
+    SCHEMA_VERSION,
+    PublishedMetadata,
+    TableVersion,
+    build_metadata,
+    read_metadata,
+    write_metadata,
+)
+from ..output.table_files import (
+    forget_records,
+    manifests,
+    record_files,
+    records_problem,
+    remove_files,
+    unrecorded_files,
+    version_problem,
+)
+from ..output.vector_index import INDEX_KIND, VectorIndexPolicy
 from ..progress import NullReporter, Reporter, Timer
-from ..vector_index import INDEX_KIND, VectorIndexPolicy
 from .audit import new_build_id, record_build
 from .chunk_lines import SourceUrls, Spill, chunk_line, parse_line
 from .file_reuse import (
@@ -51,21 +67,9 @@ from .file_reuse import (
 )
 from .parsing import Parsed, ParseJob, Parser
 from .passages import passage_plan, recorded_passages
-from .tablefiles import (
-    forget_records,
-    manifests,
-    record_files,
-    records_problem,
-    remove_files,
-    unrecorded_files,
-    version_problem,
-)
 
 if TYPE_CHECKING:  # object storage is imported only to build for it
-    from ..objectstore import RemoteIndex
-
-INDEX_SCHEMA_VERSION = "4"  # bump when the table gains or changes columns (2: derived search fields, 3: navigation,
-# 4: content_digest leaves headings out, bare_code)
+    from ..output.objectstore import RemoteIndex
 
 
 @dataclass
@@ -500,7 +504,7 @@ def chunks_json(chunks: list[Chunk]) -> bytes:
 
 def index_content_hash(chunks_sha256: str, embedded: EmbedResult, keys: list[str]) -> str:
     """Everything the table is made of: chunks (by chunks.json's sha256), taxonomy columns, and (via fingerprints) vectors."""
-    h = hashlib.sha256(f"schema={INDEX_SCHEMA_VERSION}\0keys={','.join(keys)}\0dims={embedded.dimensions}\0".encode())
+    h = hashlib.sha256(f"schema={SCHEMA_VERSION}\0keys={','.join(keys)}\0dims={embedded.dimensions}\0".encode())
     h.update(chunks_sha256.encode())
     if embedded.passages is not None:  # a list of vectors per row (table.py): the layout is part of the table
         h.update(b"passages\0")
@@ -518,7 +522,7 @@ def _read_published(out: Path, reporter: Reporter) -> PublishedMetadata | None:
         return None
 
 
-def _clean_leftovers(out: Path, published: IndexRef | None) -> None:
+def _clean_leftovers(out: Path, published: TableVersion | None) -> None:
     """What a build killed earlier left behind: temp files, and chunks.json/state it wrote aside.
 
     If it was stopped after publishing metadata.json, its chunks.json is moved in now;
@@ -545,14 +549,14 @@ UPDATE_MAX_SHARE = 0.1  # a change to at most this share of the rows updates the
 
 def _update_published(
     out: Path,
-    published: IndexRef,
+    published: TableVersion,
     chunkset: ChunkSet,
     embedded: EmbedResult,
     keys: list[str],
     digest: str,
     reporter: Reporter,
     source_urls: bool,
-) -> IndexInfo | None:
+) -> TableVersion | None:
     """A new table version made by updating the published one (table.update_table), or None when the
     table is to be written whole: it was not built from the previous chunks, it is damaged, its
     vectors were made under another config or format than this build's (or it does not say: a
@@ -586,7 +590,7 @@ def _update_published(
     return updated
 
 
-def _reuse_problem(out: Path, published: IndexRef) -> tuple[str, bool] | None:
+def _reuse_problem(out: Path, published: TableVersion) -> tuple[str, bool] | None:
     """Why the published table version cannot simply be republished, and whether it is damage.
 
     Cheap: a directory listing and a stat per recorded file (a file whose stat changed is read
@@ -614,7 +618,7 @@ def write_index(
     force: bool = False,
     vector_index: VectorIndexPolicy | None = None,
     publish_to: RemoteIndex | None = None,
-) -> IndexInfo:
+) -> TableVersion:
     """Write a new, fully indexed table version, and chunks.json aside (nothing is published yet).
 
     If nothing the table is made of changed and the published version is intact, it is
@@ -654,11 +658,11 @@ def write_index(
         elif problem:
             reporter.info(f"{problem[0]}; writing a new version so they can be removed")
         if reuse and published and not problem:  # the same fingerprints: the same passages key
-            info = IndexInfo(
-                published.table,
-                published.version,
-                published.rows,
-                digest,
+            info = TableVersion(
+                table=published.table,
+                version=published.version,
+                rows=published.rows,
+                content_hash=digest,
                 chunks_sha256=chunks_sha,
                 passages_key=embedded.passages_key,
                 vectors=vector_rows,
@@ -674,12 +678,13 @@ def write_index(
                 )
             )
         ):
-            info = dataclasses.replace(
-                updated,
-                chunks_sha256=chunks_sha,
-                passages_key=embedded.passages_key,
-                vectors=vector_rows,
-                made="updated",
+            info = updated.model_copy(
+                update={
+                    "chunks_sha256": chunks_sha,
+                    "passages_key": embedded.passages_key,
+                    "vectors": vector_rows,
+                    "made": "updated",
+                }
             )
             record_files(out, info.table, info.version, info.files)
         else:
@@ -700,12 +705,13 @@ def write_index(
                 vector_index=ann,
                 passages=embedded.passages,
             )
-            info = dataclasses.replace(
-                written,
-                chunks_sha256=chunks_sha,
-                passages_key=embedded.passages_key,
-                vectors=vector_rows,
-                made="written",
+            info = written.model_copy(
+                update={
+                    "chunks_sha256": chunks_sha,
+                    "passages_key": embedded.passages_key,
+                    "vectors": vector_rows,
+                    "made": "written",
+                }
             )
             record_files(out, info.table, info.version, info.files)
             marker.unlink()
@@ -825,7 +831,7 @@ def default_description(name: str, chunkset: ChunkSet) -> str:
 def publish_metadata(
     out: Path,
     chunkset: ChunkSet,
-    index: IndexInfo,
+    index: TableVersion,
     provider: EmbeddingProvider,
     *,
     description: str | None = None,
@@ -839,7 +845,7 @@ def publish_metadata(
 
     Without a description, one is made from the corpus (`corpus`, else the docs folder's name).
 
-    Then chunks.json and the reuse state are moved in, table versions other than this one
+    Then chunks.json and the build state are moved in, table versions other than this one
     and the one published before it are pruned, and only then is the embedding cache pruned
     to `embedded`'s vectors (commit_cache), so a build that never publishes never takes a
     vector away from the published index.
@@ -908,7 +914,7 @@ class BuildSummary:
     reused_files: int
     embedded: EmbedResult
     seconds: float
-    index: IndexInfo
+    index: TableVersion
     metadata: PublishedMetadata
 
 
@@ -1011,7 +1017,7 @@ def build(
 
 
 def _objectstore() -> Any:
-    from .. import objectstore
+    from ..output import objectstore
 
     return objectstore
 

@@ -9,7 +9,6 @@ versions by number (the published one and the one before it), never by age.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -22,15 +21,13 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS, Bitmap, BTree
 
-from ..derived_fields import bare_code, code_languages, content_digest, navigation_share, subwords
 from ..embedding.cache import EmbedResult
 from ..errors import DocsMcpError
 from ..failpoints import pause
-from ..layout import OutputLayout
-from ..models import Chunk, IndexInfo, meta_column, sql_literal
-from ..vector_index import VECTOR_COLUMN, index_config
-from .chunk_lines import ChunkOrder
-from .tablefiles import (
+from ..output.chunk import Chunk, meta_column, sql_literal
+from ..output.layout import OutputLayout
+from ..output.metadata import TableVersion
+from ..output.table_files import (
     complete_versions,
     files_of,
     forget_missing,
@@ -40,76 +37,16 @@ from .tablefiles import (
     table_dir,
     unrecorded_files,
 )
+from ..output.table_schema import SUBWORDS_COLUMN, TABLE, VECTOR_COLUMN, record_batch, table_schema
+from ..output.vector_index import index_config
+from .chunk_lines import ChunkOrder
 
-TABLE = "chunks"
 # Lance deletes versions older than an age; ours are removed by number before it runs (see
 # prune_versions), so this age only has to be longer than any real table has existed.
 _NEVER_BY_AGE = dt.timedelta(days=3650)
 
 
 WRITE_BATCH = 2048  # rows per Arrow batch: the table is written as a stream, never built whole in memory
-
-
-def _schema(keys: list[str], dims: int, source_urls: bool, multivector: bool = False) -> pa.Schema:
-    fields = [
-        ("chunk_id", pa.string()),
-        ("filepath", pa.string()),
-        ("heading", pa.string()),
-        ("heading_level", pa.int32()),
-        ("breadcrumb", pa.string()),
-        ("content", pa.string()),
-        ("content_text", pa.string()),
-        ("chunk_index", pa.int32()),
-        ("metadata", pa.string()),
-        # derived search fields (derived_fields.py); search uses each only when the table has it
-        ("content_subwords", pa.string()),
-        ("code_languages", pa.string()),
-        ("content_chars", pa.int32()),
-        ("content_digest", pa.string()),
-        ("navigation", pa.float32()),
-        ("bare_code", pa.bool_()),
-    ]
-    if source_urls:  # website corpora only: file corpora keep their schema
-        fields.append(("source_url", pa.string()))
-    fields += [(meta_column(key), pa.string()) for key in keys]
-    if dims > 0:  # a chunk with passages has one vector each: a list of them per row (LanceDB's multivector)
-        vector = pa.list_(pa.float32(), dims)
-        fields.append(("vector", pa.list_(vector) if multivector else vector))
-    return pa.schema(fields)
-
-
-def _batch(
-    rows: list[Chunk], vectors: np.ndarray | None, keys: list[str], schema: pa.Schema, counts: list[int] | None = None
-) -> pa.RecordBatch:
-    """One Arrow batch of rows; with `counts`, `vectors` holds counts[i] passage vectors for row i."""
-    cols: list[pa.Array] = [
-        pa.array([c.chunk_id for c in rows], pa.string()),
-        pa.array([c.filepath for c in rows], pa.string()),
-        pa.array([c.heading for c in rows], pa.string()),
-        pa.array([c.heading_level for c in rows], pa.int32()),
-        pa.array([c.breadcrumb for c in rows], pa.string()),
-        pa.array([c.content for c in rows], pa.string()),
-        pa.array([c.content_text for c in rows], pa.string()),
-        pa.array([c.chunk_index for c in rows], pa.int32()),
-        pa.array([json.dumps(c.metadata, sort_keys=True) for c in rows], pa.string()),
-        pa.array([subwords(f"{c.heading}\n{c.content_text}") for c in rows], pa.string()),
-        pa.array([" ".join(code_languages(c.content)) for c in rows], pa.string()),
-        pa.array([len(c.content_text) for c in rows], pa.int32()),
-        pa.array([content_digest(c.heading, c.content, c.content_text) for c in rows], pa.string()),
-        pa.array([navigation_share(c.content) for c in rows], pa.float32()),
-        pa.array([bare_code(c.content) for c in rows], pa.bool_()),
-    ]
-    if "source_url" in schema.names:
-        cols.append(pa.array([c.source_url for c in rows], pa.string()))
-    cols += [pa.array([c.metadata.get(key) for c in rows], pa.string()) for key in keys]
-    if vectors is not None:
-        dims = vectors.shape[1]
-        flat = np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1)
-        fixed = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), dims)
-        if counts is not None:
-            fixed = pa.ListArray.from_arrays(pa.array(np.concatenate([[0], np.cumsum(counts)]), pa.int32()), fixed)
-        cols.append(fixed)
-    return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
 def _rows(
@@ -121,15 +58,15 @@ def _rows(
     if vectors is not None and vectors.shape[1] == 0:
         vectors = None
     multivector = vectors is not None and passages is not None
-    schema = _schema(keys, 0 if vectors is None else vectors.shape[1], order.source_urls, multivector)
+    schema = table_schema(keys, 0 if vectors is None else vectors.shape[1], order.source_urls, multivector)
     starts = np.concatenate([[0], np.cumsum(passages)]) if multivector else None
 
     def batch(rows: list[Chunk], picked: list[int]) -> pa.RecordBatch:
         if vectors is None or starts is None:
-            return _batch(rows, None if vectors is None else vectors[picked], keys, schema)
+            return record_batch(rows, None if vectors is None else vectors[picked], keys, schema)
         counts = [int(starts[r + 1] - starts[r]) for r in picked]
         taken = np.concatenate([np.arange(starts[r], starts[r + 1]) for r in picked])
-        return _batch(rows, vectors[taken], keys, schema, counts)
+        return record_batch(rows, vectors[taken], keys, schema, counts)
 
     def batches() -> Iterator[pa.RecordBatch]:
         picked: list[int] = []
@@ -160,13 +97,13 @@ def write_table(
     discard_damaged: bool = False,
     vector_index: bool = False,
     passages: list[int] | None = None,
-) -> IndexInfo:
+) -> TableVersion:
     """Write a new table version with all its indexes from a build's chunks.json; the caller publishes it.
 
     With `vector_index` (see vector_index.VectorIndexPolicy) the `vector` column also gets an
     ANN index, which the server then searches instead of ranking every row exactly.
 
-    The files this write adds are returned (IndexInfo.files) so a later build can check,
+    The files this write adds are returned (TableVersion.files) so a later build can check,
     without LanceDB, that the version is still intact before it republishes it. A table too
     damaged to take a new version (a corrupt manifest) is deleted and written afresh, but only
     with `discard_damaged`: when nothing intact is published there.
@@ -198,7 +135,7 @@ def write_table(
         files = {
             rel: size for rel, size in files.items() if not rel.startswith("_indices/") or rel.split("/")[1] in live
         }
-    return IndexInfo(TABLE, table.version, rows, digest, files=files)
+    return TableVersion(table=TABLE, version=table.version, rows=rows, content_hash=digest, files=files)
 
 
 INDEX_WORKERS = 2  # indexes built at once
@@ -208,15 +145,15 @@ def _create_indexes(table: Any, keys: list[str], replace: bool = False) -> None:
     """Every scalar and full-text index, built over the table's current rows (`replace`: anew).
 
     Two at a time: each index builds on one core and commits a version of its own, and Lance
-    merges concurrent index commits. content_text's, the biggest, starts first. On dub-ts ×10
-    all six took 0.29 s one by one and 0.19 s two at a time, with the same indexes and the same
-    number of versions; a 1% edit rebuilds them all, so that BM25 statistics equal a full build's.
+    merges concurrent index commits, so this is faster with the same indexes and versions.
+    content_text's, the biggest, starts first. An update rebuilds them all, so that BM25
+    statistics equal a full build's.
     """
     specs = [
         ("content_text", FTS(with_position=True)),
         ("heading", FTS(with_position=True)),
         ("breadcrumb", FTS()),
-        ("content_subwords", FTS()),
+        (SUBWORDS_COLUMN, FTS()),
         ("chunk_id", BTree()),
         ("filepath", BTree()),
         *((meta_column(key), Bitmap()) for key in keys),
@@ -252,7 +189,7 @@ class RowVectors:
     def batch(self, rows: list[Chunk], keys: list[str], schema: pa.Schema) -> pa.RecordBatch:
         counts = [len(self.by_chunk[c.chunk_id]) for c in rows]
         stacked = np.concatenate([self.by_chunk[c.chunk_id] for c in rows])
-        return _batch(rows, stacked, keys, schema, counts if self.multivector else None)
+        return record_batch(rows, stacked, keys, schema, counts if self.multivector else None)
 
 
 def update_table(
@@ -265,7 +202,7 @@ def update_table(
     *,
     source_urls: bool,
     vectors: RowVectors | None = None,
-) -> IndexInfo | None:
+) -> TableVersion | None:
     """A new version of a table, made from `base_version` by replacing the rows of `changed_files`
     with `chunks` (theirs now, with `vectors` when the table has vectors), then rebuilding every
     index over the result and compacting it; None when the table is not fit for it (another
@@ -285,7 +222,7 @@ def update_table(
     table = connect(out).open_table(TABLE)
     if table.version != base_version:
         return None
-    schema = _schema(keys, vectors.dims if vectors else 0, source_urls, bool(vectors and vectors.multivector))
+    schema = table_schema(keys, vectors.dims if vectors else 0, source_urls, bool(vectors and vectors.multivector))
     if table.schema != schema:
         return None
     if vectors is not None and any(VECTOR_COLUMN in (getattr(i, "columns", None) or []) for i in table.list_indices()):
@@ -295,7 +232,9 @@ def update_table(
     if chunks:
         ordered = sorted(chunks, key=lambda c: c.chunk_id)
         parts = (ordered[i : i + WRITE_BATCH] for i in range(0, len(ordered), WRITE_BATCH))
-        batches = (vectors.batch(rows, keys, schema) if vectors else _batch(rows, None, keys, schema) for rows in parts)
+        batches = (
+            vectors.batch(rows, keys, schema) if vectors else record_batch(rows, None, keys, schema) for rows in parts
+        )
         table.add(pa.RecordBatchReader.from_batches(schema, batches))
     pause("write")
     _create_indexes(table, keys, replace=True)
@@ -312,11 +251,11 @@ def update_table(
         if not rel.startswith("_indices/") or rel.split("/")[1] in live
     }
     compacted = {rel for rel in now if rel.startswith("data/") and rel not in uncompacted}
-    return IndexInfo(
-        TABLE,
-        table.version,
-        table.count_rows(),
-        digest,
+    return TableVersion(
+        table=TABLE,
+        version=table.version,
+        rows=table.count_rows(),
+        content_hash=digest,
         files=_rows_files_in_use(files, compacted, _version_summary(table)),
     )
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import DocsMcpError, SearchError
-from ..layout import OutputLayout
+from ..output.layout import OutputLayout
 
 SECRET_ENV = "DOCS_MCP_CURSOR_SECRET"
 MIN_SECRET_CHARS = 32  # the floor for every secret; a generated one is 64 hex characters (32 random bytes)

@@ -24,15 +24,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from ..derived_fields import normalize_language, subwords
 from ..errors import SearchError
 from ..failpoints import pause
-from ..layout import CHUNKS, METADATA, OutputLayout
-from ..metadata import EmbeddingInfo, TaxonomyKey, require_metadata
-from ..models import CHUNK_ID, meta_column, sql_literal
-from ..objectstore import RemoteIndex, is_remote, location, remote_signature
-from ..table_checksums import published_files_problem
-from ..vector_index import VECTOR_MEMORY_BYTES, ann_query, has_vector_index, vector_column
+from ..output.chunk import CHUNK_ID, meta_column, sql_literal
+from ..output.derived_fields import normalize_language, subwords
+from ..output.layout import CHUNKS, METADATA, OutputLayout
+from ..output.metadata import EmbeddingInfo, TaxonomyKey, require_metadata
+from ..output.objectstore import RemoteIndex, is_remote, location, remote_signature
+from ..output.table_checksums import published_files_problem
+from ..output.table_schema import vector_column
+from ..output.vector_index import VECTOR_MEMORY_BYTES, ann_query, has_vector_index
 from . import answers
 from . import cursor as cursors
 from .hits import SearchHit, TrimNote, ZeroResultHint

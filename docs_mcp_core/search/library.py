@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 
 from ..errors import SearchError
 from ..failpoints import pause
-from ..metadata import PublishedMetadata, TaxonomyKey
+from ..output.metadata import PublishedMetadata, TaxonomyKey
 from . import answers
 from . import cursor as cursors
 from .engine import (

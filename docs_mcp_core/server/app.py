@@ -24,8 +24,8 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from .. import __version__
 from ..embedding.query import QueryEmbedder
 from ..errors import DocsMcpError
-from ..metadata import Prompt
-from ..objectstore import location
+from ..output.metadata import Prompt
+from ..output.objectstore import location
 from ..search.engine import SearchEngine, SearchError, Weights
 from ..search.library import Corpus, Library, Served
 from . import tools

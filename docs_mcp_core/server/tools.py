@@ -9,7 +9,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from ..metadata import PublishedMetadata, TaxonomyKey
+from ..output.metadata import PublishedMetadata, TaxonomyKey
 from ..search.answers import CONTEXT_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
 from ..search.engine import DEFAULT_LIMIT, MAX_CONTEXT, MAX_LIMIT, match_case
 

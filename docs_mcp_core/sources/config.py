@@ -31,7 +31,7 @@ from ..paths import read_bytes
 from ..versions.spec import PackageConfig, SourceKind, VersionsConfig, check_versions
 
 if TYPE_CHECKING:
-    from ..objectstore import RemoteIndex
+    from ..output.objectstore import RemoteIndex
 
 CONFIG_FILE = "docs-mcp.yaml"
 CONFIG_ENV = "DOCS_MCP_CONFIG"
@@ -262,7 +262,7 @@ class Corpora:
 
     def remote(self, name: str) -> RemoteIndex | None:
         """The s3:// location the corpus is published to, if its `out` is one."""
-        from ..objectstore import RemoteIndex, is_remote, location
+        from ..output.objectstore import RemoteIndex, is_remote, location
 
         out = self.get(name).out
         if out is None or not is_remote(location(out)):  # location refuses other URLs (gs://…) in one line

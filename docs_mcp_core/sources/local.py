@@ -14,7 +14,7 @@ from ..corpus.beneath import LinkOutsideError, read_beneath
 from ..corpus.walk import list_tree, outside_warning, show_path
 from ..errors import DocsMcpError
 from ..fsutil import read_json, write_json_atomic
-from ..layout import staged_listing
+from ..output.layout import staged_listing
 from ..paths import check_docs_dir, check_writable_dir
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DocsMcpError
-from ..layout import CHUNKS, OutputLayout
-from ..metadata import require_metadata
-from ..objectstore import RemoteIndex, is_remote
+from ..output.layout import CHUNKS, OutputLayout
+from ..output.metadata import require_metadata
+from ..output.objectstore import RemoteIndex, is_remote
 
 
 def read_chunks(index: Path | str) -> list[dict[str, Any]]:

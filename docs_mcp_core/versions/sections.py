@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..derived_fields import content_digest
+from ..output.derived_fields import content_digest
 
 _PART = re.compile(r"^(.*)(?:-part-|#_part-)(\d+)$")
 

@@ -6,7 +6,7 @@ import duckdb
 from click.testing import CliRunner
 
 from docs_mcp_core.cli import main
-from docs_mcp_core.layout import OutputLayout
+from docs_mcp_core.output.layout import OutputLayout
 
 from ..conftest import EXAMPLE_CHUNKS
 

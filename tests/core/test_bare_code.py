@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from docs_mcp_core.derived_fields import bare_code
+from docs_mcp_core.output.derived_fields import bare_code
 from docs_mcp_core.search.engine import Weights, run_search
 
 from .test_ranking import _build, _drop_columns, _ids, _same_on_two_builds, _write_docs

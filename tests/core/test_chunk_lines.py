@@ -18,8 +18,8 @@ import lancedb
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.chunk_lines import chunk_line, head, parse_line
 from docs_mcp_core.indexing.steps import build, chunk_corpus
-from docs_mcp_core.layout import OutputLayout
-from docs_mcp_core.models import Chunk
+from docs_mcp_core.output.chunk import Chunk
+from docs_mcp_core.output.layout import OutputLayout
 
 from .test_parallel_build import cli_build
 

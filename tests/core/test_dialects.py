@@ -390,7 +390,7 @@ def _rules():
 
 def test_tab_labels_that_name_a_language_give_it_to_their_code(tmp_path: Path) -> None:
     """Material tabs, pymdownx tabs and JSX TabItems: a fence without a language gets the one its tab names."""
-    from docs_mcp_core.derived_fields import code_languages
+    from docs_mcp_core.output.derived_fields import code_languages
 
     docs = tmp_path / "docs"
     write(

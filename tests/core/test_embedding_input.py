@@ -9,7 +9,7 @@ import pytest
 
 from docs_mcp_core.chunking.chunker import chunk_markdown
 from docs_mcp_core.embedding import passage_fingerprint, to_embedding_input
-from docs_mcp_core.models import Chunk
+from docs_mcp_core.output.chunk import Chunk
 
 from ..conftest import EXAMPLE_DOCS
 

@@ -18,7 +18,7 @@ from docs_mcp_core.embedding import EmbeddingProvider, ProviderSettings, make_pr
 from docs_mcp_core.indexing import file_reuse
 from docs_mcp_core.indexing.steps import build, chunk_corpus
 from docs_mcp_core.indexing.table import open_table
-from docs_mcp_core.layout import OutputLayout
+from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.progress import NullReporter
 from docs_mcp_core.search.engine import SearchEngine, loaded_embedder
 from docs_mcp_core.search.weights import Weights

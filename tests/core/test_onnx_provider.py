@@ -23,7 +23,7 @@ from docs_mcp_core.embedding.local_onnx import BUNDLED_DIR, OnnxProvider
 from docs_mcp_core.embedding.onnx_graphs import GRAPH_FILES, KINDS, int8_kind
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.indexing.steps import analyze_corpus, build, load_model_early
-from docs_mcp_core.layout import OutputLayout
+from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.search.engine import run_search
 from docs_mcp_core.sources.config import load_config
 from docs_mcp_eval.benchmark import parse_spec

@@ -14,8 +14,8 @@ import lancedb
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.output.vector_index import VECTOR_MEMORY_BYTES, VectorIndexPolicy, has_vector_index
 from docs_mcp_core.search.engine import SearchEngine, Weights, loaded_embedder
-from docs_mcp_core.vector_index import VECTOR_MEMORY_BYTES, VectorIndexPolicy, has_vector_index
 
 REPO = Path(__file__).resolve().parents[2]
 QUERIES = [case["query"] for case in json.loads((REPO / "benchmarks/suites/dub-ts.json").read_text())["cases"]][:20]

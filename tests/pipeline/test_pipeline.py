@@ -12,7 +12,7 @@ import pytest
 from dagster_graphql.test.utils import define_out_of_process_workspace, execute_dagster_graphql
 
 from docs_mcp_core.indexing import checks
-from docs_mcp_core.layout import OutputLayout
+from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_pipeline import build_definitions
 from docs_mcp_pipeline.assets import COMMIT_TAG
 

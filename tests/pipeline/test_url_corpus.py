@@ -7,7 +7,7 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 
-from docs_mcp_core.layout import OutputLayout
+from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_pipeline import build_definitions
 
 from ..fakes.docs_site import DocsSite, copy_site

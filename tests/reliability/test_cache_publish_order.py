@@ -19,7 +19,7 @@ UNPUBLISHED_BUILD = textwrap.dedent("""
     from pathlib import Path
     from docs_mcp_core.indexing.steps import chunk_corpus, embed_chunks, fingerprint_chunks, write_index
     from docs_mcp_core.embedding import ProviderSettings, make_provider
-    from docs_mcp_core.fsutil import build_lock
+    from docs_mcp_core.output.lock import build_lock
 
     docs, out, url = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     provider = make_provider(ProviderSettings("openai", "fake-embed", 32, url))

@@ -15,7 +15,7 @@ import dagster as dg
 import pytest
 
 from docs_mcp_core.embedding.cache import _open
-from docs_mcp_core.fsutil import build_lock
+from docs_mcp_core.output.lock import build_lock
 from docs_mcp_pipeline import build_definitions
 
 from ..conftest import EXAMPLE_CHUNKS, write

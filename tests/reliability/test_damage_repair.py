@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from docs_mcp_core.indexing.tablefiles import manifests
+from docs_mcp_core.output.metadata import SCHEMA_VERSION
+from docs_mcp_core.output.table_files import manifests
 from docs_mcp_core.search.engine import run_search
 from tests.reliability.clitools import build_args, docs_mcp, published, search_ids
 
@@ -139,6 +140,31 @@ def test_reading_commands_give_one_line_for_metadata_of_the_wrong_type(
         assert result.returncode == 1, (args, result.stderr)
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and "metadata.json" in lines[0], (args, lines)
+
+
+@pytest.mark.parametrize("schema", [SCHEMA_VERSION - 1, SCHEMA_VERSION + 1, None], ids=["older", "newer", "absent"])
+def test_an_index_of_another_schema_version_is_refused_in_one_line(
+    built: tuple[Path, Path, list[str]], tmp_path: Path, schema: int | None
+) -> None:
+    """Readers refuse it naming the build that rewrites it; that build warns and rebuilds over it."""
+    docs, good, expected = built
+    out = tmp_path / "out"
+    shutil.copytree(good, out)
+    meta = json.loads((out / "metadata.json").read_text())
+    del meta["schema_version"]
+    (out / "metadata.json").write_text(json.dumps(meta if schema is None else {**meta, "schema_version": schema}))
+    for args in (["search", "--index", out, QUERY], ["serve", "--index", out]):
+        result = docs_mcp(*args, timeout=60)
+        assert result.returncode == 1, (args, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ") and "schema_version" in lines[0], (args, lines)
+        assert f"`docs-mcp build --docs-dir DOCS --index {out}`" in lines[0], lines
+
+    rebuilt = docs_mcp(*build_args(docs, out))
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "warn:" in rebuilt.stderr and "schema_version" in rebuilt.stderr and "index unchanged" not in rebuilt.stderr
+    assert json.loads((out / "metadata.json").read_text())["schema_version"] == SCHEMA_VERSION
+    assert search_ids(out, QUERY) == expected
 
 
 def test_force_rewrites_the_table_even_when_nothing_changed(

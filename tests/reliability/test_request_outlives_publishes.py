@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from docs_mcp_core.indexing.tablefiles import manifests
+from docs_mcp_core.output.table_files import manifests
 
 from ..conftest import EXAMPLE_DOCS
 from ..server.conftest import http_server

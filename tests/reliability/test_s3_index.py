@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("moto")
 
-from docs_mcp_core.objectstore import RemoteIndex
+from docs_mcp_core.output.objectstore import RemoteIndex
 from docs_mcp_core.search.engine import SearchEngine, Weights
 
 REPO = Path(__file__).resolve().parents[2]

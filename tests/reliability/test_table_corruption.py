@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from docs_mcp_core.layout import OutputLayout
+from docs_mcp_core.output.layout import OutputLayout
 from tests.reliability.clitools import build_args, docs_mcp, published, search_ids
 
 QUERY = "idempotency key"
@@ -33,7 +33,7 @@ def _garble(path: Path, offset: int = 0, length: int | None = None) -> None:
 
 def data_file(out: Path) -> Path:
     """The published version's biggest data file (an older kept version's are not read)."""
-    from docs_mcp_core.indexing.tablefiles import recorded_files
+    from docs_mcp_core.output.table_files import recorded_files
 
     files = recorded_files(out, "chunks", published(out)["version"]) or {}
     return _table(out) / max((rel for rel in files if rel.startswith("data/")), key=files.__getitem__)
@@ -53,7 +53,7 @@ def same_size_index(out: Path) -> None:
 
 
 def same_size_manifest(out: Path) -> None:
-    from docs_mcp_core.indexing.tablefiles import manifests
+    from docs_mcp_core.output.table_files import manifests
 
     _garble(manifests(out, "chunks")[published(out)["version"]], 64, 64)
 

@@ -11,7 +11,7 @@ from mcp import Client
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.steps import build
-from docs_mcp_core.metadata import PublishedMetadata
+from docs_mcp_core.output.metadata import PublishedMetadata
 from docs_mcp_core.server import create_server
 from docs_mcp_core.server.tools import search_description
 

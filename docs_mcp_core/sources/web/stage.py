@@ -32,7 +32,7 @@ from ...corpus.manifest import MANIFEST_NAME
 from ...corpus.walk import resolve_file
 from ...errors import DocsMcpError
 from ...fsutil import read_json, write_atomic, write_json_atomic
-from ...layout import page_state, staged_listing
+from ...output.layout import page_state, staged_listing
 from ...progress import NullReporter, Reporter
 from ..local import StagedDocs, _remove_strays, listing_version
 from .discover import Discovery, from_llms_txt, from_sitemap

@@ -9,9 +9,8 @@ no tool sets back. A file with another stat (a copied folder, a restored backup)
 racy when recorded is read and its checksum compared. The build and the readers share this
 check; only the build (under its lock) writes the file.
 
-xxh3-128 (the xxhash library): on the dub-ts x10 table it hashed at the speed the bytes are read
-(6.5 GB/s here), CRC-32 at 2.7, SHA-256 at 1.0 and BLAKE2b at 0.4; 128 bits make an accidental
-match of damaged bytes impossible in practice.
+xxh3-128 (the xxhash library) hashes as fast as the bytes are read (docs/performance.md has the
+figures); 128 bits make an accidental match of damaged bytes impossible in practice.
 """
 
 from __future__ import annotations
@@ -22,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .fsutil import RACY_NS, file_stat, read_json, write_json_atomic
+from ..fsutil import RACY_NS, file_stat, read_json, write_json_atomic
 from .layout import OutputLayout
 
-FORMAT = 2  # 1 (unnamed): sizes only
+FORMAT = 2
 ALGORITHM = "xxh3_128"
 _READ = 1 << 20
 
@@ -98,8 +97,6 @@ def load(path: Path) -> Records:
     if not isinstance(data, dict):
         return Records(path, problem=f"{path} is damaged (not a JSON object)")
     if data.get("format") != FORMAT or data.get("checksum") != ALGORITHM:
-        if "format" not in data and all(isinstance(v, dict) for v in data.values()):
-            return Records(path, problem=f"{path} was written without checksums (by an older docs-mcp)")
         return Records(path, problem=f"{path} has format {data.get('format')!r}, not {FORMAT} with {ALGORITHM}")
     versions = data.get("versions")
     if not isinstance(versions, dict) or not all(

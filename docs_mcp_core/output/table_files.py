@@ -11,10 +11,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .. import table_checksums
 from ..fsutil import file_stat
-from ..layout import OutputLayout
-from ..metadata import IndexRef
+from . import table_checksums
+from .layout import OutputLayout
+from .metadata import TableVersion
 
 _U64 = 2**64 - 1
 _FILE_DIRS = ("data", "_indices", "_deletions")
@@ -145,7 +145,7 @@ def recorded_files(out: Path, table: str, version: int) -> dict[str, int] | None
     return {rel: e["size"] for rel, e in files.items() if not rel.startswith(_MANIFESTS)}
 
 
-def records_problem(out: Path, index: IndexRef) -> str | None:
+def records_problem(out: Path, index: TableVersion) -> str | None:
     """Why the build state cannot vouch for the files of the published version `index`, or None:
     table-files.json is missing, damaged, from an older docs-mcp, or has no record of it."""
     records = _records(out)
@@ -160,7 +160,7 @@ def records_problem(out: Path, index: IndexRef) -> str | None:
     return None
 
 
-def version_problem(out: Path, index: IndexRef) -> str | None:
+def version_problem(out: Path, index: TableVersion) -> str | None:
     """Why the table version `index` (metadata.json `index`) cannot be served as is, or None.
 
     Checks that its manifest exists and, when they were recorded, that each of its files (the

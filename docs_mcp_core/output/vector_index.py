@@ -1,16 +1,13 @@
 """When a table gets an ANN vector index, how it is built, and how searches probe it.
 
-Shared by the build (indexing/table.py) and the read path (search/engine.py). Without an
-index the server ranks every vector exactly: from a unit-vector matrix in memory while the
-vectors fit VECTOR_MEMORY_BYTES (under a millisecond at dub-ts x10), else by LanceDB's flat
-scan (20 ms at x10, 80 ms at x30, growing with the table). An IVF_HNSW_SQ index replaces
-both with LanceDB's ANN search (~12 ms at x10 and x30), probing PROBE_SHARE of the
-partitions (at least MIN_PROBES) and re-ranking REFINE_FACTOR x the candidates by exact
-cosine distance; recall@10 against exact search: 1.0 at x10 (hash and MiniLM vectors),
-0.96 at x30 (hash vectors); benchmarks/vector_index.py. So `auto` adds one exactly when
-the vectors outgrow the in-memory budget, where it beats the flat scan it replaces;
-`--vector-index-min-rows N` sets a row count instead, trading the in-memory matrix
-(rows x dims x 4 bytes) for an index query.
+Shared by the build (indexing/table.py) and the read path (search/). Without an index the server
+ranks every vector exactly: from a unit-vector matrix in memory while the vectors fit
+VECTOR_MEMORY_BYTES, else by LanceDB's flat scan, which grows with the table. An IVF_HNSW_SQ
+index replaces both with LanceDB's ANN search, probing PROBE_SHARE of the partitions (at least
+MIN_PROBES) and re-ranking REFINE_FACTOR x the candidates by exact cosine distance. So `auto` adds
+one exactly when the vectors outgrow the in-memory budget, where it beats the flat scan it
+replaces; `--vector-index-min-rows N` sets a row count instead, trading the in-memory matrix
+(rows x dims x 4 bytes) for an index query. The figures are in docs/decisions/0005.
 
 The partition count follows from the row count alone, so the server derives the same
 number of probes from the table it opens. Training (k-means, graph construction) samples
@@ -23,15 +20,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-VECTOR_COLUMN = "vector"
+from .table_schema import VECTOR_COLUMN
+
 MODES = ("auto", "none", "always")
-# IVF_HNSW_SQ beat IVF_PQ on recall at equal latency on dub-ts x10 (0.97 against 0.86 at 16 probes).
-VECTOR_MEMORY_BYTES = 128 * 2**20  # the vectors a server keeps in memory for exact ranking (search/engine.py)
+VECTOR_MEMORY_BYTES = 128 * 2**20  # the vectors a server keeps in memory for exact ranking
 ROWS_PER_PARTITION = 256
 MAX_PARTITIONS = 1024
 PROBE_SHARE = 0.5
 MIN_PROBES = 8  # small tables: (nearly) every partition
-REFINE_FACTOR = 10  # 1,000 rows re-ranked exactly for the engine's 100 candidates: at dub-ts x30, 2 gave 0.66
+REFINE_FACTOR = 10  # rows re-ranked exactly per candidate the engine asks for: fewer lose recall on big tables
 INDEX_KIND = "ivf_hnsw_sq"  # recorded in the content hash: changing the index rewrites the table
 # The longest vector accepted (--embedding-dimensions, metadata.json's embedding.dimensions): twice what
 # the largest embedding models make (4,096); more is a typo that would make every row megabytes.
@@ -82,13 +79,3 @@ def has_vector_index(indices: list[Any]) -> bool:
 def ann_query(builder: Any, rows: int) -> Any:
     """The search parameters for an indexed table: enough probes and an exact re-rank."""
     return builder.nprobes(nprobes(rows)).refine_factor(REFINE_FACTOR)
-
-
-def vector_column(schema: Any) -> tuple[int, bool]:
-    """(dimensions, whether each row holds a list of passage vectors) of a chunks table's `vector`
-    column (indexing/table.py writes either layout); (0, False) for a table without vectors."""
-    if VECTOR_COLUMN not in schema.names:
-        return 0, False
-    vector_type = schema.field(VECTOR_COLUMN).type
-    multivector = not hasattr(vector_type, "list_size")  # a list of fixed-size lists, not one
-    return (vector_type.value_type if multivector else vector_type).list_size, multivector

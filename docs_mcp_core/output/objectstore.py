@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from .errors import DocsMcpError
-from .failpoints import pause
-from .fsutil import loads_json, read_json, write_atomic, write_json_atomic
+from ..errors import DocsMcpError
+from ..failpoints import pause
+from ..fsutil import loads_json, read_json, write_atomic, write_json_atomic
 from .layout import CHUNKS, LANCEDB, METADATA, OutputLayout
 
 if TYPE_CHECKING:  # pydantic's import waits until metadata is read
@@ -156,7 +156,7 @@ class RemoteIndex:
         return f"{self.url}/{LANCEDB}"
 
     def default_state_dir(self) -> Path:
-        """Where builds keep the mirror, the embedding cache and the reuse state for this location."""
+        """Where builds keep the mirror, the embedding cache and the build state for this location."""
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         return cache / "docs-mcp" / "s3" / self.bucket / (self.prefix or "_root")
 

@@ -1,4 +1,10 @@
-"""metadata.json: what the server needs to build its tools, and the publish marker it watches."""
+"""metadata.json: what the server needs to build its tools, and the publish marker it watches.
+
+One model for writing and reading it. `schema_version` says which layout of the output (the table's
+columns, the fields readers rely on) the build wrote; a reader refuses any other in one line that names
+the rebuild command, and a build warns and rebuilds over it, so no reader carries branches for older
+layouts.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +15,18 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
-from . import __version__
-from .errors import DocsMcpError
-from .fsutil import loads_json, read_json, write_json_atomic
+from .. import __version__
+from ..errors import DocsMcpError
+from ..fsutil import loads_json, read_json, write_json_atomic
+from ..paths import MARKDOWN_SUFFIXES
 from .layout import METADATA, OutputLayout
-from .paths import MARKDOWN_SUFFIXES
 from .vector_index import MAX_DIMENSIONS
 
-METADATA_VERSION = "1.0.0"
+METADATA_VERSION = "1.0.0"  # the contract shared with the reference implementation
 SUPPORTED_MAJOR = 1
+# The layout of the output, this docs-mcp's own: bump it when the table gains or changes columns, or a field
+# of metadata.json that readers rely on changes. It is also hashed into the table's content hash.
+SCHEMA_VERSION = 4
 _I64 = 2**63 - 1  # Lance numbers versions with 64-bit integers; counts fit them too
 
 # Numbers readers pass on to LanceDB or numpy: out of range is damage, said as such, not an OverflowError later.
@@ -36,17 +45,29 @@ class _Published(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
-class IndexRef(_Published):
-    """The table version metadata.json pins: what a server opens and a build may reuse."""
+class TableVersion(_Published):
+    """The table version metadata.json pins (its `index`): what a server opens, and what a build writes,
+    republishes or updates."""
 
     table: StrictStr
     version: Version
     rows: Count
     content_hash: StrictStr
-    chunks_sha256: StrictStr | None = None
-    previous_version: Version | None = None
+    chunks_sha256: StrictStr | None = None  # the chunks.json this version was built with
+    previous_version: Version | None = None  # the version published before it (kept for readers still on it)
     passages_key: StrictStr | None = None  # its vectors' fingerprints were made under it: a small edit may update them
-    vectors: Count | None = None  # vectors in the table, passages included (older files: unknown)
+    vectors: Count | None = None  # vectors in the table, passages included (None: none)
+    # The data and index files the build wrote for it (relative path -> size, output.table_files records their
+    # checksums): the build's own, never in metadata.json.
+    files: dict[str, int] = Field(default_factory=dict, exclude=True)
+    made: str = Field(default="written", exclude=True)  # by this build: written | updated | kept (the published one)
+
+    def to_json(self) -> dict[str, Any]:
+        """As metadata.json's `index` holds it: the optional fields only when they say something."""
+        return {k: v for k, v in super().to_json().items() if k in _REQUIRED or v not in (None, "", 0)}
+
+
+_REQUIRED = ("table", "version", "rows", "content_hash")
 
 
 class Stats(_Published):
@@ -95,13 +116,14 @@ class PublishedMetadata(_Published):
     """metadata.json, parsed once: build, checks, search, server and pipeline read these fields."""
 
     metadata_version: StrictStr = METADATA_VERSION
+    schema_version: StrictInt = SCHEMA_VERSION
     corpus_description: StrictStr = ""
     taxonomy: dict[str, TaxonomyKey] = {}
     stats: Stats = Stats()
     embedding: EmbeddingInfo | None = None
     prompts: list[Prompt] = []
     instructions: StrictStr | None = Field(default=None, alias="mcpServerInstructions")
-    index: IndexRef | None = None
+    index: TableVersion | None = None
     build: dict[str, Any] = {}
 
 
@@ -121,6 +143,7 @@ def build_metadata(
     return PublishedMetadata.model_validate(
         {
             "metadata_version": METADATA_VERSION,
+            "schema_version": SCHEMA_VERSION,
             "corpus_description": description,
             "taxonomy": taxonomy,
             "stats": {
@@ -213,10 +236,24 @@ def check_metadata(data: Any, path: Any) -> PublishedMetadata:
         raise DocsMcpError(
             f"{path} has metadata_version {version!r}; this docs-mcp reads {SUPPORTED_MAJOR}.x.x — rebuild the index"
         )
+    schema = data.get("schema_version")
+    if type(schema) is not int or schema != SCHEMA_VERSION:
+        found = "no schema_version (an older docs-mcp wrote it)" if schema is None else f"schema_version {schema!r}"
+        raise DocsMcpError(
+            f"{path} has {found}; this docs-mcp reads schema_version {SCHEMA_VERSION}: rebuild the index with "
+            f"`{rebuild_command(path)}`"
+        )
     try:
         return PublishedMetadata.model_validate(data)
     except ValidationError as exc:
         raise DocsMcpError(f"{path}: {_field_problem(exc)}; rebuild the index") from None
+
+
+def rebuild_command(metadata_path: Any) -> str:
+    """The build that rewrites the index whose metadata.json is at `metadata_path` (a file or an s3:// URL)."""
+    text = str(metadata_path)
+    out = text.removesuffix("/" + METADATA) if "://" in text else str(Path(text).parent)
+    return f"docs-mcp build --docs-dir DOCS --index {shlex.quote(out)}"
 
 
 def no_index_message(out: Path) -> str:

@@ -66,33 +66,3 @@ def meta_column(key: str) -> str:
 def sql_literal(value: str) -> str:
     """A string as a LanceDB SQL literal, for the filters search writes and the deletes an update makes."""
     return "'" + value.replace("'", "''") + "'"
-
-
-@dataclass(frozen=True)
-class IndexInfo:
-    """Which table version holds a build, and what it was made from (metadata.json `index`)."""
-
-    table: str
-    version: int
-    rows: int
-    content_hash: str
-    files: dict[str, int] = field(default_factory=dict, compare=False)  # data/index files -> size (tablefiles.py)
-    chunks_sha256: str = ""  # the chunks.json this version was built with
-    passages_key: str = ""  # what its vectors' fingerprints were made under (fingerprint.passages_key; "": none)
-    vectors: int = 0  # vectors the table holds, passages included (0: none)
-    made: str = field(default="written", compare=False)  # by this build: written | updated | kept (the published one)
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "table": self.table,
-            "version": self.version,
-            "rows": self.rows,
-            "content_hash": self.content_hash,
-        }
-        if self.chunks_sha256:
-            data["chunks_sha256"] = self.chunks_sha256
-        if self.passages_key:
-            data["passages_key"] = self.passages_key
-        if self.vectors:
-            data["vectors"] = self.vectors
-        return data

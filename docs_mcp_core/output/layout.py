@@ -72,7 +72,7 @@ class OutputLayout:
 
     @property
     def file_state(self) -> Path:
-        """Per-file reuse state: what each staged file was chunked from."""
+        """The build state: what each staged file was chunked from (output/build_state.py)."""
         return self.state / FILE_STATE
 
     @property
