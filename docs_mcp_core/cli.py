@@ -551,7 +551,7 @@ def build(
     from .indexing.steps import build as run_build
     from .indexing.steps import build_remote
     from .output.lock import build_lock
-    from .output.objectstore import RemoteIndex, is_remote
+    from .output.objectstore import RemoteOutput, is_remote
     from .output.vector_index import VectorIndexPolicy
     from .paths import check_docs_dir, check_writable_dir
     from .progress import StderrReporter, Timer
@@ -564,7 +564,7 @@ def build(
         raise DocsMcpError("--source-commit goes with --docs-dir or --url: a --git build records the commit it staged")
     if docs_dir is not None:
         check_docs_dir(docs_dir, "--docs-dir")
-    remote = RemoteIndex.parse(index) if is_remote(index) else None
+    remote = RemoteOutput.parse(index) if is_remote(index) else None
     if remote is None:
         if state_dir:
             raise DocsMcpError(
@@ -760,8 +760,8 @@ def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> lis
                 f"no index to serve: pass --index PATH (repeatable), or --config docs-mcp.yaml with a "
                 f"serve section (none at {path}, and {CONFIG_ENV} is unset)"
             )
-        corpora = load_config(path)
-        return [ServedCorpus(out, name, description) for name, out, description in corpora.served()]
+        config = load_config(path)
+        return [ServedCorpus(out, name, description) for name, out, description in config.served()]
     served = []
     for value in index_dirs:
         name, sep, rest = value.partition("=")
@@ -976,7 +976,7 @@ def checked_corpora(
     published metadata (a path that is no index is refused here, not in a client later), and the
     docs-mcp.yaml they came from (None for --index)."""
     from .output.metadata import require_metadata
-    from .output.objectstore import RemoteIndex
+    from .output.objectstore import RemoteOutput
     from .server.app import check_corpora
     from .sources.config import CONFIG_ENV, find_config
 
@@ -994,7 +994,7 @@ def checked_corpora(
     for corpus in corpora:
         remote = isinstance(corpus.out, str)
         checked.append(
-            (corpus, RemoteIndex.parse(corpus.out).require_metadata() if remote else require_metadata(corpus.out))
+            (corpus, RemoteOutput.parse(corpus.out).require_metadata() if remote else require_metadata(corpus.out))
         )
     return checked, config
 
@@ -1214,9 +1214,9 @@ def audit(index: Path, sql: str | None) -> None:
     out = index
 
     if isinstance(out, str):  # s3://…: the audit is kept with the build's default state dir
-        from .output.objectstore import RemoteIndex
+        from .output.objectstore import RemoteOutput
 
-        out = RemoteIndex.parse(out).default_state_dir()
+        out = RemoteOutput.parse(out).default_state_dir()
     if sql:
         click.echo(format_table(*query(out, sql)))
         return

@@ -47,26 +47,26 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         requests) copied into a deterministic folder."""
         corpus = context.partition_key
         with failure_on_error():
-            corpora = docs_mcp.corpora()
-            if (remote := corpora.remote(corpus)) is not None:
+            config = docs_mcp.config()
+            if (remote := config.remote(corpus)) is not None:
                 remote.check_bucket()  # before anything is staged, parsed or embedded
             dest = staged_path(docs_mcp, corpus)
-            repo = corpora.git_source(corpus)
-            web = corpora.web_source(corpus)
-            exclude = corpora.get(corpus).exclude
+            repo = config.git_source(corpus)
+            web = config.web_source(corpus)
+            exclude = config.get(corpus).exclude
             with docs_mcp.build_lock(context):  # held until the run ends: one build per output
                 if web is not None:  # its per-page lines go to the run log as they happen
                     from docs_mcp_core.sources.web.stage import stage_url
 
                     staged = stage_url(web, dest, DagsterReporter(context))
                 elif repo:
-                    source = corpora.get(corpus).source
+                    source = config.get(corpus).source
                     staged = stage_git(
                         repo, source.ref, source.subdir, dest, commit=context.run.tags.get(COMMIT_TAG), exclude=exclude
                     )
                     context.log.info(staged_line(staged, repo, source.ref, source.subdir))
                 else:
-                    staged = stage_local(corpora.source_path(corpus), dest, exclude=exclude)
+                    staged = stage_local(config.source_path(corpus), dest, exclude=exclude)
         for line in staged.warnings if web is None else []:  # skipped symlinks and special files, as build reports them
             context.log.warning(line)
         crawl = {f"pages_{k}": v for k, v in staged.crawl.get("counts", {}).items() if k != "pages"}
@@ -101,7 +101,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     ) -> dg.MaterializeResult[Chunked]:
         """Every staged file parsed and chunked (unchanged files reused); validation errors fail the run."""
         with failure_on_error(), docs_mcp.build_lock(context):
-            corpus = docs_mcp.corpora().get(context.partition_key)
+            corpus = docs_mcp.config().get(context.partition_key)
             chunkset = chunk_corpus(
                 Path(staged_docs.path),
                 DagsterReporter(context),
@@ -181,7 +181,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     ) -> dg.MaterializeResult[Indexed]:
         """chunks.json and a fully indexed LanceDB table version, checked before it is published."""
         out = docs_mcp.out_dir(context.partition_key)
-        remote = docs_mcp.corpora().remote(context.partition_key)
+        remote = docs_mcp.config().remote(context.partition_key)
         value = cached_vectors
         with failure_on_error(), docs_mcp.build_lock(context):
             info = write_index(out, value.chunkset, value.embedded, DagsterReporter(context), publish_to=remote)
@@ -202,9 +202,9 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     ) -> dg.MaterializeResult[Published]:
         """metadata.json, written last: the publish marker the MCP server watches."""
         corpus = context.partition_key
-        corpora = docs_mcp.corpora()
-        out = corpora.out_dir(corpus)
-        remote = corpora.remote(corpus)
+        config = docs_mcp.config()
+        out = config.out_dir(corpus)
+        remote = config.remote(corpus)
         value = lancedb_index
         with failure_on_error(), docs_mcp.build_lock(context):
             published = publish_metadata(
@@ -212,7 +212,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 value.chunkset,
                 value.index,
                 docs_mcp.provider(corpus),
-                description=corpora.get(corpus).description,
+                description=config.get(corpus).description,
                 source_commit=value.staged.source_commit,
                 embedded=value.embedded,
                 reporter=DagsterReporter(context),

@@ -23,7 +23,7 @@ import click
 
 from docs_mcp_core.cli import _fail_cleanly
 from docs_mcp_core.errors import DocsMcpError
-from docs_mcp_core.sources.config import Corpora, find_config, load_config
+from docs_mcp_core.sources.config import Config, find_config, load_config
 
 from .definitions import JOB
 
@@ -68,7 +68,7 @@ def launch(corpora: tuple[str, ...], everything: bool, config_file: Path | None)
         raise DocsMcpError(f"the run of {', '.join(failed)} failed; its log is above and in the Dagster UI")
 
 
-def check_names(config: Corpora, corpora: tuple[str, ...], everything: bool) -> list[str]:
+def check_names(config: Config, corpora: tuple[str, ...], everything: bool) -> list[str]:
     """The corpora to run, in order, or one error naming the corpora the config has."""
     known = config.names
     if everything == bool(corpora):

@@ -17,16 +17,16 @@ JOB = "docs_index_job"
 
 
 def build_definitions(config_path: str | None = None) -> dg.Definitions:
-    corpora = load_config(config_path)
-    partitions = dg.StaticPartitionsDefinition(corpora.names)
+    config = load_config(config_path)
+    partitions = dg.StaticPartitionsDefinition(config.names)
     job = dg.define_asset_job(JOB, selection=dg.AssetSelection.all(), partitions_def=partitions)
     return dg.Definitions(
         assets=build_assets(partitions),
         asset_checks=build_checks(partitions),
         jobs=[job],
-        sensors=[build_sensor(corpora, JOB)],
-        schedules=[build_schedule(corpora, JOB)],
-        resources={"docs_mcp": DocsMcpConfig(config_path=str(corpora.path)), "io_manager": StepValuesIOManager()},
+        sensors=[build_sensor(config, JOB)],
+        schedules=[build_schedule(config, JOB)],
+        resources={"docs_mcp": DocsMcpConfig(config_path=str(config.path)), "io_manager": StepValuesIOManager()},
         executor=docs_mcp_executor,  # in-process unless a run's config asks for multiprocess
     )
 

@@ -1,4 +1,4 @@
-"""Resources: the corpora config (which also holds each run's build lock and provider), a reporter for the run
+"""Resources: the config, docs-mcp.yaml (which also holds each run's build lock and provider), a reporter for the run
 log, and the one place a core error becomes a Dagster failure."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.fsutil import read_json, write_json_atomic
 from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.output.lock import BuildLock
-from docs_mcp_core.sources.config import Corpora, load_config
+from docs_mcp_core.sources.config import Config, load_config
 
 
 class DocsMcpConfig(dg.ConfigurableResource):
@@ -72,22 +72,22 @@ class DocsMcpConfig(dg.ConfigurableResource):
         with lock.owned():
             yield
 
-    def corpora(self) -> Corpora:
+    def config(self) -> Config:
         return load_config(self.config_path or None)
 
     def out_dir(self, corpus: str) -> Path:
-        return self.corpora().out_dir(corpus)
+        return self.config().out_dir(corpus)
 
     def cache_dir(self, corpus: str) -> Path:
-        corpora = self.corpora()
-        configured = corpora.get(corpus).cache_dir
-        return corpora.resolve(configured) if configured else OutputLayout(corpora.out_dir(corpus)).embedding_cache
+        config = self.config()
+        configured = config.get(corpus).cache_dir
+        return config.resolve(configured) if configured else OutputLayout(config.out_dir(corpus)).embedding_cache
 
     def provider(self, corpus: str) -> EmbeddingProvider:
         """The corpus's embedding provider, built on first use and shared by the run's assets."""
         provider = self._providers.get(corpus)
         if provider is None:
-            provider = self._providers[corpus] = make_provider(self.corpora().get(corpus).embedding.settings())
+            provider = self._providers[corpus] = make_provider(self.config().get(corpus).embedding.settings())
         return provider
 
 

@@ -5,28 +5,28 @@ import json
 import dagster as dg
 
 from docs_mcp_core.errors import DocsMcpError
-from docs_mcp_core.sources.config import Corpora
+from docs_mcp_core.sources.config import Config
 from docs_mcp_core.sources.git import remote_commit
 
 from .assets import COMMIT_TAG
 from .resources import DocsMcpConfig
 
 
-def build_sensor(corpora: Corpora, job_name: str) -> dg.SensorDefinition:
+def build_sensor(config: Config, job_name: str) -> dg.SensorDefinition:
     @dg.sensor(
         name="docs_repo_sensor",
         job_name=job_name,
-        minimum_interval_seconds=corpora.config.sensor_interval_seconds,
+        minimum_interval_seconds=config.sensor_interval_seconds,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Polls each git corpus's ref and requests a run for its partition when the commit changes.",
     )
     def docs_repo_sensor(
         context: dg.SensorEvaluationContext, docs_mcp: DocsMcpConfig
     ) -> dg.SensorResult | dg.SkipReason:
-        config = docs_mcp.corpora()
+        config = docs_mcp.config()
         cursor: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
         requests = []
-        for corpus in config.config.corpora:
+        for corpus in config.corpora:
             repo = config.git_source(corpus.name)
             if repo is None:
                 continue
@@ -48,9 +48,9 @@ def build_sensor(corpora: Corpora, job_name: str) -> dg.SensorDefinition:
     return docs_repo_sensor
 
 
-def build_schedule(corpora: Corpora, job_name: str) -> dg.ScheduleDefinition:
-    refresh = corpora.config.refresh
-    unwatched = [c.name for c in corpora.config.corpora if c.source.git is None]
+def build_schedule(config: Config, job_name: str) -> dg.ScheduleDefinition:
+    refresh = config.refresh
+    unwatched = [c.name for c in config.corpora if c.source.git is None]
 
     @dg.schedule(
         name="docs_refresh_schedule",

@@ -69,7 +69,7 @@ from .parsing import Parsed, ParseJob, Parser
 from .passages import passage_plan, recorded_passages
 
 if TYPE_CHECKING:  # object storage is imported only to build for it
-    from ..output.objectstore import RemoteIndex
+    from ..output.objectstore import RemoteOutput
 
 
 @dataclass
@@ -617,7 +617,7 @@ def write_index(
     *,
     force: bool = False,
     vector_index: VectorIndexPolicy | None = None,
-    publish_to: RemoteIndex | None = None,
+    publish_to: RemoteOutput | None = None,
 ) -> TableVersion:
     """Write a new, fully indexed table version, and chunks.json aside (nothing is published yet).
 
@@ -839,7 +839,7 @@ def publish_metadata(
     embedded: EmbedResult | None = None,
     reporter: Reporter | None = None,
     corpus: str | None = None,
-    publish_to: RemoteIndex | None = None,
+    publish_to: RemoteOutput | None = None,
 ) -> PublishedMetadata:
     """Write metadata.json: from this moment servers switch to the new table version.
 
@@ -934,7 +934,7 @@ def build(
     workers: int | None = None,
     pages: list[dict[str, Any]] | None = None,
     vector_index: VectorIndexPolicy | None = None,
-    publish_to: RemoteIndex | None = None,
+    publish_to: RemoteOutput | None = None,
 ) -> BuildSummary:
     """Every step in order, all under the output's build lock; validation errors stop it before anything is written.
 
@@ -1038,7 +1038,7 @@ def build_remote(
     builds from two machines must be kept apart by whoever schedules them.
     """
     reporter = reporter or NullReporter()
-    remote = _objectstore().RemoteIndex.parse(url)
+    remote = _objectstore().RemoteOutput.parse(url)
     local = Path(state_dir) if state_dir else remote.default_state_dir()
     with build_lock(local):
         remote.check_bucket()

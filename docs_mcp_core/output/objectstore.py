@@ -128,13 +128,13 @@ def _filesystem(endpoint: str | None, region: str | None) -> Any:
 
 
 @dataclass(frozen=True)
-class RemoteIndex:
+class RemoteOutput:
     """One published index under s3://BUCKET/PREFIX (the same names as a local output folder)."""
 
     url: str
 
     @classmethod
-    def parse(cls, url: str) -> RemoteIndex:
+    def parse(cls, url: str) -> RemoteOutput:
         parsed = urlparse(url)
         if parsed.scheme != "s3" or not parsed.netloc:
             raise DocsMcpError(f"{url} names no bucket: give an s3://BUCKET/PREFIX location")
@@ -332,7 +332,7 @@ def remote_signature(url: str) -> tuple[str] | None:
         if seen is not None and now - seen[0] < interval:
             return seen[1]
     try:
-        data = RemoteIndex.parse(url).read(METADATA)
+        data = RemoteOutput.parse(url).read(METADATA)
     except DocsMcpError:
         data = None
     signature = (hashlib.sha256(data).hexdigest(),) if data is not None else None
@@ -357,7 +357,7 @@ def _is_manifest(rel: str) -> bool:
     return "/_versions/" in rel
 
 
-def _published_problem(data: bytes, remote: RemoteIndex) -> str | None:
+def _published_problem(data: bytes, remote: RemoteOutput) -> str | None:
     """Why the published metadata.json cannot be built upon (not JSON, not an object, fields out of range), or None."""
     from .metadata import parse_metadata
 
@@ -368,7 +368,7 @@ def _published_problem(data: bytes, remote: RemoteIndex) -> str | None:
     return None
 
 
-def _base(layout: OutputLayout, remote: RemoteIndex) -> tuple[str | None] | None:
+def _base(layout: OutputLayout, remote: RemoteOutput) -> tuple[str | None] | None:
     """The ETag of the metadata.json the mirror was last brought up to date with ((None,): there was none),
     as pull recorded it; None when it did not record one for this location."""
     try:
@@ -384,7 +384,7 @@ def _base(layout: OutputLayout, remote: RemoteIndex) -> tuple[str | None] | None
     return (data["etag"],)
 
 
-def _remember_base(layout: OutputLayout, remote: RemoteIndex, etag: str | None) -> None:
+def _remember_base(layout: OutputLayout, remote: RemoteOutput, etag: str | None) -> None:
     write_json_atomic(layout.remote_base, {"url": remote.url, "etag": etag})
 
 
@@ -409,7 +409,7 @@ def _record_mirrored(layout: OutputLayout, metadata: bytes) -> None:
     table_checksums.Records(layout.table_files, {f"{index.table}:{index.version}": entries}).save()
 
 
-def pull(remote: RemoteIndex, local: Path, warn: Callable[[str], None] | None = None) -> bool:
+def pull(remote: RemoteOutput, local: Path, warn: Callable[[str], None] | None = None) -> bool:
     """Make the mirror in `local` match what is published at `remote`, if it does not already, and
     remember which metadata.json that was (its ETag: push publishes only over that one).
 
@@ -461,7 +461,7 @@ class PushStats:
     deleted: int = 0
 
 
-def push(local: Path, remote: RemoteIndex) -> PushStats:
+def push(local: Path, remote: RemoteOutput) -> PushStats:
     """Publish the mirror: new table files, then chunks.json, then metadata.json, then deletions.
 
     Only over the metadata.json this build started from (pull recorded its ETag): checked before
@@ -526,7 +526,7 @@ def _chunks_sha256(metadata: bytes | None) -> str | None:
     return sha if isinstance(sha, str) else None
 
 
-def _conflict(remote: RemoteIndex) -> DocsMcpError:
+def _conflict(remote: RemoteOutput) -> DocsMcpError:
     return DocsMcpError(
         f"another build published to {remote.url} while this one ran (its {METADATA} is not the one this "
         "build started from); this build published nothing and the other one's index stays: run it again "

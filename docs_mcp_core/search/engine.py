@@ -30,7 +30,7 @@ from ..output.chunk import CHUNK_ID, meta_column, sql_literal
 from ..output.derived_fields import normalize_language, subwords
 from ..output.layout import CHUNKS, METADATA, OutputLayout
 from ..output.metadata import EmbeddingInfo, TaxonomyKey, require_metadata
-from ..output.objectstore import RemoteIndex, is_remote, location, remote_signature
+from ..output.objectstore import RemoteOutput, is_remote, location, remote_signature
 from ..output.table_checksums import published_files_problem
 from ..output.table_schema import vector_column
 from ..output.vector_index import VECTOR_MEMORY_BYTES, ann_query, has_vector_index
@@ -420,7 +420,7 @@ class PublishedIndex:
 
     def __init__(self, out: Path | str) -> None:
         self.out = location(out)
-        self.remote = RemoteIndex.parse(self.out) if is_remote(self.out) else None
+        self.remote = RemoteOutput.parse(self.out) if is_remote(self.out) else None
         self.signature = metadata_signature(self.out)  # before reading: a publish in between is noticed later
         self.metadata = self.remote.require_metadata() if self.remote else require_metadata(self.out)
         index = self.metadata.index

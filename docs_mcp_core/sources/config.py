@@ -12,6 +12,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     Strict,
     StrictBool,
     StrictInt,
@@ -31,7 +32,7 @@ from ..paths import read_bytes
 from ..versions.spec import PackageConfig, SourceKind, VersionsConfig, check_versions
 
 if TYPE_CHECKING:
-    from ..output.objectstore import RemoteIndex
+    from ..output.objectstore import RemoteOutput
 
 CONFIG_FILE = "docs-mcp.yaml"
 CONFIG_ENV = "DOCS_MCP_CONFIG"
@@ -214,36 +215,40 @@ class ServeConfig(BaseModel):
         return value
 
 
-class PipelineConfig(BaseModel):
+class Config(BaseModel):
+    """docs-mcp.yaml, loaded: the corpora, how the pipeline watches and refreshes them, and what `serve`
+    serves; paths in it resolve against the file's folder."""
+
     model_config = ConfigDict(extra="forbid")
     corpora: list[CorpusConfig] = Field(min_length=1)
     sensor_interval_seconds: Annotated[int, Field(ge=10)] = 60
     refresh: RefreshConfig = Field(default_factory=RefreshConfig)
     serve: ServeConfig | None = None
+    _path: Path = PrivateAttr(default=Path(CONFIG_FILE))
 
     @model_validator(mode="after")
-    def _unique(self) -> PipelineConfig:
+    def _unique(self) -> Config:
         names = [c.name for c in self.corpora]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"corpus names must be unique; repeated: {', '.join(dupes)}")
         return self
 
+    @property
+    def path(self) -> Path:
+        """The docs-mcp.yaml it was loaded from."""
+        return self._path
 
-class Corpora:
-    """The loaded config, with paths resolved against the config file's folder."""
-
-    def __init__(self, path: Path, config: PipelineConfig) -> None:
-        self.path = path
-        self.base = path.parent
-        self.config = config
+    @property
+    def base(self) -> Path:
+        return self._path.parent
 
     @property
     def names(self) -> list[str]:
-        return [c.name for c in self.config.corpora]
+        return [c.name for c in self.corpora]
 
     def get(self, name: str) -> CorpusConfig:
-        for corpus in self.config.corpora:
+        for corpus in self.corpora:
             if corpus.name == name:
                 return corpus
         raise DocsMcpError(f"no corpus named {name!r} in {self.path}; known: {', '.join(self.names)}")
@@ -260,14 +265,14 @@ class Corpora:
             return self.resolve(corpus.state_dir) if corpus.state_dir else remote.default_state_dir()
         return self.resolve(corpus.out or f"indexes/{name}")
 
-    def remote(self, name: str) -> RemoteIndex | None:
+    def remote(self, name: str) -> RemoteOutput | None:
         """The s3:// location the corpus is published to, if its `out` is one."""
-        from ..output.objectstore import RemoteIndex, is_remote, location
+        from ..output.objectstore import RemoteOutput, is_remote, location
 
         out = self.get(name).out
         if out is None or not is_remote(location(out)):  # location refuses other URLs (gs://…) in one line
             return None
-        return RemoteIndex.parse(out)
+        return RemoteOutput.parse(out)
 
     def source_path(self, name: str) -> Path:
         corpus = self.get(name)
@@ -283,10 +288,10 @@ class Corpora:
             corpus = self.get(name)
             return corpus.out.rstrip("/") if self.remote(name) is not None and corpus.out else self.out_dir(name)
 
-        if self.config.serve is None:
-            return [(c.name, index_of(c.name), c.description) for c in self.config.corpora]
+        if self.serve is None:
+            return [(c.name, index_of(c.name), c.description) for c in self.corpora]
         served: list[tuple[str, Path | str, str | None]] = []
-        for entry in self.config.serve.corpora:
+        for entry in self.serve.corpora:
             known = entry.name in self.names
             if entry.index:
                 out: Path | str = entry.index.rstrip("/") if "://" in entry.index else self.resolve(entry.index)
@@ -330,13 +335,13 @@ def find_config(explicit: str | Path | None = None) -> Path:
     return (Path.cwd() / CONFIG_FILE).resolve()
 
 
-def load_config(path: str | Path | None = None) -> Corpora:
+def load_config(path: str | Path | None = None) -> Config:
     """Load and check the config; every problem is one clear DocsMcpError naming file and field."""
     path = find_config(path)
     try:
         text = read_bytes(path).decode("utf-8")
         raw = yaml.safe_load(text)
-        config = PipelineConfig.model_validate(raw if raw is not None else {})
+        config = Config.model_validate(raw if raw is not None else {})
     except FileNotFoundError:
         raise DocsMcpError(
             f"corpora config {path} not found; create it, or point {CONFIG_ENV} at your docs-mcp.yaml"
@@ -359,15 +364,15 @@ def load_config(path: str | Path | None = None) -> Corpora:
             for e in exc.errors()
         ]
         raise DocsMcpError("invalid corpora config:\n" + "\n".join(problems)) from None
-    corpora = Corpora(path, config)
+    config._path = path
     for n, entry in enumerate(config.serve.corpora if config.serve else []):
-        if entry.index is None and entry.name not in corpora.names:
+        if entry.index is None and entry.name not in config.names:
             line = _line_of(text, ("serve", "corpora", n))
             raise DocsMcpError(
                 f"{path}{line}: serve.corpora[{n}]: no corpus named {entry.name!r} above (known: "
-                f"{', '.join(corpora.names)}); add `index: PATH` to serve another index under that name"
+                f"{', '.join(config.names)}); add `index: PATH` to serve another index under that name"
             )
-    return corpora
+    return config
 
 
 def _line_of(text: str, loc: tuple[Any, ...]) -> str:

@@ -12,7 +12,7 @@ from urllib.parse import urljoin
 from ..errors import DocsMcpError
 from ..versions.ordering import default_label, parse_version, serving_order
 from ..versions.tags import select_tags
-from .config import Corpora
+from .config import Config
 from .git import git, is_url, remote_commit
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
@@ -93,16 +93,16 @@ def _commit_of(repo: str, ref: str, refs: dict[str, str]) -> str:
     raise DocsMcpError(f"ref {ref!r} was not found in {repo} ({heads} branch(es), {tags} tag(s))")
 
 
-def resolve_versions(corpora: Corpora, name: str) -> ResolvedVersions | None:
+def resolve_versions(config: Config, name: str) -> ResolvedVersions | None:
     """The versions of corpus `name` as its source has them now; None for an unversioned corpus."""
-    corpus = corpora.get(name)
+    corpus = config.get(name)
     spec = corpus.versions
     if spec is None:
         return None
-    where = f"{corpora.path}: corpus {name!r}"
+    where = f"{config.path}: corpus {name!r}"
     found: list[CorpusVersion] = []
     notes: list[str] = []
-    repo = corpora.git_source(name)
+    repo = config.git_source(name)
     if spec.tags is not None:
         assert repo is not None
         commits = tag_commits(repo)
@@ -128,7 +128,7 @@ def resolve_versions(corpora: Corpora, name: str) -> ResolvedVersions | None:
                 continue
             found.append(CorpusVersion(label, url=url))
     else:
-        root = corpora.source_path(name)
+        root = config.source_path(name)
         for label, value in (spec.paths or {}).items():
             folder = (root / Path(value).expanduser()).resolve()
             if not folder.is_dir():

@@ -9,14 +9,14 @@ from typing import Any
 from ..errors import DocsMcpError
 from ..output.layout import CHUNKS, OutputLayout
 from ..output.metadata import require_metadata
-from ..output.objectstore import RemoteIndex, is_remote
+from ..output.objectstore import RemoteOutput, is_remote
 
 
 def read_chunks(index: Path | str) -> list[dict[str, Any]]:
     """chunks.json of a published index; a path that is no index is the reading commands' one-line error
     (with the build command that makes one)."""
     if is_remote(index):
-        remote = RemoteIndex.parse(str(index))
+        remote = RemoteOutput.parse(str(index))
         remote.require_metadata()
         data = remote.read(CHUNKS)
         where: str = f"{str(index).rstrip('/')}/{CHUNKS}"

@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("moto")
 
-from docs_mcp_core.output.objectstore import RemoteIndex
+from docs_mcp_core.output.objectstore import RemoteOutput
 from docs_mcp_core.search.engine import SearchEngine, Weights
 
 REPO = Path(__file__).resolve().parents[2]
@@ -202,7 +202,7 @@ def test_reader_keeps_its_version_while_a_new_one_is_published(
         engine.close()
 
     asyncio.run(scenario())
-    published = json.loads(RemoteIndex.parse(url).read("metadata.json") or b"{}")
+    published = json.loads(RemoteOutput.parse(url).read("metadata.json") or b"{}")
     assert published["index"]["version"] > 0
 
 
@@ -274,7 +274,7 @@ def test_pipeline_publishes_to_an_s3_out(
         resources=defs.resources,
     )
     assert result.success
-    published = json.loads(RemoteIndex.parse(url).read("metadata.json") or b"{}")
+    published = json.loads(RemoteOutput.parse(url).read("metadata.json") or b"{}")
     assert (
         published["index"]["version"]
         == json.loads((tmp_path / "mirror" / "metadata.json").read_text())["index"]["version"]
@@ -314,7 +314,7 @@ def _finish(build: subprocess.Popen[str]) -> tuple[int, str]:
 def _put_metadata(url: str, data: bytes) -> None:
     import boto3
 
-    remote = RemoteIndex.parse(url)
+    remote = RemoteOutput.parse(url)
     boto3.client("s3").put_object(Bucket=remote.bucket, Key=f"{remote.prefix}/metadata.json", Body=data)
 
 
@@ -404,5 +404,5 @@ def test_two_state_dirs_publishing_to_one_prefix_never_both_win(
     assert "Bumblebeeish" in json.loads(found.stdout)["hits"][0]["heading"]
     other = _cli(s3_env, "search", "--index", url, "--json", "Aardvarkian section")
     assert not any("Aardvarkian" in hit["heading"] for hit in json.loads(other.stdout)["hits"])
-    chunks = RemoteIndex.parse(url).read("chunks.json") or b""
+    chunks = RemoteOutput.parse(url).read("chunks.json") or b""
     assert b"Bumblebeeish" in chunks and b"Aardvarkian" not in chunks

@@ -24,7 +24,7 @@ def write(tmp_path: Path, corpus: str) -> Path:
 def test_every_shipped_config_loads_unversioned() -> None:
     for path in [REPO / "docs-mcp.yaml", *sorted((REPO / "examples").rglob("docs-mcp*.yaml"))]:
         corpora = load_config(path)
-        assert all(c.versions is None and c.package is None for c in corpora.config.corpora), path
+        assert all(c.versions is None and c.package is None for c in corpora.corpora), path
 
 
 @pytest.mark.parametrize(
