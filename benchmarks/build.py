@@ -3,7 +3,7 @@
 Part 1 runs `docs-mcp build` in a fresh process per build (imports count, as for a user
 at a shell) and reports the median of N runs: wall time, the build's own time
 (`done: … Ns`), peak RSS and chunks embedded. Part 2 runs the same cases through
-`docs_mcp_core.indexing.steps.build` in one warm process (imports already paid, as in Dagster's
+`docs_mcp_core.indexing.build.build` in one warm process (imports already paid, as in Dagster's
 code server). `openai` points at a local OpenAI-compatible server that adds --latency
 seconds per request.
 
@@ -91,7 +91,7 @@ def edit_one_percent(docs: Path, round_no: int) -> int:
 
 def bench_in_process(provider_settings, runs: int, work: Path) -> dict[str, list[float]]:
     from docs_mcp_core.embedding import make_provider
-    from docs_mcp_core.indexing.steps import build
+    from docs_mcp_core.indexing.build import build
 
     times: dict[str, list[float]] = {"cold": [], "no-op": [], "1% edit": []}
     for run in range(runs):

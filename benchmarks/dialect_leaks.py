@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from docs_mcp_core.corpus.markdown import mdx_mode, parser, tokens_text  # noqa: E402
-from docs_mcp_core.indexing.steps import analyze_corpus  # noqa: E402
+from docs_mcp_core.indexing.chunks import analyze_corpus  # noqa: E402
 from docs_mcp_core.output.chunk import Chunk  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"

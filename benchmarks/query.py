@@ -252,7 +252,7 @@ def main() -> None:
         side_by_side(args.index.resolve(), args)
         return
     from docs_mcp_core.embedding import make_provider
-    from docs_mcp_core.indexing.steps import build
+    from docs_mcp_core.indexing.build import build
     from docs_mcp_core.output.layout import OutputLayout
     from docs_mcp_eval.benchmark import parse_spec
 

@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from docs_mcp_core.indexing.steps import analyze_corpus  # noqa: E402
+from docs_mcp_core.indexing.chunks import analyze_corpus  # noqa: E402
 from docs_mcp_core.trust.report import validate_trust  # noqa: E402
 from docs_mcp_core.trust.scan import scan  # noqa: E402
 

@@ -123,7 +123,7 @@ def score(prepared: list, index: Any, weights: Any, mode: str) -> dict[str, floa
 
 def build_suites(names: list[str], provider_name: str, work: Path) -> dict[str, Path]:
     from docs_mcp_core.embedding import ProviderSettings, make_provider
-    from docs_mcp_core.indexing.steps import build
+    from docs_mcp_core.indexing.build import build
 
     built = {}
     for name in names:

@@ -145,7 +145,7 @@ def make_copies(corpus: Path, copies: int, root: Path) -> Path:
 
 def build_indexed(docs: Path, out: Path, provider_name: str) -> float:
     from docs_mcp_core.embedding import ProviderSettings, make_provider, resolve_settings
-    from docs_mcp_core.indexing.steps import build
+    from docs_mcp_core.indexing.build import build
     from docs_mcp_core.output.vector_index import VectorIndexPolicy
 
     settings, _ = resolve_settings(ProviderSettings(), provider_name)

@@ -316,7 +316,7 @@ def validate(docs_dir: Path | None, fmt: str, list_files: bool, **source: Any) -
 
 
 def _validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
-    from .indexing.steps import analyze_corpus
+    from .indexing.chunks import analyze_corpus
     from .paths import check_docs_dir
     from .trust.report import validate_trust
 
@@ -548,8 +548,8 @@ def build(
     """Build the index from a folder (--docs-dir), a docs website (--url) or a git repository (--git).
     Nothing is written if validation fails; publishing is atomic."""
     from .embedding import make_provider
-    from .indexing.steps import build as run_build
-    from .indexing.steps import build_remote
+    from .indexing.build import build as run_build
+    from .indexing.build import build_remote
     from .output.lock import build_lock
     from .output.objectstore import RemoteOutput, is_remote
     from .output.vector_index import VectorIndexPolicy
@@ -1209,7 +1209,7 @@ def skill(index_dirs: tuple[str, ...], config_file: Path | None, out_dir: Path |
 @_fail_cleanly
 def audit(index: Path, sql: str | None) -> None:
     """What each build paid for: hits, misses and pruned vectors, per build and per chunk."""
-    from .indexing.audit import format_table, last_build_summary, query
+    from .indexing.cache_audit import format_table, last_build_summary, query
 
     out = index
 

@@ -77,3 +77,8 @@ class Timer:
     @property
     def seconds(self) -> float:
         return time.perf_counter() - self.start
+
+
+def counted(n: int, noun: str) -> str:
+    """`n` and the noun, plural unless one: "1 file", "3 files"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

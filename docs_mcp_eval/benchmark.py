@@ -12,7 +12,7 @@ from typing import Any
 from docs_mcp_core.embedding import BACKENDS, ProviderSettings, make_provider
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.fsutil import dir_size
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.progress import Reporter
 

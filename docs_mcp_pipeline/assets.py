@@ -1,5 +1,7 @@
-"""The index assets. Each is a thin wrapper over the core step the `docs-mcp build` CLI runs, and each takes
-only the asset before it (values.py): the asset graph is the chain the build is."""
+"""The index assets. Each is a thin wrapper over the core function `docs-mcp build` runs, in the module named
+after the asset (sources/staged_docs.py, then indexing/chunks.py, fingerprints.py, cached_vectors.py,
+lancedb_index.py, metadata.py and cache_audit.py), and each takes only the asset before it (values.py):
+the asset graph is the chain the build is."""
 
 import time
 from pathlib import Path
@@ -8,17 +10,16 @@ import dagster as dg
 
 from docs_mcp_core.chunking.chunker import CHUNKER_VERSION
 from docs_mcp_core.fsutil import dir_size
-from docs_mcp_core.indexing.audit import record_build
-from docs_mcp_core.indexing.steps import (
-    chunk_corpus,
-    embed_chunks,
-    fingerprint_chunks,
-    publish_metadata,
-    write_index,
-)
+from docs_mcp_core.indexing.cache_audit import record_build
+from docs_mcp_core.indexing.cached_vectors import embed_chunks
+from docs_mcp_core.indexing.chunks import chunk_corpus
+from docs_mcp_core.indexing.fingerprints import fingerprint_chunks
+from docs_mcp_core.indexing.lancedb_index import write_index
+from docs_mcp_core.indexing.metadata import publish_metadata
 from docs_mcp_core.output.layout import OutputLayout
-from docs_mcp_core.sources.git import stage_git, staged_line
-from docs_mcp_core.sources.local import StagedDocs, stage_local
+from docs_mcp_core.sources.git import staged_line
+from docs_mcp_core.sources.local import StagedDocs
+from docs_mcp_core.sources.staged_docs import stage_corpus
 
 from .resources import DagsterReporter, DocsMcpConfig, failure_on_error
 from .values import Chunked, Embedded, Fingerprinted, Indexed, Published
@@ -50,24 +51,19 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
             config = docs_mcp.config()
             if (remote := config.remote(corpus)) is not None:
                 remote.check_bucket()  # before anything is staged, parsed or embedded
-            dest = staged_path(docs_mcp, corpus)
-            repo = config.git_source(corpus)
-            web = config.web_source(corpus)
-            exclude = config.get(corpus).exclude
+            web = config.web_source(corpus) is not None
             with docs_mcp.build_lock(context):  # held until the run ends: one build per output
-                if web is not None:  # its per-page lines go to the run log as they happen
-                    from docs_mcp_core.sources.web.stage import stage_url
-
-                    staged = stage_url(web, dest, DagsterReporter(context))
-                elif repo:
-                    source = config.get(corpus).source
-                    staged = stage_git(
-                        repo, source.ref, source.subdir, dest, commit=context.run.tags.get(COMMIT_TAG), exclude=exclude
-                    )
-                    context.log.info(staged_line(staged, repo, source.ref, source.subdir))
-                else:
-                    staged = stage_local(config.source_path(corpus), dest, exclude=exclude)
-        for line in staged.warnings if web is None else []:  # skipped symlinks and special files, as build reports them
+                staged = stage_corpus(
+                    config,
+                    corpus,
+                    staged_path(docs_mcp, corpus),
+                    commit=context.run.tags.get(COMMIT_TAG),
+                    reporter=DagsterReporter(context),  # a website's per-page lines, as they happen
+                )
+            if (repo := config.git_source(corpus)) is not None:
+                source = config.get(corpus).source
+                context.log.info(staged_line(staged, repo, source.ref, source.subdir))
+        for line in staged.warnings if not web else []:  # skipped symlinks and special files, as build reports them
             context.log.warning(line)
         crawl = {f"pages_{k}": v for k, v in staged.crawl.get("counts", {}).items() if k != "pages"}
         if staged.crawl:  # a website: what the crawl did, and its requests by HTTP status

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from docs_mcp_core.embedding.cache import EmbedResult
-from docs_mcp_core.indexing.steps import ChunkSet
+from docs_mcp_core.indexing.contract import ChunkSet
 from docs_mcp_core.output.metadata import PublishedMetadata, TableVersion
 from docs_mcp_core.sources.local import StagedDocs
 

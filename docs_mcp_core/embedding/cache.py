@@ -252,7 +252,7 @@ def may_hold_vectors(cache_dir: Path, provider: EmbeddingProvider) -> bool:
     """Whether the cache folder or a sibling (pending, tmp, old) says it holds vectors of this provider's config.
 
     Only the meta files are read, nothing is checked: it is a guess for starting a model load early
-    (indexing/steps.py load_model_early), and a wrong guess costs a load or a wait, never a vector.
+    (indexing/cached_vectors.py load_model_early), and a wrong guess costs a load or a wait, never a vector.
     """
     want = provider.config_fingerprint
     for folder in cache_folders(Path(cache_dir)):

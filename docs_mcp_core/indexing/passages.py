@@ -1,7 +1,7 @@
 """Each chunk's passages (the texts embedded for it) and their fingerprints, per build.
 
-Splitting a chunk into passages reads its text and tokenizes long ones; for a rebuild with a
-model that was most of a no-op (dub-ts ×10: ~1 s of 1.3). So the build state (files.json)
+Splitting a chunk into passages reads its text and tokenizes long ones, which was most of a no-op
+rebuild with a model (docs/decisions/0015). So the build state (files.json)
 records, per file, each chunk's ID and passage fingerprints under a key naming the embedding
 config and format (fingerprint.passages_key), and a later build takes them as they are for every
 file it reuses unchanged: the same bytes under the same chunker and rules give the same chunks,
@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ..embedding import EmbeddingProvider, passage_fingerprint
 from ..embedding.cache import EmbedResult
@@ -24,9 +23,7 @@ from ..embedding.input import passage_input
 from ..errors import DocsMcpError
 from ..output.build_state import Passages
 from .chunk_lines import parse_line
-
-if TYPE_CHECKING:
-    from .steps import ChunkSet, FileRecord
+from .contract import ChunkSet, FileRecord
 
 
 @dataclass

@@ -112,7 +112,8 @@ def test_an_include_swapped_for_a_link_after_it_was_found_is_not_read(tree: Path
 
 def test_the_readme_summary_never_reads_through_a_link_leading_out(tree: Path) -> None:
     """The corpus description quotes the README's first paragraph: read beneath the docs folder."""
-    from docs_mcp_core.indexing.steps import FileRecord, readme_summary
+    from docs_mcp_core.indexing.contract import FileRecord
+    from docs_mcp_core.indexing.description import readme_summary
 
     write(tree.parent, "outside/readme.md", "# Secret\n\nThe wombatsecret paragraph that must stay outside.\n")
     (tree / "README.md").symlink_to(tree.parent / "outside" / "readme.md")  # swapped in after the walk

@@ -12,14 +12,12 @@ from click.testing import CliRunner
 
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.indexing.steps import (
-    build,
-    chunk_corpus,
-    embed_chunks,
-    fingerprint_chunks,
-    publish_metadata,
-    write_index,
-)
+from docs_mcp_core.indexing.build import build
+from docs_mcp_core.indexing.cached_vectors import embed_chunks
+from docs_mcp_core.indexing.chunks import chunk_corpus
+from docs_mcp_core.indexing.fingerprints import fingerprint_chunks
+from docs_mcp_core.indexing.lancedb_index import write_index
+from docs_mcp_core.indexing.metadata import publish_metadata
 from docs_mcp_core.indexing.table import open_table
 from docs_mcp_core.search.engine import run_search
 

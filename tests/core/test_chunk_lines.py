@@ -16,8 +16,9 @@ from pathlib import Path
 import lancedb
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.indexing.build import build
 from docs_mcp_core.indexing.chunk_lines import chunk_line, head, parse_line
-from docs_mcp_core.indexing.steps import build, chunk_corpus
+from docs_mcp_core.indexing.chunks import chunk_corpus
 from docs_mcp_core.output.chunk import Chunk
 from docs_mcp_core.output.layout import OutputLayout
 

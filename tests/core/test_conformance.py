@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from docs_mcp_core.cli import main
 from docs_mcp_core.corpus.manifest import DEFAULT_MAX_CHUNK_SIZE
-from docs_mcp_core.indexing.steps import analyze_corpus
+from docs_mcp_core.indexing.chunks import analyze_corpus
 
 from ..conftest import FIXTURES
 

@@ -13,8 +13,10 @@ from docs_mcp_core.cli import main
 from docs_mcp_core.corpus.framework import detect_framework
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.embedding.input import to_embedding_input
+from docs_mcp_core.indexing.build import build
+from docs_mcp_core.indexing.chunks import analyze_corpus, chunk_corpus
+from docs_mcp_core.indexing.description import default_description
 from docs_mcp_core.indexing.parsing import ParseJob, parse_one
-from docs_mcp_core.indexing.steps import analyze_corpus, build, chunk_corpus, default_description
 from docs_mcp_core.progress import NullReporter
 
 from ..conftest import write

@@ -70,7 +70,7 @@ def test_a_chunk_without_code_or_headings_keeps_its_text() -> None:
 
 def test_every_chunk_of_the_example_corpus_keeps_all_its_text() -> None:
     """Reordering never loses or duplicates text: the same words, in another order."""
-    from docs_mcp_core.indexing.steps import analyze_corpus
+    from docs_mcp_core.indexing.chunks import analyze_corpus
     from docs_mcp_core.progress import NullReporter
 
     chunks = analyze_corpus(EXAMPLE_DOCS, NullReporter()).chunks

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.embedding.cache import EmbeddingCache, _open
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 from docs_mcp_core.indexing.table import open_table
 from docs_mcp_core.progress import NullReporter
 from docs_mcp_core.search.engine import run_search

@@ -15,7 +15,7 @@ import pytest
 from docs_mcp_core.embedding import local_onnx, to_embedding_input
 from docs_mcp_core.embedding.local_onnx import OnnxProvider
 from docs_mcp_core.embedding.onnx_graphs import FP32_SCHEME, INT8_SCHEME, KINDS, int8_activation_model
-from docs_mcp_core.indexing.steps import analyze_corpus
+from docs_mcp_core.indexing.chunks import analyze_corpus
 
 from ..conftest import EXAMPLE_DOCS, write
 from .onnx_models import fp32_model_folder, int8_model_folder

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from docs_mcp_core.corpus.walk import read_source, scan_corpus
-from docs_mcp_core.indexing.steps import analyze_corpus
+from docs_mcp_core.indexing.chunks import analyze_corpus
 
 from ..conftest import write
 

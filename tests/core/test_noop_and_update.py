@@ -16,7 +16,8 @@ from docs_mcp_core import fsutil
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import EmbeddingProvider, ProviderSettings, make_provider
 from docs_mcp_core.indexing import file_reuse
-from docs_mcp_core.indexing.steps import build, chunk_corpus
+from docs_mcp_core.indexing.build import build
+from docs_mcp_core.indexing.chunks import chunk_corpus
 from docs_mcp_core.indexing.table import open_table
 from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.progress import NullReporter

@@ -22,7 +22,9 @@ from docs_mcp_core.embedding.input import passage_input
 from docs_mcp_core.embedding.local_onnx import BUNDLED_DIR, OnnxProvider
 from docs_mcp_core.embedding.onnx_graphs import GRAPH_FILES, KINDS, int8_kind
 from docs_mcp_core.errors import DocsMcpError
-from docs_mcp_core.indexing.steps import analyze_corpus, build, load_model_early
+from docs_mcp_core.indexing.build import build
+from docs_mcp_core.indexing.cached_vectors import load_model_early
+from docs_mcp_core.indexing.chunks import analyze_corpus
 from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.search.engine import run_search
 from docs_mcp_core.sources.config import load_config

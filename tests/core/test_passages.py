@@ -16,7 +16,7 @@ import pytest
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.embedding.fingerprint import passages_key
 from docs_mcp_core.errors import DocsMcpError
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.output.vector_index import VectorIndexPolicy
 from docs_mcp_core.search.engine import SearchEngine, Weights, loaded_embedder

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 from docs_mcp_core.output.derived_fields import code_languages, content_digest, navigation_share, subwords
 from docs_mcp_core.search.engine import Weights, run_search
 

@@ -7,7 +7,9 @@ from pathlib import Path
 from docs_mcp_core.chunking.chunker import CHUNKER_VERSION
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing import file_reuse as reuse
-from docs_mcp_core.indexing.steps import analyze_corpus, build, chunk_corpus, chunks_json
+from docs_mcp_core.indexing.build import build
+from docs_mcp_core.indexing.chunks import analyze_corpus, chunk_corpus
+from docs_mcp_core.indexing.lancedb_index import chunks_json
 from docs_mcp_core.progress import NullReporter
 
 from ..conftest import write

@@ -10,7 +10,7 @@ import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.errors import DocsMcpError
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 from docs_mcp_core.search import cursor as cursors
 from docs_mcp_core.search import engine as engine_module
 from docs_mcp_core.search.engine import (

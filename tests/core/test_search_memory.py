@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.search import engine as engine_module
 from docs_mcp_core.search.engine import SearchEngine

@@ -5,7 +5,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from docs_mcp_core.cli import main
-from docs_mcp_core.indexing.steps import analyze_corpus
+from docs_mcp_core.indexing.chunks import analyze_corpus
 
 from ..conftest import write
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from docs_mcp_core.indexing.steps import analyze_corpus
+from docs_mcp_core.indexing.chunks import analyze_corpus
 from docs_mcp_core.trust.report import validate_trust
 from docs_mcp_core.trust.rules import builtin_rules
 

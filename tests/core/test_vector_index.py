@@ -13,7 +13,7 @@ from pathlib import Path
 import lancedb
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 from docs_mcp_core.output.vector_index import VECTOR_MEMORY_BYTES, VectorIndexPolicy, has_vector_index
 from docs_mcp_core.search.engine import SearchEngine, Weights, loaded_embedder
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 from docs_mcp_core.search import engine as engine_module
 from docs_mcp_core.search import vector_scan
 from docs_mcp_core.search.engine import SearchEngine

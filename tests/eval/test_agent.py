@@ -10,7 +10,7 @@ from mcp import Client
 
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 from docs_mcp_core.server import create_server
 from docs_mcp_eval.agent import AgentOptions, run_agent
 from docs_mcp_eval.cases import Case

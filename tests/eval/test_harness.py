@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 from docs_mcp_eval.cases import load_suite
 from docs_mcp_eval.runner import run_suite
 

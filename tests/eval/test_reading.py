@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 
 from ..conftest import EXAMPLE_DOCS
 

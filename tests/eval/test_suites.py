@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 from docs_mcp_eval.cases import Suite, load_suite
 
 from ..conftest import REPO

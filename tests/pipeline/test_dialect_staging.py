@@ -14,7 +14,7 @@ import dagster as dg
 import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.sources.git import stage_git
 from docs_mcp_core.sources.local import stage_local

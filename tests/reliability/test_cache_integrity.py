@@ -12,7 +12,9 @@ from click.testing import CliRunner
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.embedding.cache import _open
-from docs_mcp_core.indexing.steps import chunk_corpus, embed_chunks, fingerprint_chunks
+from docs_mcp_core.indexing.cached_vectors import embed_chunks
+from docs_mcp_core.indexing.chunks import chunk_corpus
+from docs_mcp_core.indexing.fingerprints import fingerprint_chunks
 from docs_mcp_core.indexing.table import open_table
 
 from ..conftest import write

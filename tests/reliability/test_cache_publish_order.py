@@ -17,7 +17,10 @@ from ..fakes.openai_server import FakeEmbeddingServer
 UNPUBLISHED_BUILD = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from docs_mcp_core.indexing.steps import chunk_corpus, embed_chunks, fingerprint_chunks, write_index
+    from docs_mcp_core.indexing.cached_vectors import embed_chunks
+    from docs_mcp_core.indexing.chunks import chunk_corpus
+    from docs_mcp_core.indexing.fingerprints import fingerprint_chunks
+    from docs_mcp_core.indexing.lancedb_index import write_index
     from docs_mcp_core.embedding import ProviderSettings, make_provider
     from docs_mcp_core.output.lock import build_lock
 

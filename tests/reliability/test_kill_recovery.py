@@ -21,7 +21,7 @@ from docs_mcp_core.search.engine import run_search
 from tests.conftest import EXAMPLE_DOCS
 from tests.reliability.clitools import CLI, build_args, docs_mcp, published
 
-# See the failpoints.pause calls in indexing/steps.py, indexing/table.py and fsutil.write_atomic (temp file written, not renamed).
+# See the failpoints.pause calls in indexing/lancedb_index.py, indexing/metadata.py, indexing/table.py and fsutil.write_atomic (temp file written, not renamed).
 # The last kill stops a prune half way (manifests gone, files not yet): the final build, a no-op, must finish it.
 PLAN = [None] + ["write", "written", "publish", "prune"] * 2 + ["replace-chunks.json", "replace-metadata.json", "prune"]
 

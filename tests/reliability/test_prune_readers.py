@@ -6,7 +6,7 @@ import threading
 from pathlib import Path
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 from docs_mcp_core.indexing.table import open_table
 from docs_mcp_core.output.table_files import manifests
 from tests.conftest import EXAMPLE_CHUNKS, write

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 
 from ..conftest import EXAMPLE_DOCS
 

@@ -14,7 +14,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 
 from ..conftest import EXAMPLE_DOCS
 from ..reliability.load import wait_until_healthy

@@ -17,7 +17,7 @@ from mcp import Client, StdioServerParameters
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.errors import DocsMcpError
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 from docs_mcp_core.server import ServedCorpus, create_server
 from docs_mcp_core.sources.config import load_config
 

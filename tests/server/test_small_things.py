@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.indexing.steps import build
+from docs_mcp_core.indexing.build import build
 from docs_mcp_core.output.metadata import PublishedMetadata
 from docs_mcp_core.server import create_server
 from docs_mcp_core.server.tools import search_description

@@ -1,0 +1,30 @@
+"""The `staged_docs` asset: a corpus's source (a folder, one commit of a git repository, or a docs website
+fetched with conditional requests) copied into a deterministic folder that the chunks step reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..progress import Reporter
+from .config import Config
+from .git import stage_git
+from .local import StagedDocs, stage_local
+
+
+def stage_corpus(
+    config: Config, name: str, dest: Path, *, commit: str | None = None, reporter: Reporter | None = None
+) -> StagedDocs:
+    """Stage corpus `name` of `config` into `dest`; a git corpus at `commit` when given (else its ref's tip).
+
+    Call with the output's build lock held. A website's per-page lines go to `reporter` as they happen.
+    """
+    corpus = config.get(name)
+    web = config.web_source(name)
+    if web is not None:
+        from .web.stage import stage_url  # the web extra is imported only for website corpora
+
+        return stage_url(web, dest, reporter)
+    repo = config.git_source(name)
+    if repo:
+        return stage_git(repo, corpus.source.ref, corpus.source.subdir, dest, commit=commit, exclude=corpus.exclude)
+    return stage_local(config.source_path(name), dest, exclude=corpus.exclude)
