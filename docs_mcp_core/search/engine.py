@@ -28,11 +28,17 @@ from ..errors import SearchError
 from ..failpoints import pause
 from ..output.chunk import CHUNK_ID, meta_column, sql_literal
 from ..output.derived_fields import normalize_language, subwords
-from ..output.layout import CHUNKS, METADATA, OutputLayout
+from ..output.layout import METADATA, OutputLayout
 from ..output.metadata import EmbeddingInfo, TaxonomyKey, require_metadata
 from ..output.objectstore import RemoteOutput, is_remote, location, remote_signature
 from ..output.table_checksums import published_files_problem
-from ..output.table_schema import vector_column
+from ..output.table_schema import (
+    DERIVED_COLUMNS,
+    LIGHT_COLUMNS,
+    SOURCE_URL_COLUMN,
+    SUBWORDS_COLUMN,
+    vector_column,
+)
 from ..output.vector_index import VECTOR_MEMORY_BYTES, ann_query, has_vector_index
 from . import answers
 from . import cursor as cursors
@@ -121,8 +127,6 @@ TIE_SLACK = 16
 # (plus TIE_SLACK). LanceDB answers 232 rows as fast as 116 (2.9 vs 2.8 ms on dub-ts ×30), and on
 # ×30 copies it settles the tie in one query instead of two (benchmarks/scale.py).
 FULL_TEXT_FETCH = 2
-_LIGHT = ["chunk_id", "filepath", "heading", "breadcrumb", "chunk_index", "metadata"]
-_DERIVED = ["code_languages", "content_digest", "content_chars"]  # light columns of indexes written with fields.py
 
 
 @dataclass(frozen=True)
@@ -138,8 +142,8 @@ class ChunkInfo:
     chars: int | None = None  # length of content_text
     source_url: str | None = None  # the web page (and heading anchor) of website corpora
     row_id: int = -1  # its `_rowid` in the pinned table version
-    navigation: float = 0.0  # share of its text in link-led list items (0 in indexes written before the column)
-    bare_code: bool = False  # fenced code and next to no words (derived_fields.bare_code; False in older indexes)
+    navigation: float = 0.0  # share of its text in link-led list items
+    bare_code: bool = False  # fenced code and next to no words (derived_fields.bare_code)
 
 
 # Above this, the scan runs in a worker thread (numpy releases the GIL), overlapping the full-text
@@ -238,7 +242,7 @@ def score_fusion(lists: list[tuple[float, Ranked, bool]]) -> list[tuple[str, flo
 
 def text_query(query: str, index: PublishedIndex, weights: Weights) -> Any:
     """BM25 over the chunk's fields, each times its boost: heading, breadcrumb (file path and parent
-    headings), content_text, and the identifier sub-words of the chunk (fields.py). `weights.fields`
+    headings), content_text, and the identifier sub-words of the chunk (output/derived_fields.py). `weights.fields`
     "max" keeps the best field's score (LanceDB's MultiMatchQuery), "sum" adds them. A camelCase
     identifier in the query also looks for its sub-words as plain words, at half the sub-word boost,
     so `WithMaxRetries` finds "max retries" while the exact identifier still scores highest. Each pair
@@ -252,15 +256,18 @@ def text_query(query: str, index: PublishedIndex, weights: Weights) -> Any:
     # a phrase query takes no boost, so the other clauses are scaled by 1 / proximity instead: a common
     # factor changes neither BM25 order, nor the length prior, nor min-max scaled fusion
     scale = 1 / weights.proximity if pairs else 1.0
-    fields = [("heading", weights.heading), ("content_text", 1.0)]
-    if index.has_fields:  # indexes written before fields.py have neither column indexed
-        fields += [("breadcrumb", weights.breadcrumb), ("content_subwords", weights.subwords)]
+    fields = [
+        ("heading", weights.heading),
+        ("content_text", 1.0),
+        ("breadcrumb", weights.breadcrumb),
+        (SUBWORDS_COLUMN, weights.subwords),
+    ]
     fields = [(column, boost * scale) for column, boost in fields if boost > 0]
     if weights.fields == "max":
         clauses: list[Any] = [MultiMatchQuery(query, [c for c, _ in fields], boosts=[b for _, b in fields])]
     else:
         clauses = [MatchQuery(query, column, boost=boost) for column, boost in fields]
-    parts = subwords(query) if index.has_fields and weights.subwords > 0 else ""
+    parts = subwords(query) if weights.subwords > 0 else ""
     if parts:
         clauses.append(MatchQuery(parts, "content_text", boost=weights.subwords / 2 * scale))
     clauses += [PhraseQuery(pair, "content_text", slop=PROXIMITY_SLOP) for pair in pairs]
@@ -434,7 +441,6 @@ class PublishedIndex:
         self.has_vectors = False
         self.vector_indexed = False  # an ANN index on `vector`: searched by LanceDB, never held in memory
         self.rows = 0
-        self.has_fields = False  # the derived search fields of fields.py (older indexes lack them)
         self.info: dict[str, ChunkInfo] = {}
         self.generic_headings: set[str] = set()  # lowercase headings that name a kind of section (says_nothing)
         self.files: dict[str, list[str]] = {}
@@ -485,19 +491,11 @@ class PublishedIndex:
         self.has_vectors = "vector" in schema.names
         self.vector_indexed = self.has_vectors and has_vector_index(list(await table.list_indices()))
         self.rows = count
-        self.has_fields = all(name in schema.names for name in ["content_subwords", *_DERIVED])
-        if self.has_fields:  # the snippet text itself: content_chars is content_text's length
-            chars = await table.query().select(["content_chars"]).limit(count).to_arrow()
-            text_bytes = int(pc.sum(chars.column("content_chars")).as_py() or 0)
-        else:  # content + content_text: an upper bound on the text kept
-            text_bytes = self._chunks_bytes()
-        wanted = (
-            _LIGHT
-            + (_DERIVED if self.has_fields else [])
-            + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
-        )
-        wanted += ["source_url"] if "source_url" in schema.names else []
-        wanted += [name for name in ("navigation", "bare_code") if name in schema.names]
+        # the snippet text itself: content_chars is content_text's length
+        chars = await table.query().select(["content_chars"]).limit(count).to_arrow()
+        text_bytes = int(pc.sum(chars.column("content_chars")).as_py() or 0)
+        wanted = LIGHT_COLUMNS + DERIVED_COLUMNS + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
+        wanted += [SOURCE_URL_COLUMN] if SOURCE_URL_COLUMN in schema.names else []  # website corpora
         dims, multivector = vector_column(schema)
         if self.has_vectors and self.embedding is not None and self.embedding.dimensions != dims:
             raise unreadable_index(
@@ -506,8 +504,8 @@ class PublishedIndex:
             )
         from ..embedding.input import PASSAGES
 
-        # the vectors the build recorded, as it counted them for its ANN decision; an older metadata.json
-        # does not say, and a list of passages per row holds up to PASSAGES of them: budget for them all
+        # the vectors the build recorded, as it counted them for its ANN decision; should a damaged
+        # metadata.json not say, a list of passages per row holds up to PASSAGES of them: budget for them all
         vectors = (
             self.metadata.index.vectors
             if self.metadata.index and self.metadata.index.vectors
@@ -537,9 +535,9 @@ class PublishedIndex:
             self.ids = columns["chunk_id"]
             self.scan = await asyncio.to_thread(QuantizedScan.of, self.vectors)
         for i, chunk_id in enumerate(columns["chunk_id"]):
-            languages = tuple(columns["code_languages"][i].split()) if self.has_fields else ()
-            digest = columns["content_digest"][i] if self.has_fields else None
-            chars = columns["content_chars"][i] if self.has_fields else None
+            languages = tuple(columns["code_languages"][i].split())
+            digest = columns["content_digest"][i]
+            chars = columns["content_chars"][i]
             self.info[chunk_id] = ChunkInfo(
                 chunk_id,
                 columns["filepath"][i],
@@ -550,10 +548,10 @@ class PublishedIndex:
                 languages,
                 digest,
                 chars,
-                columns["source_url"][i] if "source_url" in columns else None,
+                columns[SOURCE_URL_COLUMN][i] if SOURCE_URL_COLUMN in columns else None,
                 int(row_ids[i]),
-                float(columns["navigation"][i] or 0.0) if "navigation" in columns else 0.0,
-                bool(columns["bare_code"][i]) if "bare_code" in columns else False,
+                float(columns["navigation"][i] or 0.0),
+                bool(columns["bare_code"][i]),
             )
         sizes = (
             await table.query()
@@ -569,13 +567,6 @@ class PublishedIndex:
         common = max(GENERIC_HEADING_CHUNKS, GENERIC_HEADING_SHARE * len(self.info))
         self.generic_headings = {heading for heading, n in headings.items() if n >= common} | {""}
         self.table = table
-
-    def _chunks_bytes(self) -> int:
-        if self.remote:
-            size = self.remote.size(CHUNKS)
-            return MEMORY_TEXT_BYTES + 1 if size is None else size
-        chunks_file = OutputLayout(self.out).chunks
-        return chunks_file.stat().st_size if chunks_file.exists() else MEMORY_TEXT_BYTES + 1
 
     def chunk_ids(self, row_ids: np.ndarray) -> list[str]:
         """The chunk IDs of the rows a query returned (selected by `_rowid`: no read of the chunk_id column)."""
@@ -694,7 +685,7 @@ class SearchEngine:
         table = index.table
         depth = self.weights.depth
 
-        scaled = self.weights.text_short > 0 and index.has_fields
+        scaled = self.weights.text_short > 0
 
         async def run(make: Any, score: str, ascending: bool, limit: int, short: bool = False) -> Ranked:
             """The best `depth` rows by (score, chunk_id), whatever order the table holds its rows in: when

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from docs_mcp_core.errors import SearchError
 from docs_mcp_core.output.derived_fields import bare_code
 from docs_mcp_core.search.engine import Weights, run_search
 
@@ -98,8 +99,10 @@ def test_the_bare_code_prior_is_deterministic(sdk_reference: Path, tmp_path: Pat
     _same_on_two_builds(sdk_reference, tmp_path / "a", tmp_path / "b", "where do I put my API key", "example usage")
 
 
-def test_an_index_written_before_the_bare_code_column_still_serves(sdk_reference: Path, tmp_path: Path) -> None:
+def test_a_table_without_the_bare_code_column_is_refused_naming_the_rebuild(
+    sdk_reference: Path, tmp_path: Path
+) -> None:
     out = _build(sdk_reference, tmp_path / "out")
     _drop_columns(out, ["bare_code"])
-    # every chunk counts as prose there: the examples rank as BM25 has them
-    assert _ids(out, "where do I put my API key")[0].endswith("/example-usage")
+    with pytest.raises(SearchError, match=f"cannot be read .*`docs-mcp build --docs-dir DOCS --index {out}`"):
+        _ids(out, "where do I put my API key")

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.errors import SearchError
 from docs_mcp_core.indexing.build import build
 from docs_mcp_core.output.derived_fields import code_languages, content_digest, navigation_share, subwords
 from docs_mcp_core.search.engine import Weights, run_search
@@ -112,7 +113,7 @@ def _ids(
 
 
 def _drop_columns(out: Path, names: list[str]) -> None:
-    """Make a built index look written before these columns existed: drop them, and pin that table version."""
+    """Drop columns from a built table and pin that version: a table without what its schema_version promises."""
     import json
 
     import lancedb
@@ -248,11 +249,12 @@ def test_ranking_is_identical_on_two_separate_builds(example_docs: Path, tmp_pat
         assert a == run_search(first, query, filters=filters, limit=20, hybrid=False).hits  # warm = cold
 
 
-def test_an_index_written_before_the_derived_fields_still_serves(sdk_docs: Path, tmp_path: Path) -> None:
+def test_a_table_without_the_derived_fields_is_refused_naming_the_rebuild(sdk_docs: Path, tmp_path: Path) -> None:
+    """Every table of one schema_version has the derived columns: one without them is damaged, not older."""
     out = _build(sdk_docs, tmp_path / "out")
     _drop_columns(out, ["content_subwords", "code_languages", "content_digest", "content_chars"])
-    assert _ids(out, "linksCreate")[0] == "sdks/links.md#links/linkscreate"  # plain BM25, no sub-words
-    assert "sdks/links.md#links/linkscreate" not in _ids(out, "create link")
+    with pytest.raises(SearchError, match=f"cannot be read .*`docs-mcp build --docs-dir DOCS --index {out}`"):
+        _ids(out, "linksCreate")
 
 
 def test_navigation_share_measures_link_led_list_items() -> None:
@@ -296,9 +298,8 @@ def test_the_priors_are_deterministic(guide_docs: Path, tmp_path: Path) -> None:
     )
 
 
-def test_an_index_written_before_the_navigation_column_still_serves(guide_docs: Path, tmp_path: Path) -> None:
+def test_a_table_without_the_navigation_column_is_refused_naming_the_rebuild(guide_docs: Path, tmp_path: Path) -> None:
     out = _build(guide_docs, tmp_path / "out")
     _drop_columns(out, ["navigation"])
-    # no navigation prior (every chunk counts as 0), the full-text length prior still applies
-    assert _ids(out, "retry failed requests")[0] == "index.md#_preamble"
-    assert _ids(out, "rate limits")[0] == "limits.md#limits/handling-rate-limits"
+    with pytest.raises(SearchError, match=f"cannot be read .*`docs-mcp build --docs-dir DOCS --index {out}`"):
+        _ids(out, "retry failed requests")
