@@ -12,9 +12,9 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from .chunk import Chunk, meta_column
-from .derived_fields import bare_code, code_languages, content_digest, navigation_share, subwords
 
-if TYPE_CHECKING:  # pyarrow and numpy are imported when a table is written or read, never for a no-op build
+# pyarrow, numpy and the derived fields are imported when a table is written or read, not by a no-op build
+if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
@@ -65,6 +65,8 @@ def record_batch(
     """One Arrow batch of rows; with `counts`, `vectors` holds counts[i] passage vectors for row i."""
     import numpy as np
     import pyarrow as pa
+
+    from .derived_fields import bare_code, code_languages, content_digest, navigation_share, subwords
 
     cols: list[pa.Array] = [
         pa.array([c.chunk_id for c in rows], pa.string()),
