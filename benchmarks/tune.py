@@ -91,21 +91,22 @@ MODES = ("text", "hybrid")
 
 async def ranked_lists(index_dir: Path, cases: list[dict], weights: Any, embedder_factory: Any) -> tuple[list, Any]:
     """Each case with its ranked lists by signal (at the largest depth), and the opened index."""
-    from docs_mcp_core.search.engine import SearchEngine, validate_filters, where_clause
+    from docs_mcp_core.search.engine import SearchEngine
+    from docs_mcp_core.search.filters import validate_filters, where_clause
 
     engine = SearchEngine(index_dir, weights, embedder_factory=embedder_factory)
     index = await engine.index()
     out = []
     for case in cases:
         filters = validate_filters(case.get("filters", {}), index.taxonomy)
-        out.append((case, filters, await engine._ranked(index, case["query"], where_clause(filters, index.taxonomy))))
+        out.append((case, filters, await engine.ranked(index, case["query"], where_clause(filters, index.taxonomy))))
     engine.close()
     return out, index
 
 
 def score(prepared: list, index: Any, weights: Any, mode: str) -> dict[str, float]:
     """MRR@5 overall and per category, for one suite and one mode."""
-    from docs_mcp_core.search.engine import fuse
+    from docs_mcp_core.search.fusion import fuse
     from docs_mcp_eval import metrics
 
     per_case: list[tuple[str, float]] = []
@@ -168,7 +169,7 @@ class _Shared:
         self.embedder: Any = None
 
     def __call__(self, meta: dict) -> Any:
-        from docs_mcp_core.search.engine import loaded_embedder
+        from docs_mcp_core.search.library import loaded_embedder
 
         if self.embedder is None:
             self.embedder = loaded_embedder(meta)
@@ -193,7 +194,7 @@ def evaluate(
     text_short: list[int],
     proximity: list[float],
 ) -> list[dict]:
-    from docs_mcp_core.search.engine import Weights
+    from docs_mcp_core.search import Weights
 
     loaded_embedder = _Shared()
     rows = []
@@ -260,7 +261,7 @@ def report(rows: list[dict], names: list[str], top: int) -> None:
             f"{_worst_drop(base, row, names):.3f}" if base else "-",
         )
     print("(first row: the baseline; then the best that keep every lexical MRR@5 at the baseline's or better)")
-    from docs_mcp_core.search.engine import Weights
+    from docs_mcp_core.search import Weights
 
     default = Weights()
     mine = [r for r in rows if all(r[p] == getattr(default, p) for p in params)]
@@ -354,7 +355,7 @@ def main() -> None:
     sys.path.insert(0, str(REPO))
     names = args.suites.split(",")
     if args.baseline != "original":
-        from docs_mcp_core.search.weights import Weights
+        from docs_mcp_core.search import Weights
 
         BASELINE.update({key: getattr(Weights(), key) for key in BASELINE})
         if args.baseline == "current":  # without the priors and term proximity

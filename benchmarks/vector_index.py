@@ -51,7 +51,7 @@ def _published(index_dir: Path) -> tuple[Any, dict[str, Any]]:
 
 
 def _query_vectors(metadata: dict[str, Any], queries: list[str]) -> np.ndarray:
-    from docs_mcp_core.search.engine import loaded_embedder
+    from docs_mcp_core.search.library import loaded_embedder
 
     embedder = loaded_embedder(metadata["embedding"])
     try:

@@ -14,67 +14,20 @@ import click
 
 from . import __version__
 from .diagnostics import format_json, format_text, has_errors, warning
+from .command import (
+    DOCS_DIR,
+    INDEX_DIR,
+    fail_cleanly,
+    git_options,
+    index_option,
+    one_source,
+    stage_repo,
+    web_options,
+    web_source,
+)
 from .errors import DocsMcpError
 from .gc_freeze import own_process, settle
 
-DOCS_DIR = click.Path(path_type=Path)  # checked by paths.check_docs_dir: `error: …` and exit 1, not click's exit 2
-
-
-# Reading commands check the folder themselves: a path that is no index gets an `error:` line with
-# the complete build command (not click's usage error), and nothing is created.
-class _Location(click.ParamType):
-    """A folder, or an s3://BUCKET/PREFIX URL (kept as a string: a Path would fold its `//`)."""
-
-    name = "path"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
-        from .output.objectstore import location
-
-        try:
-            return location(value)
-        except DocsMcpError as exc:  # an unsupported URL: the same `error:` line and exit 1 as a bad folder
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
-
-
-INDEX_DIR = _Location()
-
-
-def index_option(
-    command: str, help: str, *, dest: str = "index", alias: bool = True, **kwargs: Any
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """`--index`: an index folder (or s3:// location), one name in every command; `--out` is its alias
-    (but in `skill`, whose --out is where SKILL.md goes).
-
-    Set it from the environment with DOCS_MCP_<COMMAND>_INDEX (or DOCS_MCP_<COMMAND>_OUT).
-    """
-    env = f"DOCS_MCP_{command.upper().replace('-', '_')}"
-    names = ["--index", "--out"] if alias else ["--index"]
-    envvar = [f"{env}_INDEX", f"{env}_OUT"] if alias else [f"{env}_INDEX"]
-    settings: dict[str, Any] = {"required": True, "type": INDEX_DIR, "metavar": "PATH"} | kwargs
-    return click.option(*names, dest, envvar=envvar, help=help, **settings)
-
-
-def _fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """User errors become one clear message and exit code 1, never a traceback."""
-
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except DocsMcpError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
-        except OSError as exc:  # the environment refused a read or write: still one line, not a traceback
-            where = f"{exc.filename}: " if exc.filename else ""
-            click.echo(f"error: {where}{exc.strerror or exc}", err=True)
-            sys.exit(1)
-        except KeyboardInterrupt:
-            click.echo("interrupted; the previously published index is untouched", err=True)
-            sys.exit(130)
-
-    wrapper.__name__ = fn.__name__
-    wrapper.__doc__ = fn.__doc__
-    return wrapper
 
 
 class _PluginGroup(click.Group):
@@ -125,154 +78,6 @@ def main() -> None:
     """
 
 
-def web_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """--url and the crawl settings (docs-mcp.yaml's url source fields), shared by build and validate."""
-    options = [
-        click.option(
-            "--url",
-            default=None,
-            metavar="URL",
-            help="A docs website to index instead of --docs-dir: pages from its sitemap (or llms.txt, or "
-            "links crawled from URL), fetched again only when changed (conditional requests).",
-        ),
-        click.option(
-            "--path-prefix",
-            default=None,
-            metavar="PATH",
-            help="With --url: only pages under this path (default: the start URL's folder).",
-        ),
-        click.option(
-            "--max-pages",
-            type=click.IntRange(min=1),
-            default=500,
-            show_default=True,
-            help="With --url: at most this many pages.",
-        ),
-        click.option(
-            "--llms-txt",
-            type=click.Choice(["off", "txt", "full"]),
-            default="off",
-            show_default=True,
-            help="With --url: index the pages llms.txt links (txt) or llms-full.txt as one page (full) "
-            "instead of the sitemap.",
-        ),
-        click.option(
-            "--concurrency",
-            type=click.IntRange(1, 32),
-            default=4,
-            show_default=True,
-            help="With --url: requests in flight at once (at most 2 to one host).",
-        ),
-        click.option(
-            "--retries",
-            type=click.IntRange(0, 10),
-            default=3,
-            show_default=True,
-            help="With --url: further attempts after a 429, a 5xx or a network error (with backoff).",
-        ),
-        click.option(
-            "--timeout",
-            type=click.FloatRange(0, 600, min_open=True),
-            default=30.0,
-            show_default=True,
-            metavar="SECONDS",
-            help="With --url: each request, from connecting to its last byte (redirects included), must "
-            "finish within this; a page that does not is a failed page.",
-        ),
-    ]
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
-
-
-def git_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """--git, --ref and --subdir (docs-mcp.yaml's git source fields), shared by build and validate."""
-    options = [
-        click.option(
-            "--git",
-            "git_repo",
-            default=None,
-            metavar="REPO",
-            help="A git repository (URL or local path) to index instead of --docs-dir: the Markdown of one "
-            "commit, staged as the pipeline stages a git corpus.",
-        ),
-        click.option("--ref", default=None, metavar="REF", help="With --git: a branch, tag or commit [default: HEAD]."),
-        click.option("--subdir", default=None, metavar="DIR", help="With --git: only this folder of the repository."),
-    ]
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
-
-
-def git_source(kwargs: dict[str, Any]) -> tuple[str, str, str | None] | None:
-    """(repository, ref, subdir) from --git, --ref and --subdir (popped from kwargs), or None without --git."""
-    repo, ref, subdir = kwargs.pop("git_repo"), kwargs.pop("ref"), kwargs.pop("subdir")
-    if repo is None:
-        if ref is not None or subdir is not None:
-            raise DocsMcpError("--ref and --subdir go with --git REPO (a git repository)")
-        return None
-    from .sources.git import is_url
-
-    # a local repository by its absolute path, as docs-mcp.yaml resolves it
-    return (repo if is_url(repo) else os.path.abspath(repo)), ref or "HEAD", subdir
-
-
-def one_source(docs_dir: Path | None, kwargs: dict[str, Any]) -> tuple[Any, tuple[str, str, str | None] | None]:
-    """The website (--url) or repository (--git) to stage, popped from kwargs; (None, None) for --docs-dir."""
-    given = [
-        name
-        for name, value in (("--docs-dir", docs_dir), ("--url", kwargs["url"]), ("--git", kwargs["git_repo"]))
-        if value
-    ]
-    if len(given) != 1:
-        raise DocsMcpError(
-            "give exactly one of --docs-dir (a folder of Markdown), --url (a docs website) or --git (a repository)"
-            + (f"; got {' and '.join(given)}" if given else "")
-        )
-    repo = git_source(kwargs)
-    return _website(kwargs), repo
-
-
-def stage_repo(repo: tuple[str, str, str | None], dest: Path, reporter: Any) -> Any:
-    """Stage one commit of a repository into `dest` exactly as the pipeline's staged_docs does, and say which."""
-    from .sources.git import stage_git, staged_line
-
-    source, ref, subdir = repo
-    staged = stage_git(source, ref, subdir, dest)
-    for line in staged.warnings:
-        reporter.warn(line)
-    reporter.info(staged_line(staged, source, ref, subdir))
-    return staged
-
-
-def web_source(kwargs: dict[str, Any], docs_dir: Path | None) -> Any:
-    """The website --url names with its crawl settings (popped from kwargs), or None for --docs-dir."""
-    if (kwargs["url"] is None) == (docs_dir is None):
-        raise DocsMcpError("give exactly one of --docs-dir (a folder of Markdown) or --url (a docs website)")
-    return _website(kwargs)
-
-
-def _website(kwargs: dict[str, Any]) -> Any:
-    """The website --url names with its crawl settings (popped from kwargs), or None without --url."""
-    url = kwargs.pop("url")
-    settings = {k: kwargs.pop(k) for k in ("path_prefix", "max_pages", "llms_txt", "concurrency", "retries", "timeout")}
-    if url is None:
-        return None
-    from .sources.web import require_web_extra
-
-    require_web_extra()
-    from .sources.web.fetch import Politeness
-    from .sources.web.stage import WebSource
-    from .sources.web.urls import check_start_url
-
-    politeness = Politeness(
-        concurrency=settings["concurrency"], retries=settings["retries"], timeout=settings["timeout"]
-    )
-    return WebSource(
-        check_start_url(url), settings["path_prefix"], settings["max_pages"], settings["llms_txt"], politeness
-    )
-
-
 @main.command()
 @click.option("--docs-dir", default=None, type=DOCS_DIR, help="Folder of Markdown files to check.")
 @web_options
@@ -291,7 +96,7 @@ def _website(kwargs: dict[str, Any]) -> Any:
     is_flag=True,
     help="Also list what would be indexed, and each skipped file or folder with the reason.",
 )
-@_fail_cleanly
+@fail_cleanly
 def validate(docs_dir: Path | None, fmt: str, list_files: bool, **source: Any) -> None:
     """Check manifests, frontmatter, hints and taxonomy (of a folder, or of a website's pages or a
     repository's files as they would be staged); exit 1 if there is any error."""
@@ -389,7 +194,7 @@ def _validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
     help="Seconds one --llm request may take in all, from connecting to the last byte of the answer "
     "(2 retries after a timeout).",
 )
-@_fail_cleanly
+@fail_cleanly
 def fix(
     docs_dir: Path, write: bool, fmt: str, llm: bool, llm_base_url: str | None, llm_model: str, llm_timeout: int
 ) -> None:
@@ -528,7 +333,7 @@ def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
     "least 800 files need parsing); 1 parses in the build process.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors on stderr.")
-@_fail_cleanly
+@fail_cleanly
 def build(
     docs_dir: Path | None,
     index: Path | str,
@@ -641,7 +446,7 @@ def done_line(summary: Any, provider: Any, seconds: float) -> str:
 
 def weight_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Fusion weights, shared by `search` and `serve` (defaults: search.Weights, tuned by benchmarks/tune.py)."""
-    from .search.weights import Weights
+    from .search import Weights
 
     default = Weights()
     options = [
@@ -693,7 +498,7 @@ def make_weights(kwargs: dict[str, Any]) -> Any:
     Infinity into every score, and JSON answers cannot carry them."""
     import math
 
-    from .search.engine import Weights
+    from .search import Weights
 
     for name in ("rrf_text_weight", "rrf_phrase_weight", "rrf_vector_weight", "proximity_weight"):
         if not math.isfinite(kwargs[name]):
@@ -716,12 +521,12 @@ def make_weights(kwargs: dict[str, Any]) -> Any:
 @click.option("--text-only", is_flag=True, help="Rank by text alone, even if the index has vectors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the search_docs result JSON.")
 @weight_options
-@_fail_cleanly
+@fail_cleanly
 def search(
     index: Path, query: str, limit: int, filters: tuple[str, ...], text_only: bool, as_json: bool, **weights: Any
 ) -> None:
     """Search a built index from the shell, exactly as search_docs does."""
-    from .search.engine import run_search
+    from .search import run_search
 
     parsed: dict[str, str] = {}
     for item in filters:
@@ -747,8 +552,7 @@ def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> lis
     """`--index [NAME=]PATH` values, or docs-mcp.yaml's serve section (with --config, or when no --index is given
     and ./docs-mcp.yaml or DOCS_MCP_CONFIG names a config with a serve section)."""
     from .output.objectstore import location
-    from .server import ServedCorpus
-    from .server.app import CORPUS_NAME
+    from .server import CORPUS_NAME, ServedCorpus
     from .sources.config import CONFIG_ENV, find_config, load_config
 
     if index_dirs and config_file:
@@ -865,7 +669,7 @@ def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> lis
     help="Load the query embedding model before serving (default: serve at once, text-only until loaded).",
 )
 @weight_options
-@_fail_cleanly
+@fail_cleanly
 def serve(
     index: tuple[str, ...],
     config_file: Path | None,
@@ -901,7 +705,7 @@ def serve(
             raise DocsMcpError(f"{option} {value}: give a number of seconds above 0")
     token = None
     if auth_token_env:
-        from .server.http import check_token
+        from .server import check_token
 
         token = os.environ.get(auth_token_env, "")
         if not token:
@@ -910,13 +714,12 @@ def serve(
     docs = create_server(served_corpora(index, config_file), tool_prefix=tool_prefix, weights=make_weights(weights))
 
     def run() -> None:
-        for corpus in docs.library.corpora if preload else []:
-            if corpus.engine.embedder is not None:
-                corpus.engine.embedder.wait()
+        if preload:
+            docs.library.wait_for_query_models()
         if transport == "stdio":
             anyio.run(serve_stdio, docs)
             return
-        from .server.http import HttpLimits, serve_http
+        from .server import HttpLimits, serve_http
 
         serve_http(
             docs,
@@ -977,7 +780,7 @@ def checked_corpora(
     docs-mcp.yaml they came from (None for --index)."""
     from .output.metadata import require_metadata
     from .output.objectstore import RemoteOutput
-    from .server.app import check_corpora
+    from .server import check_corpora
     from .sources.config import CONFIG_ENV, find_config
 
     config = None
@@ -1038,7 +841,7 @@ def _absolute(out: Path | str) -> str:
     help="With --write: the file to merge into [default: the client's project file in this folder, or its "
     "user file if it has no project file].",
 )
-@_fail_cleanly
+@fail_cleanly
 def mcp_config(
     client: str,
     index_dirs: tuple[str, ...],
@@ -1124,10 +927,10 @@ def mcp_config(
     help="Character position in the chunk to read on from, as a [trimmed: …] note gives it.",
 )
 @click.option("--json", "as_json", is_flag=True, help='Print {"chunk_id": …, "text": …} instead of the Markdown.')
-@_fail_cleanly
+@fail_cleanly
 def get(index_dir: Path, chunk_id: str, context: int, max_chars: int | None, offset: int, as_json: bool) -> None:
     """Read a chunk by its ID from the shell, exactly as get_doc does (a file path reads its first chunk)."""
-    from .search.engine import run_get_doc
+    from .search import run_get_doc
 
     text = run_get_doc(index_dir, chunk_id, context=context, max_chars=max_chars, offset=offset)
     if as_json:
@@ -1149,7 +952,7 @@ def get(index_dir: Path, chunk_id: str, context: int, max_chars: int | None, off
     "listed by ID and heading only.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the changes as one JSON document.")
-@_fail_cleanly
+@fail_cleanly
 def diff(old_index: Path | str, new_index: Path | str, query: str | None, max_chars: int, as_json: bool) -> None:
     """What changed between two built indexes of a corpus (two versions of its docs): sections changed,
     renamed, added and removed, each with a short diff or its new text."""
@@ -1177,7 +980,7 @@ def diff(old_index: Path | str, new_index: Path | str, query: str | None, max_ch
     help="Write OUT/NAME/SKILL.md (e.g. --out .claude/skills) instead of printing it.",
 )
 @click.option("--name", default=None, help="The skill's name (and folder) [default: CORPUS-docs, or docs for several].")
-@_fail_cleanly
+@fail_cleanly
 def skill(index_dirs: tuple[str, ...], config_file: Path | None, out_dir: Path | None, name: str | None) -> None:
     """An agent skill (SKILL.md) that searches and reads these docs with `docs-mcp search --json` and
     `docs-mcp get`, for agents that prefer a command line to MCP."""
@@ -1206,7 +1009,7 @@ def skill(index_dirs: tuple[str, ...], config_file: Path | None, out_dir: Path |
     help="Read-only SQL over the tables `builds`, `chunk_events` and `page_events` (website corpora) "
     "(default: the last build's summary).",
 )
-@_fail_cleanly
+@fail_cleanly
 def audit(index: Path, sql: str | None) -> None:
     """What each build paid for: hits, misses and pruned vectors, per build and per chunk."""
     from .indexing.cache_audit import format_table, last_build_summary, query

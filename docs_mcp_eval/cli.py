@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from docs_mcp_core.cli import DOCS_DIR, _fail_cleanly, web_options, web_source
+from docs_mcp_core.command import DOCS_DIR, fail_cleanly, web_options, web_source
 
 
 @click.group("eval")
@@ -86,7 +86,7 @@ def _write_outputs(result: dict[str, Any], out_json: Path | None, report: Path |
     show_default=True,
     help="context the agent passes to get_doc.",
 )
-@_fail_cleanly
+@fail_cleanly
 def eval_run(
     cases_file: Path,
     server_command: str,
@@ -166,7 +166,7 @@ def eval_run(
     default=None,
     help="Write the comparison report here (default: print it).",
 )
-@_fail_cleanly
+@fail_cleanly
 def eval_benchmark(
     cases_file: Path,
     docs_dir: Path | None,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import click
 
-from docs_mcp_core.cli import _fail_cleanly
+from docs_mcp_core.command import fail_cleanly
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.sources.config import Config, find_config, load_config
 
@@ -47,7 +47,7 @@ def pipeline_group() -> None:
     default=None,
     help="The docs-mcp.yaml naming the corpora [default: $DOCS_MCP_CONFIG, else ./docs-mcp.yaml].",
 )
-@_fail_cleanly
+@fail_cleanly
 def launch(corpora: tuple[str, ...], everything: bool, config_file: Path | None) -> None:
     """Materialize every asset of each CORPUS (a partition of docs_index_job) with `dg launch`, in this process,
     recorded in the Dagster instance of DAGSTER_HOME; exit 1 if a run fails."""

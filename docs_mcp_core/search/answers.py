@@ -1,4 +1,5 @@
-"""get_doc and search_docs answers within a character budget, saying what was left out and how to get it.
+"""get_doc and search_docs answers: within a character budget, saying what was left out and how to get
+it; a hit's snippet; a file's chunk list.
 
 Why these defaults: without `max_chars`, the target chunk is always whole (the reference
 shape), and its context neighbours share CONTEXT_CHARS, about 2,000 tokens: enough for the
@@ -11,6 +12,7 @@ MIN_TARGET_CHARS), then the nearest neighbours that fit whole.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +23,8 @@ CONTEXT_CHARS = 8_000  # default budget for context neighbours (the target is no
 MIN_MAX_CHARS = 500
 MAX_MAX_CHARS = 200_000
 MIN_TARGET_CHARS = 200  # a trimmed target always shows at least this much, so each read makes progress
+FILE_TIP_IDS = 20  # chunk IDs a "not found" answer lists of the file the bad ID names
+_WORD = re.compile(r"[A-Za-z0-9_]+")
 
 
 def _call(tool: str, arguments: dict[str, Any]) -> str:
@@ -160,3 +164,50 @@ def fit_page(
         lo, hi = (mid, hi) if size([first], cursor, the_note) <= max_chars else (lo, mid - 1)
     first["snippet"] = snippet[:lo] + ("…" if lo < len(snippet) else "")
     return [first], cursor, the_note
+
+
+def snippet(text: str, query: str, width: int = 220) -> str:
+    """Up to `width` characters of the text, starting shortly before the first query word found."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    lower = flat.lower()
+    positions = [lower.find(w) for w in (t.lower() for t in _WORD.findall(query)) if len(w) > 2]
+    anchor = min((p for p in positions if p >= 0), default=0)
+    start = max(0, anchor - 60)
+    if start:
+        space = flat.find(" ", start)
+        start = space + 1 if 0 <= space < anchor else start
+    end = min(len(flat), start + width)
+    if end < len(flat):
+        space = flat.rfind(" ", start + width // 2, end)
+        end = space if space > 0 else end
+    return ("…" if start else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")
+
+
+def file_listing(path: str, file_ids: list[str], max_chars: int | None) -> str:
+    """A file's chunk IDs after its first chunk (get_doc of a bare file path); with a budget, as many as
+    fit in half of it."""
+    head = f"\n\n[{path} has {len(file_ids)} chunk{'s' if len(file_ids) != 1 else ''}: "
+    shown = list(file_ids)
+    while True:
+        more = len(file_ids) - len(shown)
+        tail = f" and {more} more (get_doc without max_chars lists them all)]" if more else "]"
+        listing = head + ", ".join(shown) + tail
+        if max_chars is None or len(listing) <= max_chars // 2 or len(shown) <= 1:
+            return listing
+        shown.pop()
+
+
+def file_tip(same_file: list[str]) -> str:
+    """The chunk IDs of the file a bad chunk ID names: all of them, or the first ones and how many more."""
+    if not same_file:
+        return ""
+    shown = ", ".join(same_file[:FILE_TIP_IDS])
+    more = len(same_file) - FILE_TIP_IDS
+    rest = (
+        f' and {more} more (get_doc {{"chunk_id": "{same_file[0].split("#", 1)[0]}"}} lists them all)'
+        if more > 0
+        else ""
+    )
+    return f" That file has {len(same_file)} chunk{'s' if len(same_file) != 1 else ''}: {shown}{rest}."

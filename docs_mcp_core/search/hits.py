@@ -1,8 +1,10 @@
-"""The JSON shapes search_docs returns, typed: one hit, the zero-result hint, the trim note."""
+"""What search_docs returns: a page of hits, and its JSON shapes typed (one hit, the zero-result hint,
+the trim note)."""
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from dataclasses import dataclass
+from typing import Any, NotRequired, TypedDict
 
 
 class SearchHit(TypedDict):
@@ -32,3 +34,26 @@ class TrimNote(TypedDict):
 
     dropped_hits: int
     message: str
+
+
+@dataclass
+class SearchPage:
+    """One page of a search: its hits, the cursor to the next page, and what the answer says about itself."""
+
+    hits: list[SearchHit]
+    next_cursor: str | None
+    hint: ZeroResultHint | None = None
+    mode: str = "text"  # "hybrid" when a query vector took part
+    trimmed: TrimNote | None = None  # hits left out to fit max_chars, and how to get them
+    modes: dict[str, str] | None = None  # each corpus's mode, when several are served
+    unavailable: dict[str, str] | None = None  # corpora the search covers that cannot be read now, and why
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"hits": self.hits, "next_cursor": self.next_cursor, "hint": self.hint, "mode": self.mode}
+        if self.modes:
+            out["modes"] = self.modes
+        if self.unavailable:
+            out["unavailable"] = self.unavailable
+        if self.trimmed:
+            out["trimmed"] = self.trimmed
+        return out

@@ -1,76 +1,58 @@
-"""Several corpora behind one search_docs and get_doc: each corpus keeps its own engine (its own
-index, hot reload and result cache; corpora built with one model share its query embedder and its
-recent query vectors); this searches them all at once, fuses their rankings and names their chunks.
+"""The request API of the read path: search_docs, get_doc, paging and hints over the corpora one server
+(or one `docs-mcp search`) serves. The server, the CLI and the eval harness search and read through
+Library alone; each corpus keeps its own engine (engine.py: its index, hot reload and result cache),
+and corpora built with one model share its query embedder and its recent query vectors.
 
-One corpus is the n=1 case of the same code: no `corpus:` prefix, no `corpus` field, scores
-and cursors exactly as a lone SearchEngine gives them (SearchEngine.search comes here).
+One corpus is the n=1 case of the same code: no `corpus:` prefix, no `corpus` field, scores and
+cursors exactly as that corpus's engine ranks them.
 
-Fusion across corpora: a corpus's fused score is relative to its own candidates (weighted
-reciprocal rank fusion of its full-text rankings, or with vectors the weighted sum of each list's
-scores scaled to 0..1 over its candidates, engine.fuse), so scores of different corpora are on
-one scale once divided by the best score that query could get there (every signal that ran
-ranking the chunk first). Merging by that normalised score means the number
-of hits a corpus has never matters, only how well each hit ranks inside its own corpus: a
-corpus with many weak hits cannot outweigh a chunk another corpus ranks first by every signal,
-and a chunk every signal agrees on comes before one only BM25 likes.
-BM25 scores themselves are not compared: their IDF differs from corpus to corpus.
+Fusion across corpora: a corpus's fused score is relative to its own candidates (fusion.fuse), so
+scores of different corpora are on one scale once divided by the best score that query could get
+there (fusion.best_score: every signal that ran ranking the chunk first). Merging by that normalised
+score means the number of hits a corpus has never matters, only how well each hit ranks inside its
+own corpus: a corpus with many weak hits cannot outweigh a chunk another corpus ranks first by every
+signal, and a chunk every signal agrees on comes before one only BM25 likes. BM25 scores themselves
+are not compared: their IDF differs from corpus to corpus.
 
-Rank-based fusion alone puts every corpus's best hit near the top, even for a question only
-one corpus can answer (on the shipped suites, serving dub-ts and uv-docs together cost MRR@5
-0.605 -> 0.528 and 0.692 -> 0.621). So when every corpus searched has vectors from the same
-model, cosine similarity is comparable across them, and each corpus's scores are scaled by
-(its best chunk's similarity to the query / the best corpus's) ** CORPUS_SIMILARITY_POWER:
-a corpus that has nothing close to the question sinks as a whole, while the order inside each
-corpus is unchanged (with it, both suites score as well as with their corpus alone).
-Ties break by corpus order (as served), then chunk ID, so results stay deterministic.
+Rank-based fusion alone puts every corpus's best hit near the top, even for a question only one
+corpus can answer. So when every corpus searched has vectors from the same model, cosine similarity
+is comparable across them, and each corpus's scores are scaled by fusion.corpus_factor (its best
+chunk's similarity to the query over the best corpus's, to a power): a corpus that has nothing close
+to the question sinks as a whole, while the order inside each corpus is unchanged
+(docs/decisions/0004-several-corpora-fused-by-reachable-score.md). Ties break by corpus order (as
+served), then chunk ID, so results stay deterministic.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import json
+import sys
 import traceback
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..errors import SearchError
 from ..failpoints import pause
-from ..output.metadata import PublishedMetadata, TaxonomyKey
 from . import answers
 from . import cursor as cursors
-from .engine import (
-    DEFAULT_LIMIT,
-    MAX_LIMIT,
-    PublishedIndex,
-    SearchEngine,
-    SearchPage,
-    UnreadableIndex,
-    hint_for,
-    is_read_failure,
-    match_case,
-    phrase_applies,
-    snippet,
-    unreadable_index,
-    validate_filters,
-)
-from .hits import SearchHit, TrimNote, ZeroResultHint
+from .engine import SearchEngine
+from .filters import hint_for, match_case, validate_filters
+from .fusion import best_score, corpus_factor
+from .hits import SearchHit, SearchPage, TrimNote, ZeroResultHint
+from .limits import DEFAULT_LIMIT, MAX_LIMIT
+from .published import PublishedIndex, metadata_signature
+from .served import Corpus, Served
+from .unreadable import UnreadableIndex, reading, unreadable_index
+from .weights import Weights
+
+if TYPE_CHECKING:
+    from ..embedding.query import QueryEmbedder
 
 _T = TypeVar("_T")
-CORPUS_SIMILARITY_POWER = 3  # see the module docstring; 1-2 recover most of the loss, 3 and up all of it
-
-
-@dataclass
-class Corpus:
-    """One served corpus: its name (the chunk ID prefix when several are served) and engine."""
-
-    name: str
-    engine: SearchEngine
-    description: str | None = None  # from docs-mcp.yaml's serve section; else the index's own
-
-    def describe(self, index: PublishedIndex) -> str:
-        text = self.description or index.metadata.corpus_description or f"the {self.name} documentation"
-        return text.strip().rstrip(".").rstrip()
+QueryModel = Literal["background", "loaded", "none"]
 
 
 class CorpusFailed(Exception):  # noqa: N818 - carries a SearchError to the code that decides what to do
@@ -82,30 +64,19 @@ class CorpusFailed(Exception):  # noqa: N818 - carries a SearchError to the code
         self.corpus, self.index, self.error = corpus, index, error
 
 
-@contextlib.contextmanager
-def _reading(corpus: Corpus, index: PublishedIndex) -> Iterator[None]:
-    """A LanceDB failure names the corpus's folder in one sentence, as a lone engine does."""
-    try:
-        yield
-    except UnreadableIndex as exc:
-        raise CorpusFailed(corpus, index, exc) from None
-    except SearchError:
-        raise
-    except BaseException as exc:
-        if not is_read_failure(exc):
-            raise
-        raise CorpusFailed(corpus, index, unreadable_index(corpus.engine.out, exc)) from None
-
-
 async def _each(
     scope: list[tuple[Corpus, PublishedIndex]], work: Callable[[Corpus, PublishedIndex], Awaitable[_T]]
 ) -> list[_T]:
-    """work(corpus, index) for every corpus searched, all at once (their LanceDB queries share the cores),
-    each under _reading; results in scope order. Every corpus finishes before the first failure is raised."""
+    """work(corpus, index) for every corpus searched, all at once (their LanceDB queries share the cores);
+    results in scope order. A corpus whose index cannot be read raises CorpusFailed, once every corpus
+    has finished."""
 
     async def one(c: Corpus, index: PublishedIndex) -> _T:
-        with _reading(c, index):
-            return await work(c, index)
+        try:
+            with reading(c.out):
+                return await work(c, index)
+        except UnreadableIndex as exc:
+            raise CorpusFailed(c, index, exc) from None
 
     results = await asyncio.gather(*(one(c, index) for c, index in scope), return_exceptions=True)
     for result in results:
@@ -114,122 +85,17 @@ async def _each(
     return results  # type: ignore[return-value]
 
 
-@dataclass(frozen=True)
-class Served:
-    """The published index of every corpus that requests use now.
-
-    A corpus that cannot be read is still listed, with the last index it had (its metadata.json gives
-    the tool schemas their corpus and taxonomy values), and in `unavailable` with the reason.
-    """
-
-    pairs: tuple[tuple[Corpus, PublishedIndex], ...]
-    unavailable: Mapping[str, str] = field(default_factory=dict)  # corpus name -> why it cannot be read now
-
-    @property
-    def several(self) -> bool:
-        return len(self.pairs) > 1
-
-    def same(self, other: Served | None) -> bool:
-        return (
-            other is not None
-            and len(other.pairs) == len(self.pairs)
-            and all(a[1] is b[1] for a, b in zip(self.pairs, other.pairs))
-        )
-
-    def key(self, scope: list[tuple[Corpus, PublishedIndex]]) -> str:
-        """What a cursor is bound to: the indexes it pages through. A republish of a corpus it
-        searched makes it stale; one of a corpus it did not search (other filters, `corpus`) does not."""
-        if not self.several:
-            return self.pairs[0][1].key
-        return "|".join(f"{corpus.name}={index.key}" for corpus, index in scope)
-
-    @property
-    def taxonomy(self) -> dict[str, TaxonomyKey]:
-        """Every corpus's taxonomy keys, each with the values of all corpora (first corpus's description)."""
-        if not self.several:
-            return self.pairs[0][1].taxonomy
-        union: dict[str, TaxonomyKey] = {}
-        for _, index in self.pairs:
-            for key, spec in index.taxonomy.items():
-                if key not in union:
-                    union[key] = spec.model_copy(update={"values": list(spec.values)})
-                else:
-                    union[key].values += [v for v in spec.values if v not in union[key].values]
-        return union
-
-    @property
-    def by_corpus(self) -> dict[str, dict[str, list[str]]]:
-        """Key -> corpus -> its values, for the keys whose values are not the same in every corpus."""
-        if not self.several:
-            return {}
-        spread: dict[str, dict[str, list[str]]] = {}
-        for key in self.taxonomy:
-            spread[key] = {c.name: list(i.taxonomy[key].values) if key in i.taxonomy else [] for c, i in self.pairs}
-        return {k: v for k, v in spread.items() if len({tuple(sorted(values)) for values in v.values()}) > 1}
-
-    @property
-    def hybrid(self) -> bool:
-        return any(index.embedding is not None for _, index in self.pairs)
-
-    @property
-    def metadata(self) -> PublishedMetadata:
-        """What the tool description reads: the lone index's metadata, or a summary of all of them."""
-        if not self.several:
-            return self.pairs[0][1].metadata
-        parts = "; ".join(f"{corpus.name}: {corpus.describe(index)}" for corpus, index in self.pairs)
-        return PublishedMetadata(
-            corpus_description=f"documentation of {len(self.pairs)} corpora ({parts})", taxonomy=self.taxonomy
-        )
-
-    def corpora(self) -> list[tuple[str, str]]:
-        return [(corpus.name, corpus.describe(index)) for corpus, index in self.pairs]
-
-    def missing(
-        self, name: str | None, filters: dict[str, str], failed: Mapping[str, str] | None = None
-    ) -> dict[str, str]:
-        """The corpora a search would cover but cannot read now (`unavailable`, or `failed` during the
-        request), each with the reason."""
-        down = {**self.unavailable, **(failed or {})}
-        return {
-            c.name: down[c.name]
-            for c, i in self.pairs
-            if c.name in down and (name is None or c.name == name) and _fits(i, filters)
-        }
-
-    def scope(
-        self, name: str | None, filters: dict[str, str], failed: Mapping[str, str] | None = None
-    ) -> list[tuple[Corpus, PublishedIndex]]:
-        """The corpora a search runs in: the one named, else every corpus where each filter value exists,
-        leaving out those that cannot be read now (see `missing`)."""
-        names = [corpus.name for corpus, _ in self.pairs]
-        if name is not None and name not in names:
-            raise SearchError(f"Unknown corpus '{name}'. Served corpora: {', '.join(names)}.")
-        chosen = [(c, i) for c, i in self.pairs if name is None or c.name == name]
-        missing = self.missing(name, filters, failed)
-        scope = [(c, i) for c, i in chosen if _fits(i, filters) and c.name not in missing]
-        if not scope and missing:
-            why = "; ".join(f"corpus '{n}': {reason}" for n, reason in missing.items())
-            raise SearchError(f"No corpus this search covers can be read now ({why}).")
-        if not scope:
-            wanted = ", ".join(f"{k}='{v}'" for k, v in sorted(filters.items()))
-            where = f"corpus '{name}'" if name is not None else "any one corpus"
-            have = "; ".join(
-                f"{c.name}: "
-                + ", ".join(
-                    f"{k} in ({', '.join(i.taxonomy[k].values if k in i.taxonomy else [])})" for k in sorted(filters)
-                )
-                for c, i in chosen
-            )
-            raise SearchError(
-                f"No match for filters {wanted} in {where}: each corpus has its own values ({have}). "
-                "Drop a filter or pick values of one corpus."
-            )
-        return scope
+def _stderr(message: str) -> None:
+    print(f"docs-mcp: {message}", file=sys.stderr, flush=True)
 
 
-def _fits(index: PublishedIndex, filters: dict[str, str]) -> bool:
-    """Whether every filter value is one of the index's taxonomy values."""
-    return all(key in index.taxonomy and value in index.taxonomy[key].values for key, value in filters.items())
+def loaded_embedder(embedding: dict[str, Any]) -> QueryEmbedder:
+    """For one-shot callers (the CLI): a query embedder whose model has finished loading."""
+    from ..embedding.query import QueryEmbedder
+
+    embedder = QueryEmbedder(embedding)
+    embedder.wait()
+    return embedder
 
 
 @dataclass
@@ -248,6 +114,44 @@ class Library:
     def __post_init__(self) -> None:
         self.by_name = {corpus.name: corpus for corpus in self.corpora}
 
+    @classmethod
+    def open(
+        cls,
+        indexes: Sequence[tuple[str, Path | str, str | None]],
+        *,
+        weights: Weights | None = None,
+        query_model: QueryModel = "background",
+        log: Callable[[str], None] | None = _stderr,
+    ) -> Library:
+        """Serve these (name, output folder or s3:// URL, description) indexes: reads each metadata.json
+        now (a folder that is not an index is refused here); LanceDB opens on the first request.
+
+        `query_model`: "background" loads each index's query model in a background thread, one per
+        distinct model (search is text-only until it is ready); "loaded" waits for it (a one-shot
+        search); "none" searches by text alone.
+        """
+        factory: Callable[[dict[str, Any]], QueryEmbedder] | None = None
+        if query_model == "loaded":
+            factory = loaded_embedder
+        elif query_model == "background":
+            from ..embedding.query import QueryEmbedder
+
+            embedders: dict[str, QueryEmbedder] = {}
+
+            def factory(embedding: dict[str, Any]) -> QueryEmbedder:
+                """One query model per distinct embedding block: corpora built with the same model share it."""
+                key = json.dumps(embedding, sort_keys=True)
+                if key not in embedders:
+                    embedders[key] = QueryEmbedder(embedding, **({"log": log} if log else {}))
+                return embedders[key]
+
+        return cls(
+            [
+                Corpus(name, SearchEngine(out, weights or Weights(), embedder_factory=factory, log=log), description)
+                for name, out, description in indexes
+            ]
+        )
+
     def _report(self, corpus: Corpus, reason: str | None, *, read: PublishedIndex | None = None) -> None:
         """One log line when a corpus becomes unreadable, one when it recovers (not one per request).
 
@@ -258,11 +162,11 @@ class Library:
         if reason is None:
             if down is not None and (read is not None or down[1] is None):
                 del self._down[corpus.name]
-                corpus.engine._log(f"corpus '{corpus.name}' can be read again")
+                corpus.engine.say(f"corpus '{corpus.name}' can be read again")
         else:
             self._down[corpus.name] = (reason, read)
             if down is None:
-                corpus.engine._log(f"corpus '{corpus.name}' cannot be read; the other corpora keep answering: {reason}")
+                corpus.engine.say(f"corpus '{corpus.name}' cannot be read; the other corpora keep answering: {reason}")
 
     def read_failure(self, corpus: Corpus) -> str | None:
         """Why the last search could not read this corpus's index, while that index is still the one served
@@ -292,8 +196,8 @@ class Library:
                 index = await corpus.engine.index()
             except Exception as exc:  # noqa: BLE001 - one corpus must not take the others down
                 if not isinstance(exc, SearchError):
-                    corpus.engine._log(f"opening corpus '{corpus.name}' failed:\n{traceback.format_exc()}")
-                    exc = unreadable_index(corpus.engine.out, exc)
+                    corpus.engine.say(f"opening corpus '{corpus.name}' failed:\n{traceback.format_exc()}")
+                    exc = unreadable_index(corpus.out, exc)
                 unavailable[corpus.name] = str(exc)
                 pairs.append((corpus, corpus.engine.current))
             else:
@@ -309,12 +213,47 @@ class Library:
 
     def changed(self) -> bool:
         """A corpus was republished since its index was opened (each corpus's metadata.json is watched)."""
-        from .engine import metadata_signature
-
         return any(
-            c.engine.current.table is not None and metadata_signature(c.engine.out) != c.engine.current.signature
+            c.engine.current.table is not None and metadata_signature(c.out) != c.engine.current.signature
             for c in self.corpora
         )
+
+    async def health(self, corpus: Corpus) -> tuple[dict[str, Any], bool]:
+        """One corpus's health (/healthz): the index requests are served from now (a publish since the last
+        request is picked up here too), or why it cannot be read: it does not open, or (with several
+        corpora) a search failed to read it."""
+        engine = corpus.engine
+        try:
+            index = await engine.index()
+            failure = self.read_failure(corpus)
+        except Exception as exc:  # noqa: BLE001 - health says what is wrong instead of a 500 page
+            failure = str(exc)
+        if failure is not None:
+            return {
+                "status": "error",
+                "index_version": engine.current.version,
+                "message": failure.splitlines()[0][:300],
+            }, False
+        embedder = engine.embedder
+        body: dict[str, Any] = {
+            "status": "ok",
+            "index_version": index.version,
+            "chunks": index.metadata.stats.total_chunks,
+            "vector_search": embedder.status if embedder is not None else "none",
+            "mode": engine.mode(index),
+        }
+        if engine.publish_refused():
+            body["warning"] = (
+                f"the index published last cannot be opened; still serving table version "
+                f"{index.version} (see the server log)"
+            )
+        return body, True
+
+    def wait_for_query_models(self) -> None:
+        """Until every corpus's query model has loaded (or failed to): then searches are hybrid from the first."""
+        for corpus in self.corpora:
+            if corpus.engine.embedder is not None:
+                corpus.engine.embedder.wait()
 
     # -- search -----------------------------------------------------------------------------
     async def search(
@@ -327,7 +266,8 @@ class Library:
         max_chars: int | None = None,
         corpus: str | None = None,
     ) -> SearchPage:
-        """One page of hits from the corpora the request covers.
+        """One page of hits from the corpora the request covers; with `max_chars`, only the leading hits
+        whose JSON fits (see answers.fit_page).
 
         A corpus that fails while the request reads it is tried once more if a newer version of it
         was published meanwhile (the one the request held may have been pruned: only the published
@@ -381,25 +321,22 @@ class Library:
 
         # Every corpus at once: corpora built with one model also share its query vector
         # (QueryEmbedder.vector_for). One by one, each corpus added a whole search.
-        fused_lists = await _each(scope, lambda c, index: c.engine._fused(index, query, clean))
+        fused_lists = await _each(scope, lambda c, index: c.engine.fused(index, query, clean))
         for c, index in scope if served.several else []:
             self._report(c, None, read=index)
         for (c, index), (fused, modes[c.name]) in zip(scope, fused_lists):
-            best = _best_score(c.engine, query, modes[c.name]) if served.several else 1.0
+            best = best_score(c.engine.weights, query, modes[c.name] == "hybrid") if served.several else 1.0
             ranked += [(c, index, chunk_id, score / best) for chunk_id, score in fused]
         if served.several:
             closest = await _closest(scope, query, modes)
             if closest:
                 top = max(closest.values()) or 1.0
-                ranked = [
-                    (c, i, cid, s * (max(closest[c.name], 0.0) / top) ** CORPUS_SIMILARITY_POWER)
-                    for c, i, cid, s in ranked
-                ]
+                ranked = [(c, i, cid, s * corpus_factor(closest[c.name], top)) for c, i, cid, s in ranked]
         if served.several:
             ranked.sort(key=lambda r: (-r[3], order[r[0].name], r[2]))
         rows = ranked[offset : offset + limit]
 
-        found = await _each(scope, lambda c, index: c.engine._texts(index, [cid for rc, _, cid, _ in rows if rc is c]))
+        found = await _each(scope, lambda c, index: c.engine.texts(index, [cid for rc, _, cid, _ in rows if rc is c]))
         texts = {(c.name, chunk_id): text for (c, _), by_id in zip(scope, found) for chunk_id, text in by_id.items()}
         hits: list[SearchHit] = []
         for c, index, chunk_id, score in rows:
@@ -410,7 +347,7 @@ class Library:
                 "score": round(score, 6),
                 "heading": info.heading,
                 "breadcrumb": info.breadcrumb,
-                "snippet": snippet(texts.get((c.name, chunk_id), ""), query),
+                "snippet": answers.snippet(texts.get((c.name, chunk_id), ""), query),
                 "filepath": info.filepath,
                 "metadata": info.metadata,
                 "chars": index.sizes.get(chunk_id, 0),
@@ -443,8 +380,8 @@ class Library:
     ) -> ZeroResultHint:
         """The zero-result hint over the corpora searched: the other values that would match, in any of them."""
         merged: dict[str, set[str]] = {}
-        for hint in await _each(scope, lambda c, index: c.engine._hint(index, query, filters)):
-            for key, values in hint["suggested_filters"].items():
+        for suggestions in await _each(scope, lambda c, index: c.engine.suggestions(index, query, filters)):
+            for key, values in suggestions.items():
                 merged.setdefault(key, set()).update(values)
         return hint_for(query, filters, {key: sorted(values) for key, values in sorted(merged.items())})
 
@@ -466,7 +403,7 @@ class Library:
         else:
             served = await self.served()
             readable = [(c, index) for c, index in served.pairs if c.name not in served.unavailable]
-            holders = [c for c, index in readable if c.engine.has(index, chunk_id)]
+            holders = [c for c, index in readable if index.has(chunk_id)]
             if len(holders) > 1:
                 choices = ", ".join(f"{c.name}:{chunk_id}" for c in holders)
                 raise SearchError(f"Chunk ID '{chunk_id}' is in several corpora; pass one of: {choices}.")
@@ -505,21 +442,48 @@ async def _closest(scope: list[tuple[Corpus, PublishedIndex]], query: str, modes
     for c, index in scope:
         if modes[c.name] != "hybrid" or index.vectors is None or not len(index.ids):
             return {}
-        with _reading(c, index):
-            vector = await c.engine._query_vector(index, query)
+        try:
+            with reading(c.out):
+                vector = await c.engine.query_vector(index, query)
+        except UnreadableIndex as exc:
+            raise CorpusFailed(c, index, exc) from None
         if vector is None:
             return {}
-        closest[c.name] = (await c.engine._nearest_in_memory(index, vector, None, depth=1))[0][1]
+        closest[c.name] = (await c.engine.nearest_in_memory(index, vector, None, depth=1))[0][1]
     return closest
 
 
-def _best_score(engine: SearchEngine, query: str, mode: str) -> float:
-    """The fused score of a chunk ranked first by every signal that ran for this query (engine._ranked):
-    1 per list, times its weight, when scores are fused; 1 / (k + 1) per list when ranks are."""
-    weights = engine.weights
-    total = (
-        weights.text
-        + (weights.phrase if phrase_applies(query) else 0.0)
-        + (weights.vector if mode == "hybrid" else 0.0)
-    )
-    return (total if weights.by_scores(mode == "hybrid") else total / (weights.k + 1)) or 1.0
+def run_search(
+    out: Path | str,
+    query: str,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    filters: dict[str, str] | None = None,
+    hybrid: bool = True,
+    weights: Weights | None = None,
+) -> SearchPage:
+    """One search from synchronous code (`docs-mcp search`): the request API with one corpus, as served."""
+
+    async def once() -> SearchPage:
+        library = Library.open([("", out, None)], weights=weights, query_model="loaded" if hybrid else "none")
+        try:
+            return await library.search(query, limit=limit, filters=filters)
+        finally:
+            library.close()
+
+    return asyncio.run(once())
+
+
+def run_get_doc(
+    out: Path | str, chunk_id: str, *, context: int = 0, max_chars: int | None = None, offset: int = 0
+) -> str:
+    """One get_doc from synchronous code (`docs-mcp get`): what the get_doc tool answers for a served index."""
+
+    async def once() -> str:
+        library = Library.open([("", out, None)], query_model="none")  # reading needs no query model
+        try:
+            return await library.get_doc(chunk_id, context, max_chars=max_chars, offset=offset)
+        finally:
+            library.close()
+
+    return asyncio.run(once())

@@ -22,12 +22,10 @@ from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
-from ..embedding.query import QueryEmbedder
 from ..errors import DocsMcpError
 from ..output.metadata import Prompt
 from ..output.objectstore import location
-from ..search.engine import SearchEngine, SearchError, Weights
-from ..search.library import Corpus, Library, Served
+from ..search import Library, SearchError, Served, Weights
 from . import tools
 from .mustache import TemplateError, render
 
@@ -82,14 +80,11 @@ WATCH_SECONDS = 1.0  # how often a stdio server looks for a new publish while it
 
 
 class DocsServer:
-    """Binds the served corpora (one or several, see search.library) to MCP tools and prompts;
+    """Binds the served corpora (one or several: a search Library) to MCP tools and prompts;
     tool names may carry a prefix."""
 
-    def __init__(self, library: Library | SearchEngine, *, tool_prefix: str | None = None) -> None:
-        if isinstance(library, SearchEngine):
-            library = Library([Corpus(library.out.name, library)])
+    def __init__(self, library: Library, *, tool_prefix: str | None = None) -> None:
         self.library = library
-        self.engine = library.corpora[0].engine  # the first corpus's engine (the only one, usually)
         self.search_name, self.get_doc_name = tool_names(tool_prefix)
         self._schemas_for: Served | None = None
         self._schema_cache: dict[str, Draft202012Validator] = {}
@@ -98,7 +93,7 @@ class DocsServer:
         self._clients: dict[Any, tuple[Any, str]] = {}
         self._announced: str | None = None
         self.bus = InMemorySubscriptionBus()  # 2026-07-28 clients hear of changes on subscriptions/listen
-        instructions = [c.engine.current.metadata.instructions for c in library.corpora]
+        instructions = [index.metadata.instructions for _, index in library.starting().pairs]
         self.server = _Server(
             f"{tool_prefix}-docs" if tool_prefix else "docs-mcp",
             version=__version__,
@@ -349,30 +344,12 @@ def create_server(
     runs before a background thread starts, so a refused start exits through the ordinary error path.
     The query embedding model loads in the background too: search is text-only until it is
     ready (`docs-mcp serve --preload` waits for it before serving). Several indexes are served
-    together as corpora (search.library); one index is the same server with one corpus.
+    together as corpora (search.Library); one index is the same server with one corpus.
     """
     tool_names(tool_prefix)
     corpora = [ServedCorpus(location(out))] if isinstance(out, (str, Path)) else list(out)
     check_corpora(corpora)
-    embedders: dict[str, QueryEmbedder] = {}
-
-    def embedder_for(embedding: dict[str, Any]) -> QueryEmbedder:
-        """One query model per distinct embedding block: corpora built with the same model share it."""
-        key = json.dumps(embedding, sort_keys=True)
-        if key not in embedders:
-            embedders[key] = QueryEmbedder(embedding, log=log)
-        return embedders[key]
-
-    library = Library(
-        [
-            Corpus(
-                c.corpus_name,
-                SearchEngine(location(c.out), weights or Weights(), embedder_factory=embedder_for, log=log),
-                c.description,
-            )
-            for c in corpora
-        ]
-    )
+    library = Library.open([(c.corpus_name, location(c.out), c.description) for c in corpora], weights=weights, log=log)
     threading.Thread(target=lambda: __import__("lancedb"), name="warm-imports", daemon=True).start()
     return DocsServer(library, tool_prefix=tool_prefix)
 
@@ -413,16 +390,14 @@ def serve_then_exit(serve: Callable[[], None]) -> NoReturn:
 def ready_line(docs: DocsServer, transport: str) -> str:
     """What a person running `docs-mcp serve` by hand sees once the server waits for a client."""
 
-    def chunks(engine: SearchEngine) -> Any:
-        return engine.current.metadata.stats.total_chunks
-
-    corpora = docs.library.corpora
-    if len(corpora) == 1:
-        what = f"{docs.engine.out} ({chunks(docs.engine)} chunks)"
+    served = docs.library.starting().pairs
+    if len(served) == 1:
+        corpus, index = served[0]
+        what = f"{corpus.out} ({index.metadata.stats.total_chunks} chunks)"
     else:
         what = (
-            f"{len(corpora)} corpora ("
-            + ", ".join(f"{c.name}: {c.engine.out}, {chunks(c.engine)} chunks" for c in corpora)
+            f"{len(served)} corpora ("
+            + ", ".join(f"{c.name}: {c.out}, {index.metadata.stats.total_chunks} chunks" for c, index in served)
             + ")"
         )
     return f"serving {what} over {transport}; waiting for an MCP client"

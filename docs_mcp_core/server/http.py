@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from ..errors import DocsMcpError
-from ..search.cursor import MIN_SECRET_CHARS
+from ..search import MIN_SECRET_CHARS
 from .app import DocsServer, log
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -228,37 +228,6 @@ def build_app(
     limits = limits or HttpLimits()
     policy = HostPolicy.make(host, allowed_hosts or [], allowed_origins or [])
 
-    async def health(corpus: Any) -> tuple[dict[str, Any], bool]:
-        """One corpus: the index requests are served from now (a publish since the last request is picked up
-        here too), or why it cannot be read: it does not open, or (with several corpora) a search failed
-        to read it."""
-        engine = corpus.engine
-        try:
-            index = await engine.index()
-            failure = docs.library.read_failure(corpus)
-        except Exception as exc:  # noqa: BLE001 - health says what is wrong instead of a 500 page
-            failure = str(exc)
-        if failure is not None:
-            return {
-                "status": "error",
-                "index_version": engine.current.version,
-                "message": failure.splitlines()[0][:300],
-            }, False
-        embedder = engine.embedder
-        body: dict[str, Any] = {
-            "status": "ok",
-            "index_version": index.version,
-            "chunks": index.metadata.stats.total_chunks,
-            "vector_search": embedder.status if embedder is not None else "none",
-            "mode": engine.mode(index),
-        }
-        if engine.publish_refused():
-            body["warning"] = (
-                f"the index published last cannot be opened; still serving table version "
-                f"{index.version} (see the server log)"
-            )
-        return body, True
-
     async def healthz(request: Request) -> JSONResponse:
         """A lone index's health at the top level; several corpora listed under `corpora`, each with its own.
 
@@ -267,11 +236,11 @@ def build_app(
         """
         corpora = docs.library.corpora
         if len(corpora) == 1:
-            body, ok = await health(corpora[0])
+            body, ok = await docs.library.health(corpora[0])
             return JSONResponse(body, status_code=200 if ok else 503)
         listed, healthy = [], 0
         for corpus in corpora:
-            body, ok = await health(corpus)
+            body, ok = await docs.library.health(corpus)
             listed.append({"name": corpus.name, **body})
             healthy += ok
         status = "ok" if healthy == len(corpora) else "degraded" if healthy else "error"

@@ -10,8 +10,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from ..output.metadata import PublishedMetadata, TaxonomyKey
-from ..search.answers import CONTEXT_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS
-from ..search.engine import DEFAULT_LIMIT, MAX_CONTEXT, MAX_LIMIT, match_case
+from ..search import CONTEXT_CHARS, DEFAULT_LIMIT, MAX_CONTEXT, MAX_LIMIT, MAX_MAX_CHARS, MIN_MAX_CHARS, match_case
 
 SEARCH = "search_docs"
 GET_DOC = "get_doc"
@@ -138,7 +137,7 @@ GET_DOC_DESCRIPTION = (
 )
 
 
-match_taxonomy_case = match_case  # one implementation with `docs-mcp search --filter` (search.engine)
+match_taxonomy_case = match_case  # one implementation with `docs-mcp search --filter` (search.filters)
 
 
 def check_arguments(tool: str, validator: Draft202012Validator, arguments: dict[str, Any] | None) -> str | None:

@@ -6,7 +6,7 @@ import pytest
 
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.output.derived_fields import bare_code
-from docs_mcp_core.search.engine import Weights, run_search
+from docs_mcp_core.search import Weights, run_search
 
 from .test_ranking import _build, _drop_columns, _ids, _same_on_two_builds, _write_docs
 

@@ -19,7 +19,7 @@ from docs_mcp_core.indexing.fingerprints import fingerprint_chunks
 from docs_mcp_core.indexing.lancedb_index import write_index
 from docs_mcp_core.indexing.metadata import publish_metadata
 from docs_mcp_core.indexing.table import open_table
-from docs_mcp_core.search.engine import run_search
+from docs_mcp_core.search import run_search
 
 from ..conftest import EXAMPLE_CHUNKS, write
 

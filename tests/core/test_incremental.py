@@ -19,7 +19,7 @@ from docs_mcp_core.embedding.cache import EmbeddingCache, _open
 from docs_mcp_core.indexing.build import build
 from docs_mcp_core.indexing.table import open_table
 from docs_mcp_core.progress import NullReporter
-from docs_mcp_core.search.engine import run_search
+from docs_mcp_core.search import run_search
 
 from ..conftest import EXAMPLE_CHUNKS, write
 from ..fakes.openai_server import FakeEmbeddingServer, Fault

@@ -10,7 +10,7 @@ from docs_mcp_core.cli import main
 from docs_mcp_core.corpus.markdown import blank_mdx_syntax
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.build import build
-from docs_mcp_core.search.engine import run_search
+from docs_mcp_core.search import run_search
 
 from ..conftest import write
 

@@ -21,8 +21,9 @@ from docs_mcp_core.indexing.chunks import chunk_corpus
 from docs_mcp_core.indexing.table import open_table
 from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.progress import NullReporter
-from docs_mcp_core.search.engine import SearchEngine, loaded_embedder
-from docs_mcp_core.search.weights import Weights
+from docs_mcp_core.search import Weights
+from docs_mcp_core.search.engine import SearchEngine
+from docs_mcp_core.search.library import loaded_embedder
 
 from ..conftest import REPO
 from ..fakes.openai_server import FakeEmbeddingServer
@@ -139,8 +140,8 @@ def _ranked(out: Path, queries: list[str], hybrid: bool = False) -> list[dict]:
             index = await engine.index()
             found = []
             for q in queries:
-                fused, _ = await engine._fused(index, q, {})
-                found.append({"lists": await engine._ranked(index, q, None), "fused": fused})
+                fused, _ = await engine.fused(index, q, {})
+                found.append({"lists": await engine.ranked(index, q, None), "fused": fused})
             return found
         finally:
             engine.close()

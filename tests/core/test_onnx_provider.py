@@ -26,7 +26,7 @@ from docs_mcp_core.indexing.build import build
 from docs_mcp_core.indexing.cached_vectors import load_model_early
 from docs_mcp_core.indexing.chunks import analyze_corpus
 from docs_mcp_core.output.layout import OutputLayout
-from docs_mcp_core.search.engine import run_search
+from docs_mcp_core.search import run_search
 from docs_mcp_core.sources.config import load_config
 from docs_mcp_eval.benchmark import parse_spec
 

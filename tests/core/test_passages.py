@@ -19,7 +19,9 @@ from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.indexing.build import build
 from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.output.vector_index import VectorIndexPolicy
-from docs_mcp_core.search.engine import SearchEngine, Weights, loaded_embedder
+from docs_mcp_core.search import Corpus, Library, Weights
+from docs_mcp_core.search.engine import SearchEngine
+from docs_mcp_core.search.library import loaded_embedder
 
 from ..conftest import write
 from .test_noop_and_update import Recorder
@@ -121,7 +123,7 @@ async def _vector_lists(out: Path, query: str) -> tuple[list[str], object]:
     engine = SearchEngine(out, Weights(), embedder_factory=loaded_embedder)
     try:
         index = await engine.index()
-        return [cid for cid, _ in (await engine._ranked(index, query, None))["vector"]], index
+        return [cid for cid, _ in (await engine.ranked(index, query, None))["vector"]], index
     finally:
         engine.close()
 
@@ -176,7 +178,7 @@ def test_an_empty_corpus_builds_and_serves_with_a_passage_model(tmp_path: Path) 
     summary = build(docs, tmp_path / "out", provider, allow_empty=True)
     assert summary.chunks == 0
     engine = SearchEngine(tmp_path / "out")
-    assert asyncio.run(engine.search("anything")).hits == []
+    assert asyncio.run(Library([Corpus("", engine)]).search("anything")).hits == []
 
 
 def _state(out: Path) -> dict:
@@ -248,7 +250,7 @@ def test_a_state_without_recorded_passages_gains_them_and_a_lost_cache_is_embedd
     assert again.embedded.stats.embedded == len(first.embedded.fingerprints) == first.chunks + 1
     assert again.index.content_hash == first.index.content_hash
     engine = SearchEngine(out, Weights(), embedder_factory=loaded_embedder)
-    hits = asyncio.run(engine.search(QUERY, limit=3)).hits
+    hits = asyncio.run(Library([Corpus("", engine)]).search(QUERY, limit=3)).hits
     engine.close()
     assert hits[0]["chunk_id"] == LONG_ID
 
@@ -270,7 +272,7 @@ def test_a_small_edit_updates_a_table_of_passages_as_a_fresh_build_writes_it(tmp
     def ranked(index: Path) -> list[list[tuple[str, float]]]:
         engine = SearchEngine(index, Weights(), embedder_factory=loaded_embedder)
         found = [
-            [(h["chunk_id"], h["score"]) for h in asyncio.run(engine.search(q, limit=10)).hits]
+            [(h["chunk_id"], h["score"]) for h in asyncio.run(Library([Corpus("", engine)]).search(q, limit=10)).hits]
             for q in (QUERY, "renew a certificate", "feature number 7")
         ]
         engine.close()
@@ -316,13 +318,13 @@ def test_the_server_holds_vectors_by_the_count_the_build_recorded(
     """A table of passages holds up to two vectors a row. Budgeting two for every row kept dub-ts ×30's
     49,380 vectors (the default model) out of memory, and its table had no ANN index either (the build
     counts the vectors it writes): LanceDB's flat scan answered, 84 ms a search instead of 11."""
-    from docs_mcp_core.search import engine as engine_module
+    from docs_mcp_core.search import published as published_module
 
     _, exact, _ = indexes
     recorded = json.loads(OutputLayout(exact).metadata.read_text())["index"]["vectors"]
     index = _opened(exact)
     assert index.vectors is not None and recorded == len(index.vectors) < 2 * index.rows
-    monkeypatch.setattr(engine_module, "MEMORY_VECTOR_BYTES", recorded * index.vectors.shape[1] * 4)
+    monkeypatch.setattr(published_module, "MEMORY_VECTOR_BYTES", recorded * index.vectors.shape[1] * 4)
     assert _opened(exact).vectors is not None  # fits by the recorded count, not by two a row
 
     older = tmp_path / "older"  # a metadata.json from before the count: two a row are budgeted

@@ -11,7 +11,7 @@ import pytest
 from lancedb.index import FTS
 from lancedb.query import MatchQuery
 
-from docs_mcp_core.search.engine import Weights
+from docs_mcp_core.search import Weights
 from docs_mcp_core.search.proximity import MAX_PAIRS, STOP_WORDS, query_terms, term_pairs
 
 from .test_ranking import _build, _ids, _same_on_two_builds, _write_docs

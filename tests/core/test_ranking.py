@@ -8,7 +8,7 @@ from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.errors import SearchError
 from docs_mcp_core.indexing.build import build
 from docs_mcp_core.output.derived_fields import code_languages, content_digest, navigation_share, subwords
-from docs_mcp_core.search.engine import Weights, run_search
+from docs_mcp_core.search import Weights, run_search
 
 SDK_PAGE = """# Links
 

@@ -11,19 +11,14 @@ import pytest
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.indexing.build import build
+from docs_mcp_core.search import Weights, run_search
 from docs_mcp_core.search import cursor as cursors
-from docs_mcp_core.search import engine as engine_module
-from docs_mcp_core.search.engine import (
-    ChunkInfo,
-    SearchEngine,
-    Weights,
-    collapse_key,
-    loaded_embedder,
-    rrf,
-    run_search,
-    score_fusion,
-    where_clause,
-)
+from docs_mcp_core.search import published as published_module
+from docs_mcp_core.search.engine import SearchEngine
+from docs_mcp_core.search.filters import where_clause
+from docs_mcp_core.search.fusion import collapse_key, rrf, score_fusion
+from docs_mcp_core.search.library import loaded_embedder
+from docs_mcp_core.search.published import ChunkInfo
 from docs_mcp_core.server.mustache import TemplateError, render
 
 TAXONOMY = {
@@ -139,14 +134,14 @@ def test_in_memory_and_table_vector_paths_rank_alike(example_docs: Path, tmp_pat
         assert (index.vectors is not None) == memory
         results = []
         for query, filters in queries:
-            fused, mode = await engine._fused(index, query, filters)
+            fused, mode = await engine.fused(index, query, filters)
             assert mode == "hybrid"
             results.append([cid for cid, _ in fused][:15])
         engine.close()
         return results
 
     in_memory = asyncio.run(vector_lists(True))
-    monkeypatch.setattr(engine_module, "MEMORY_VECTOR_BYTES", 0)
+    monkeypatch.setattr(published_module, "MEMORY_VECTOR_BYTES", 0)
     from_table = asyncio.run(vector_lists(False))
     assert in_memory == from_table
 

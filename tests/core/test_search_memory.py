@@ -11,8 +11,11 @@ import pytest
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.build import build
 from docs_mcp_core.output.layout import OutputLayout
+from docs_mcp_core.search import Corpus, Library
 from docs_mcp_core.search import engine as engine_module
+from docs_mcp_core.search import published as published_module
 from docs_mcp_core.search.engine import SearchEngine
+from docs_mcp_core.search.library import loaded_embedder
 
 QUERIES = ["retry backoff", "idempotency key header", "webhook signature", "rate limits"]
 
@@ -22,8 +25,8 @@ def pages(out: Path, in_memory: bool) -> list[dict]:
         engine = SearchEngine(out)
         index = await engine.index()
         assert (index.texts is not None) == in_memory
-        found = [(await engine.search(q, limit=5)).to_json() for q in QUERIES]
-        found.append({"doc": await engine.get_doc(found[0]["hits"][0]["chunk_id"], 1)})
+        found = [(await Library([Corpus("", engine)]).search(q, limit=5)).to_json() for q in QUERIES]
+        found.append({"doc": await Library([Corpus("", engine)]).get_doc(found[0]["hits"][0]["chunk_id"], 1)})
         engine.close()
         return found
 
@@ -38,9 +41,9 @@ def test_snippet_text_stays_in_memory_by_its_own_size_and_the_table_answers_the_
     chunks = json.loads(OutputLayout(out).chunks.read_text())
     text = sum(len(c["content_text"]) for c in chunks)
     assert OutputLayout(out).chunks.stat().st_size > 2 * text  # chunks.json also holds the Markdown and more
-    monkeypatch.setattr(engine_module, "MEMORY_TEXT_BYTES", text)  # the snippet text fits: held
+    monkeypatch.setattr(published_module, "MEMORY_TEXT_BYTES", text)  # the snippet text fits: held
     held = pages(out, in_memory=True)
-    monkeypatch.setattr(engine_module, "MEMORY_TEXT_BYTES", text - 1)  # it does not: read by row ID
+    monkeypatch.setattr(published_module, "MEMORY_TEXT_BYTES", text - 1)  # it does not: read by row ID
     read = pages(out, in_memory=False)
     assert held == read
     assert all(hit["snippet"] for page in held[:-1] for hit in page["hits"])
@@ -54,10 +57,10 @@ def test_a_vector_scan_in_a_worker_thread_ranks_as_one_on_the_event_loop(
 
     def hybrid_pages() -> list[dict]:
         async def run() -> list[dict]:
-            engine = SearchEngine(out, embedder_factory=engine_module.loaded_embedder)
+            engine = SearchEngine(out, embedder_factory=loaded_embedder)
             index = await engine.index()
             assert index.vectors is not None  # the in-memory scan is what is compared
-            found = [(await engine.search(q, limit=8)).to_json() for q in QUERIES]
+            found = [(await Library([Corpus("", engine)]).search(q, limit=8)).to_json() for q in QUERIES]
             engine.close()
             return found
 

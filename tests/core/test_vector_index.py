@@ -15,7 +15,9 @@ import lancedb
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.build import build
 from docs_mcp_core.output.vector_index import VECTOR_MEMORY_BYTES, VectorIndexPolicy, has_vector_index
-from docs_mcp_core.search.engine import SearchEngine, Weights, loaded_embedder
+from docs_mcp_core.search import Weights
+from docs_mcp_core.search.engine import SearchEngine
+from docs_mcp_core.search.library import loaded_embedder
 
 REPO = Path(__file__).resolve().parents[2]
 QUERIES = [case["query"] for case in json.loads((REPO / "benchmarks/suites/dub-ts.json").read_text())["cases"]][:20]
@@ -56,7 +58,7 @@ async def _vector_rankings(out: Path, *, indexed: bool) -> list[list[str]]:
         index = await engine.index()
         assert index.vector_indexed == indexed
         assert (index.vectors is None) == indexed  # an indexed table's vectors are not held in memory
-        return [[cid for cid, _ in (await engine._ranked(index, query, None))["vector"]] for query in QUERIES]
+        return [[cid for cid, _ in (await engine.ranked(index, query, None))["vector"]] for query in QUERIES]
     finally:
         engine.close()
 

@@ -11,9 +11,9 @@ import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.build import build
-from docs_mcp_core.search import engine as engine_module
-from docs_mcp_core.search import vector_scan
+from docs_mcp_core.search import Corpus, Library, vector_scan
 from docs_mcp_core.search.engine import SearchEngine
+from docs_mcp_core.search.library import loaded_embedder
 from docs_mcp_core.search.vector_scan import QuantizedScan, nearest_rows
 
 DEPTH = 100
@@ -99,11 +99,14 @@ def test_hybrid_search_answers_the_same_with_the_first_pass(
 
     def hybrid_pages(with_scan: bool) -> list[dict]:
         async def run() -> list[dict]:
-            engine = SearchEngine(out, embedder_factory=engine_module.loaded_embedder)
+            engine = SearchEngine(out, embedder_factory=loaded_embedder)
             index = await engine.index()
             assert (index.scan is not None) == with_scan
-            found = [(await engine.search(q, limit=10)).to_json() for q in queries]
-            found += [(await engine.search(q, limit=10, filters={"language": "python"})).to_json() for q in queries]
+            found = [(await Library([Corpus("", engine)]).search(q, limit=10)).to_json() for q in queries]
+            found += [
+                (await Library([Corpus("", engine)]).search(q, limit=10, filters={"language": "python"})).to_json()
+                for q in queries
+            ]
             engine.close()
             return found
 

@@ -11,7 +11,7 @@ import pytest
 
 from docs_mcp_core.output.metadata import SCHEMA_VERSION
 from docs_mcp_core.output.table_files import manifests
-from docs_mcp_core.search.engine import run_search
+from docs_mcp_core.search import run_search
 from tests.reliability.clitools import build_args, docs_mcp, published, search_ids
 
 QUERY = "idempotency key"

@@ -17,7 +17,7 @@ from docs_mcp_core.fsutil import dir_size
 from docs_mcp_core.indexing.file_reuse import pending_paths, published_files
 from docs_mcp_core.indexing.table import open_table
 from docs_mcp_core.output.table_files import manifests
-from docs_mcp_core.search.engine import run_search
+from docs_mcp_core.search import run_search
 from tests.conftest import EXAMPLE_DOCS
 from tests.reliability.clitools import CLI, build_args, docs_mcp, published
 

@@ -21,7 +21,8 @@ import pytest
 pytest.importorskip("moto")
 
 from docs_mcp_core.output.objectstore import RemoteOutput
-from docs_mcp_core.search.engine import SearchEngine, Weights
+from docs_mcp_core.search import Corpus, Library, Weights
+from docs_mcp_core.search.engine import SearchEngine
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "parcelly-docs"
@@ -173,7 +174,7 @@ def test_reader_keeps_its_version_while_a_new_one_is_published(
     async def scenario() -> None:
         engine = SearchEngine(url, Weights())
         first = await engine.index()
-        before = await engine.search("webhook signature", limit=5)
+        before = await Library([Corpus("", engine)]).search("webhook signature", limit=5)
         version = first.version
         page = next(p for p in sorted(docs.rglob("*.md")))
         page.write_text(page.read_text() + "\n\n## Zanzibar quokka\n\nA brand-new section about quokkas.\n")
@@ -194,9 +195,9 @@ def test_reader_keeps_its_version_while_a_new_one_is_published(
         # the old handle still answers from its pinned version...
         rows = await first.table.query().select(["chunk_id"]).limit(5000).to_arrow()
         assert rows.num_rows == len(first.info)
-        assert await engine._texts(first, [before.hits[0]["chunk_id"]])
+        assert await engine.texts(first, [before.hits[0]["chunk_id"]])
         # ...and the engine switches to the newly published one on the next request
-        after = await engine.search("Zanzibar quokka", limit=3)
+        after = await Library([Corpus("", engine)]).search("Zanzibar quokka", limit=3)
         assert engine.current.version != version
         assert "quokka" in after.hits[0]["heading"].lower()
         engine.close()

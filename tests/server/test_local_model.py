@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from docs_mcp_core.search.engine import run_search
+from docs_mcp_core.search import run_search
 
 from ..conftest import EXAMPLE_DOCS
 from .conftest import build_index, http_server

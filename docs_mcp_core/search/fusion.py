@@ -1,0 +1,133 @@
+"""Fusion: the ranked lists of one search (full text, exact phrase, vector) into one ranking, and the
+rankings of several corpora onto one scale.
+
+With a vector list, the weighted sum of each list's scores scaled to 0..1 over its candidates;
+full text alone, weighted reciprocal rank fusion. Then the priors (priors.py), then one chunk per
+duplicated text and per page collapsed across a `vector_collapse` key. Ties break by chunk_id, so
+results are deterministic. Why scaled scores: docs/decisions/0017-hybrid-fusion-by-scaled-scores.md.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..output.derived_fields import normalize_language
+from . import priors
+from .published import ChunkInfo, PublishedIndex
+from .repeats import stems
+from .text_query import phrase_applies
+from .weights import Weights
+
+Ranked = list[tuple[str, float]]  # (chunk_id, score), best first; a higher score is a better match
+# How hard a corpus whose closest chunk is far from the query sinks when several are searched at once
+# (Library.search): 1-2 recover most of the loss fusing by rank alone costs, 3 and up all of it
+# (docs/decisions/0004-several-corpora-fused-by-reachable-score.md).
+CORPUS_SIMILARITY_POWER = 3
+
+
+def rrf(lists: list[tuple[float, list[str]]], k: int) -> list[tuple[str, float]]:
+    """Weighted reciprocal rank fusion; ties break by chunk_id."""
+    scores: dict[str, float] = {}
+    for weight, ranked in lists:
+        for rank, chunk_id in enumerate(ranked, start=1):
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def score_fusion(lists: list[tuple[float, Ranked, bool]]) -> list[tuple[str, float]]:
+    """Weighted sum of each list's scores scaled to 0..1 over its candidates (min-max); a chunk missing
+    from a list gets 0 there. Unlike ranks, scaled scores keep how far apart candidates are: a chunk
+    BM25 puts far ahead is not overtaken by one the vector list prefers by a hair. A list marked
+    whole (a full-text list that returned every chunk it matches) scales from 0, BM25's score for a
+    chunk it does not match: its last match still counts for something (otherwise an exact phrase found
+    in three chunks gives the third 0, as if it had not matched). Ties break by chunk_id."""
+    scores: dict[str, float] = {}
+    for weight, ranked, whole in lists:
+        if not ranked:
+            continue
+        high, low = max(s for _, s in ranked), min(s for _, s in ranked)
+        if whole:
+            low = min(low, 0.0)
+        spread = high - low
+        for chunk_id, score in ranked:
+            scaled = (score - low) / spread if spread > 0 else 1.0
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight * scaled
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def fuse(
+    index: PublishedIndex, lists: dict[str, Ranked], weights: Weights, filters: dict[str, str], query: str = ""
+) -> list[tuple[str, float]]:
+    """The ranked lists → one ranking. With a vector list, the weighted sum of min-max scaled scores
+    (score_fusion; `weights.hybrid` "rrf" ranks instead); full text alone, weighted RRF. Then each chunk's
+    score times its prior (priors.prior: length, navigation, bare code, the filtered language), then one
+    chunk per duplicated text (content_digest) and per page collapsed across a `vector_collapse` key. Ties
+    break by chunk_id."""
+    weight = {"text": weights.text, "phrase": weights.phrase, "vector": weights.vector}
+    if weights.by_scores("vector" in lists):
+        # a full-text list shorter than its depth holds every chunk the query matches (see SearchEngine.ranked)
+        fused = score_fusion(
+            [
+                (weight[name], ranked[: weights.depth], name != "vector" and len(ranked) < weights.depth)
+                for name, ranked in lists.items()
+            ]
+        )
+    else:
+        fused = rrf(
+            [(weight[name], [cid for cid, _ in ranked[: weights.depth]]) for name, ranked in lists.items()], weights.k
+        )
+    language = normalize_language(filters["language"]) if "language" in filters else None
+    if priors.applies(weights, language):
+        query_stems = stems(query)
+        fused = sorted(
+            (
+                (cid, score * priors.prior(index.info[cid], index, weights, query_stems, language))
+                for cid, score in fused
+            ),
+            key=lambda item: (-item[1], item[0]),
+        )
+    active = [k for k in index.collapse_keys if k not in filters]
+    seen: set[str] = set()
+    kept = []
+    for chunk_id, score in fused:
+        info = index.info[chunk_id]
+        groups = [
+            g
+            for g in (collapse_key(info, active) if active else None, f"digest:{info.digest}" if info.digest else None)
+            if g is not None
+        ]
+        if not any(g in seen for g in groups):
+            kept.append((chunk_id, score))
+            seen.update(groups)
+    return kept
+
+
+def collapse_key(info: ChunkInfo, keys: list[str]) -> str | None:
+    """Same page in another language: the path with the key's value starred, plus heading and part."""
+    parts = info.filepath.split("/")
+    starred = False
+    for key in keys:
+        value = info.metadata.get(key)
+        if not value:
+            return None
+        if value in parts:
+            parts[parts.index(value)] = "*"
+            starred = True
+    if not starred:
+        return None
+    part = re.search(r"-part-(\d+)$", info.chunk_id)
+    return "/".join(parts) + ":" + info.heading + (f":{part.group(1)}" if part else "")
+
+
+def best_score(weights: Weights, query: str, hybrid: bool) -> float:
+    """The fused score of a chunk ranked first by every list that ran for this query (SearchEngine.ranked):
+    1 per list, times its weight, when scores are fused; 1 / (k + 1) per list when ranks are. Dividing
+    by it puts the fused scores of different corpora on one scale."""
+    total = weights.text + (weights.phrase if phrase_applies(query) else 0.0) + (weights.vector if hybrid else 0.0)
+    return (total if weights.by_scores(hybrid) else total / (weights.k + 1)) or 1.0
+
+
+def corpus_factor(closest: float, top: float) -> float:
+    """What a corpus's scores are multiplied by when several are searched: its closest chunk's cosine
+    similarity to the query over the best corpus's, to the power CORPUS_SIMILARITY_POWER."""
+    return (max(closest, 0.0) / top) ** CORPUS_SIMILARITY_POWER

@@ -1,0 +1,225 @@
+"""The published index as the engine reads it: metadata.json plus the table version it pins, opened
+once for async reads, with what each search needs of every chunk held in memory.
+
+Small indexes also keep their snippet text and vector matrix in memory, since a LanceDB read costs
+more than a dict lookup; bigger ones read them from the table (MEMORY_TEXT_BYTES, MEMORY_VECTOR_BYTES).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..output.layout import METADATA, OutputLayout
+from ..output.metadata import EmbeddingInfo, TaxonomyKey, require_metadata
+from ..output.objectstore import RemoteOutput, is_remote, location, remote_signature
+from ..output.table_checksums import published_files_problem
+from ..output.table_schema import DERIVED_COLUMNS, LIGHT_COLUMNS, SOURCE_URL_COLUMN, vector_column
+from ..output.vector_index import VECTOR_MEMORY_BYTES, has_vector_index
+from .unreadable import reading, unreadable_index
+from .vector_scan import QuantizedScan
+
+MEMORY_TEXT_BYTES = 64 * 2**20
+MEMORY_VECTOR_BYTES = VECTOR_MEMORY_BYTES
+# A heading at least this many chunks share, and at least this share of them, names a kind of section
+# ("Example Usage", "Values"), not its subject; so does no heading at all (priors.says_nothing).
+GENERIC_HEADING_CHUNKS = 5
+GENERIC_HEADING_SHARE = 0.01
+
+
+@dataclass(frozen=True)
+class ChunkInfo:
+    chunk_id: str
+    filepath: str
+    heading: str
+    breadcrumb: str
+    chunk_index: int
+    metadata: dict[str, str]
+    code_languages: tuple[str, ...] = ()
+    digest: str | None = None
+    chars: int | None = None  # length of content_text
+    source_url: str | None = None  # the web page (and heading anchor) of website corpora
+    row_id: int = -1  # its `_rowid` in the pinned table version
+    navigation: float = 0.0  # share of its text in link-led list items
+    bare_code: bool = False  # fenced code and next to no words (derived_fields.bare_code)
+
+
+def metadata_signature(out: Path | str) -> tuple[Any, ...] | None:
+    """What changes when a new index is published: metadata.json's stat, or on s3:// its content
+    hash, polled at most every DOCS_MCP_S3_POLL_SECONDS."""
+    if is_remote(out):
+        return remote_signature(str(out))
+    try:
+        st = os.stat(OutputLayout(out).metadata)
+    except OSError:  # missing, or the folder itself is gone or not a folder
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+class PublishedIndex:
+    """One published build: metadata.json plus the table version it pins, opened for async reads."""
+
+    def __init__(self, out: Path | str) -> None:
+        self.out = location(out)
+        self.remote = RemoteOutput.parse(self.out) if is_remote(self.out) else None
+        self.signature = metadata_signature(self.out)  # before reading: a publish in between is noticed later
+        self.metadata = self.remote.require_metadata() if self.remote else require_metadata(self.out)
+        index = self.metadata.index
+        self.table_name = index.table if index else "chunks"
+        self.version: int | None = index.version if index else None
+        self.key = f"{index.content_hash[:16] if index else ''}:{self.version}"
+        self.taxonomy: dict[str, TaxonomyKey] = self.metadata.taxonomy
+        self.embedding: EmbeddingInfo | None = self.metadata.embedding
+        self.collapse_keys = sorted(k for k, v in self.taxonomy.items() if v.vector_collapse)
+        self.table: Any = None
+        self.has_vectors = False
+        self.vector_indexed = False  # an ANN index on `vector`: searched by LanceDB, never held in memory
+        self.rows = 0
+        self.info: dict[str, ChunkInfo] = {}
+        self.generic_headings: set[str] = set()  # lowercase headings that name a kind of section (says_nothing)
+        self.files: dict[str, list[str]] = {}
+        self.sizes: dict[str, int] = {}  # chunk_id -> characters of its Markdown (what get_doc returns)
+        self.texts: dict[str, str] | None = None  # chunk_id -> content_text, when small enough
+        self.ids: list[str] = []  # row order of `vectors`
+        self.row_ids: np.ndarray = np.empty(0, dtype=np.uint64)  # every row's `_rowid`, sorted
+        self.row_chunks: list[str] = []  # the chunk ID of each of them
+        self.vectors: np.ndarray | None = None  # unit rows, when small enough: one per passage
+        # where each chunk's passages start in `vectors` (rows of `ids`), when some chunk has more than one
+        self.passage_starts: np.ndarray | None = None
+        self.scan: QuantizedScan | None = None  # the first pass over a big `vectors` (vector_scan.py)
+        self._masks: dict[str, np.ndarray] = {}
+        self._lock = asyncio.Lock()
+
+    async def open(self) -> PublishedIndex:
+        async with self._lock:
+            if self.table is not None:
+                return self
+            import lancedb
+
+            index = self.metadata.index
+            if self.remote is None and index is not None:  # before LanceDB reads a damaged file (and may panic)
+                problem = published_files_problem(OutputLayout(self.out), index.table, index.version)
+                if problem:
+                    raise unreadable_index(self.out, problem)
+            with reading(self.out):  # no table, not that version, or damaged files
+                uri = self.remote.lancedb_uri if self.remote else str(OutputLayout(self.out).lancedb)
+                db = await lancedb.connect_async(uri)
+                table = await db.open_table(self.table_name)
+                if self.version is not None:
+                    await table.checkout(self.version)
+                await self._load(table)
+        return self
+
+    async def _load(self, table: Any) -> None:
+        """What requests need in memory from the opened table version (row info, small texts and vectors)."""
+        import pyarrow.compute as pc
+
+        count = max(1, await table.count_rows())
+        schema = await table.schema()
+        self.has_vectors = "vector" in schema.names
+        self.vector_indexed = self.has_vectors and has_vector_index(list(await table.list_indices()))
+        self.rows = count
+        # the snippet text itself: content_chars is content_text's length
+        chars = await table.query().select(["content_chars"]).limit(count).to_arrow()
+        text_bytes = int(pc.sum(chars.column("content_chars")).as_py() or 0)
+        wanted = LIGHT_COLUMNS + DERIVED_COLUMNS + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
+        wanted += [SOURCE_URL_COLUMN] if SOURCE_URL_COLUMN in schema.names else []  # website corpora
+        dims, multivector = vector_column(schema)
+        if self.has_vectors and self.embedding is not None and self.embedding.dimensions != dims:
+            raise unreadable_index(
+                self.out,
+                f"its {METADATA} says the vectors have {self.embedding.dimensions} dimensions, the table's have {dims}",
+            )
+        from ..embedding.input import PASSAGES
+
+        # the vectors the build recorded, as it counted them for its ANN decision; should a damaged
+        # metadata.json not say, a list of passages per row holds up to PASSAGES of them: budget for them all
+        vectors = (
+            self.metadata.index.vectors
+            if self.metadata.index and self.metadata.index.vectors
+            else count * (PASSAGES if multivector else 1)
+        )
+        if self.has_vectors and not self.vector_indexed and vectors * dims * 4 <= MEMORY_VECTOR_BYTES:
+            wanted.append("vector")
+        rows = await table.query().with_row_id().select(wanted).limit(count).to_arrow()
+        columns = {name: rows.column(name).to_pylist() for name in wanted if name != "vector"}
+        row_ids = rows.column("_rowid").to_numpy()
+        order = np.argsort(row_ids, kind="stable")
+        self.row_ids = row_ids[order]
+        self.row_chunks = [columns["chunk_id"][i] for i in order.tolist()]
+        if "content_text" in columns:
+            self.texts = dict(zip(columns["chunk_id"], columns["content_text"]))
+        if "vector" in wanted:
+            column = rows.column("vector").combine_chunks()
+            if multivector:  # every passage is a row of the matrix; `passage_starts` says whose
+                lengths = column.value_lengths().to_numpy(zero_copy_only=False)
+                if not np.all(lengths == 1):
+                    self.passage_starts = np.concatenate([[0], np.cumsum(lengths[:-1])]).astype(np.int64)
+                matrix = column.flatten().flatten().to_numpy(zero_copy_only=False).reshape(-1, dims)
+            else:
+                matrix = column.values.to_numpy(zero_copy_only=False).reshape(-1, dims)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            self.vectors = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
+            self.ids = columns["chunk_id"]
+            self.scan = await asyncio.to_thread(QuantizedScan.of, self.vectors)
+        for i, chunk_id in enumerate(columns["chunk_id"]):
+            languages = tuple(columns["code_languages"][i].split())
+            digest = columns["content_digest"][i]
+            chars = columns["content_chars"][i]
+            self.info[chunk_id] = ChunkInfo(
+                chunk_id,
+                columns["filepath"][i],
+                columns["heading"][i],
+                columns["breadcrumb"][i],
+                columns["chunk_index"][i],
+                json.loads(columns["metadata"][i]),
+                languages,
+                digest,
+                chars,
+                columns[SOURCE_URL_COLUMN][i] if SOURCE_URL_COLUMN in columns else None,
+                int(row_ids[i]),
+                float(columns["navigation"][i] or 0.0),
+                bool(columns["bare_code"][i]),
+            )
+        sizes = (
+            await table.query()
+            .select({"chunk_id": "chunk_id", "chars": "character_length(content)"})
+            .limit(count)
+            .to_arrow()
+        )
+        self.sizes = dict(zip(sizes.column("chunk_id").to_pylist(), sizes.column("chars").to_pylist()))
+        self.files = {}
+        for info in sorted(self.info.values(), key=lambda c: (c.filepath, c.chunk_index)):
+            self.files.setdefault(info.filepath, []).append(info.chunk_id)
+        headings = Counter(info.heading.strip().lower() for info in self.info.values())
+        common = max(GENERIC_HEADING_CHUNKS, GENERIC_HEADING_SHARE * len(self.info))
+        self.generic_headings = {heading for heading, n in headings.items() if n >= common} | {""}
+        self.table = table
+
+    def chunk_ids(self, row_ids: np.ndarray) -> list[str]:
+        """The chunk IDs of the rows a query returned (selected by `_rowid`: no read of the chunk_id column)."""
+        at = np.searchsorted(self.row_ids, row_ids)
+        if len(at) and (int(at.max()) >= len(self.row_ids) or not np.array_equal(self.row_ids[at], row_ids)):
+            raise RuntimeError("a query returned rows that the opened table version does not have")
+        return [self.row_chunks[i] for i in at.tolist()]
+
+    async def mask(self, where: str | None) -> np.ndarray | None:
+        """Rows of `vectors` that pass a prefilter, from the same SQL LanceDB applies (cached)."""
+        if where is None:
+            return None
+        if where not in self._masks:
+            rows = await self.table.query().where(where).select(["chunk_id"]).limit(len(self.ids) or 1).to_arrow()
+            allowed = set(rows.column("chunk_id").to_pylist())
+            self._masks[where] = np.fromiter((cid in allowed for cid in self.ids), dtype=bool, count=len(self.ids))
+        return self._masks[where]
+
+    def has(self, chunk_id: str) -> bool:
+        """Whether get_doc would find this ID (a chunk, or a bare file path) in the index."""
+        return chunk_id in self.info or ("#" not in chunk_id and chunk_id in self.files)

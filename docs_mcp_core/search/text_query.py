@@ -1,0 +1,58 @@
+"""The full-text query LanceDB runs for a search: BM25 over a chunk's fields, identifier sub-words and
+term proximity; and whether the exact-phrase list runs."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..output.derived_fields import subwords
+from ..output.table_schema import SUBWORDS_COLUMN
+from .proximity import SLOP as PROXIMITY_SLOP
+from .proximity import term_pairs
+from .repeats import without_repeats
+from .weights import Weights
+
+if TYPE_CHECKING:
+    from .published import PublishedIndex
+
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+def phrase_applies(query: str) -> bool:
+    """Whether the exact-phrase signal runs for this query (it needs two words or more)."""
+    return len(_WORD.findall(query)) >= 2
+
+
+def text_query(query: str, index: PublishedIndex, weights: Weights) -> Any:
+    """BM25 over the chunk's fields, each times its boost: heading, breadcrumb (file path and parent
+    headings), content_text, and the identifier sub-words of the chunk (output/derived_fields.py).
+    `weights.fields` "max" keeps the best field's score (LanceDB's MultiMatchQuery), "sum" adds them. A
+    camelCase identifier in the query also looks for its sub-words as plain words, at half the sub-word
+    boost, so `WithMaxRetries` finds "max retries" while the exact identifier still scores highest. Each
+    pair of neighbouring query words adds its score as a sloppy phrase in the text, at `weights.proximity`
+    (proximity.py), so a chunk where the query's words stand together ranks above one that has the
+    same words apart. A word the query repeats, in any form ("give … giving"), counts once (repeats.py)."""
+    from lancedb.query import BooleanQuery, MatchQuery, MultiMatchQuery, Occur, PhraseQuery
+
+    pairs = term_pairs(query) if weights.proximity > 0 else []
+    query = without_repeats(query)
+    # a phrase query takes no boost, so the other clauses are scaled by 1 / proximity instead: a common
+    # factor changes neither BM25 order, nor the length prior, nor min-max scaled fusion
+    scale = 1 / weights.proximity if pairs else 1.0
+    fields = [
+        ("heading", weights.heading),
+        ("content_text", 1.0),
+        ("breadcrumb", weights.breadcrumb),
+        (SUBWORDS_COLUMN, weights.subwords),
+    ]
+    fields = [(column, boost * scale) for column, boost in fields if boost > 0]
+    if weights.fields == "max":
+        clauses: list[Any] = [MultiMatchQuery(query, [c for c, _ in fields], boosts=[b for _, b in fields])]
+    else:
+        clauses = [MatchQuery(query, column, boost=boost) for column, boost in fields]
+    parts = subwords(query) if weights.subwords > 0 else ""
+    if parts:
+        clauses.append(MatchQuery(parts, "content_text", boost=weights.subwords / 2 * scale))
+    clauses += [PhraseQuery(pair, "content_text", slop=PROXIMITY_SLOP) for pair in pairs]
+    return clauses[0] if len(clauses) == 1 else BooleanQuery([(Occur.SHOULD, c) for c in clauses])
