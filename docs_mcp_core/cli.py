@@ -26,7 +26,8 @@ from .command import (
     web_source,
 )
 from .errors import DocsMcpError
-from .gc_freeze import own_process, settle
+from .gc_freeze import settle
+from .process import own_process
 
 
 
@@ -1049,7 +1050,7 @@ def audit(index: Path, sql: str | None) -> None:
 
 
 def entry() -> None:
-    """The `docs-mcp` console script: `main` in a process of its own (see gc_freeze.py)."""
+    """The `docs-mcp` console script: `main` in a process of its own (see process.py)."""
     own_process()
     main()
 

@@ -7,9 +7,9 @@ every object that exists now to a generation the collector skips. Reference coun
 those objects as usual; only a reference cycle among them would outlive its last use, and
 objects made by imports are never freed anyway.
 
-Only for processes of our own (the `docs-mcp` command, the parse workers): in a host process
-(a test calling the CLI in-process, a Dagster run) it would also keep that host's uncollected
-cycles forever.
+Only for processes of our own (the `docs-mcp` command, the parse workers: process.own_process): in
+a host process (a test calling the CLI in-process, a Dagster run) it would also keep that host's
+uncollected cycles forever.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import gc
 _own_process = False
 
 
-def own_process() -> None:
-    """Mark this process as docs-mcp's own (called by the console script and by worker processes)."""
+def enable() -> None:
+    """Freeze from now on: this process is docs-mcp's own (process.own_process)."""
     global _own_process
     if not _own_process:
         _own_process = True

@@ -24,8 +24,9 @@ from ..corpus.site import SiteContext
 from ..corpus.walk import resolve_file
 from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
-from ..gc_freeze import own_process, settle
+from ..gc_freeze import settle
 from ..output.chunk import Chunk
+from ..process import own_process
 
 if TYPE_CHECKING:  # worker processes are started only for many changed files
     from concurrent.futures import Future, ProcessPoolExecutor

@@ -1,8 +1,10 @@
-"""`import lancedb` under docs_mcp_core defers the namespace client's `__init__` and validators; both still work."""
+"""`import lancedb` in docs-mcp's own processes defers the namespace client's `__init__` and validators; both
+still work. `import docs_mcp_core` alone changes nothing in the importing process."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -15,7 +17,9 @@ PROBE = """
 import json, sys
 import pydantic
 real = pydantic.validate_call
-import docs_mcp_core, lancedb
+from docs_mcp_core.process import own_process
+own_process()  # what the console script (cli.entry) and the parse workers do first
+import lancedb
 init_ran = "lance_namespace_urllib3_client.api" in sys.modules
 import lance_namespace_urllib3_client as client
 TableApi = client.TableApi  # the package's own name: its __init__ runs now
@@ -31,7 +35,7 @@ print(json.dumps(out))
 """
 
 
-def test_lancedb_imported_through_docs_mcp_core_defers_the_namespace_client_which_still_works() -> None:
+def test_lancedb_imported_in_a_docs_mcp_process_defers_the_namespace_client_which_still_works() -> None:
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert not found["init_ran"], "import lancedb ran the namespace client's __init__ (its API modules)"
@@ -40,6 +44,27 @@ def test_lancedb_imported_through_docs_mcp_core_defers_the_namespace_client_whic
     assert found["restored"], "pydantic.validate_call was left patched after the import"
     assert found["name"] == "describe_table"
     assert found["errors"] == ["describe_table_request", "id"]  # pydantic's own checks, run on the call
+
+
+# A host process: it imports the library and every package the server and CLI use, then lancedb.
+HOST = """
+import gc, json, os, sys
+import docs_mcp_core, docs_mcp_core.cli, docs_mcp_core.search, docs_mcp_core.server, docs_mcp_core.embedding
+import lancedb
+print(json.dumps({"hooks": [type(f).__module__ for f in sys.meta_path if type(f).__module__.startswith("docs_mcp")],
+                  "env": "LANCEDB_LOG" in os.environ, "frozen": gc.get_freeze_count(),
+                  "init_ran": "lance_namespace_urllib3_client.api" in sys.modules}))
+"""
+
+
+def test_importing_docs_mcp_core_leaves_the_host_process_as_it_was() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "LANCEDB_LOG"}
+    done = subprocess.run([sys.executable, "-c", HOST], capture_output=True, text=True, check=True, env=env)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["hooks"] == [], "importing docs_mcp_core installed an import hook"
+    assert not found["env"], "importing docs_mcp_core set LANCEDB_LOG"
+    assert found["frozen"] == 0, "importing docs_mcp_core froze the garbage collector"
+    assert found["init_ran"], "lancedb's namespace client was deferred in a process that did not ask for it"
 
 
 def test_the_deferred_decorator_builds_the_real_validator_once_on_first_call() -> None:

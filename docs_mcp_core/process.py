@@ -1,0 +1,19 @@
+"""What docs-mcp's own processes set up before they work: the `docs-mcp` console script and the parse
+workers. `import docs_mcp_core` changes nothing in the process that imports it (a test, a Dagster run,
+an application using the library): it keeps its own environment, import system and garbage collector.
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import gc_freeze, lazy_imports
+
+
+def own_process() -> None:
+    """Quiet LanceDB's Rust logger (it reads LANCEDB_LOG once, at import), defer the parts of `import
+    lancedb` docs-mcp never calls (lazy_imports.py), and keep the garbage collector off what the imports
+    made (gc_freeze.py). Idempotent; call it before anything imports lancedb."""
+    os.environ.setdefault("LANCEDB_LOG", "error")
+    lazy_imports.install()
+    gc_freeze.enable()
