@@ -241,7 +241,7 @@ def main() -> None:
         print(f"{'provider':<8} {'cold':>7} {'no-op':>7} {'1% edit':>8} {'no-op/cold':>11} {'edit/cold':>10}")
         for provider in providers:
             settings = (
-                ProviderSettings("openai", "text-embedding-3-small", 256, server.url)
+                ProviderSettings("openai", model="text-embedding-3-small", dimensions=256, base_url=server.url)
                 if provider == "openai"
                 else parse_spec(provider, None)
             )

@@ -25,6 +25,7 @@ from .command import (
     web_options,
     web_source,
 )
+from .embedding_options import ProviderCommand, embedding_options, provider_settings
 from .errors import DocsMcpError
 from .gc_freeze import settle
 from .process import own_process
@@ -255,36 +256,7 @@ def _listing(docs_dir: Path) -> list[dict[str, str]]:
     return sorted(entries, key=lambda e: (e["path"], e["status"]))
 
 
-def embedding_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """`--embedding-<setting>` for each ProviderSettings field; each also reads DOCS_MCP_<CMD>_<OPTION>."""
-    from .embedding.base import provider_setting_fields
-
-    for f, setting in reversed(provider_setting_fields()):
-        kind: Any = None
-        if setting.choices is not None:
-            kind = click.Choice(list(setting.choices))
-        elif setting.min is not None:
-            kind = click.IntRange(min=setting.min, max=setting.max)
-        # Unset options stay None: the provider's own defaults apply, and resolve_settings picks the provider.
-        fn = click.option(f"--embedding-{f.name.replace('_', '-')}", type=kind, default=None, help=setting.help)(fn)
-    return fn
-
-
-def provider_settings(kwargs: dict[str, Any], reporter: Any = None) -> Any:
-    """The provider the options name; without --embedding-provider, the default (said on `reporter`)."""
-    from dataclasses import fields
-
-    from .embedding import ProviderSettings, resolve_settings
-
-    values = {f.name: kwargs.pop(f"embedding_{f.name}") for f in fields(ProviderSettings)}
-    provider = values.pop("provider")
-    settings, note = resolve_settings(ProviderSettings(**values), provider)
-    if note and reporter is not None:
-        reporter.info(note)
-    return settings
-
-
-@main.command()
+@main.command(cls=ProviderCommand)
 @click.option("--docs-dir", default=None, type=DOCS_DIR, help="Folder of Markdown files to index.")
 @web_options
 @git_options
@@ -353,7 +325,7 @@ def build(
 ) -> None:
     """Build the index from a folder (--docs-dir), a docs website (--url) or a git repository (--git).
     Nothing is written if validation fails; publishing is atomic."""
-    from .embedding import make_provider
+    from .embedding import make_provider, makes_vectors
     from .indexing.build import build as run_build
     from .indexing.build import build_remote
     from .output.lock import build_lock
@@ -386,7 +358,7 @@ def build(
     reporter = StderrReporter(quiet=quiet)
     provider = make_provider(provider_settings(embedding, reporter))
     if force:
-        again = "parsed and embedded again" if provider.produces_vectors else "parsed again"
+        again = "parsed and embedded again" if makes_vectors(provider) else "parsed again"
         reporter.info(f"--force: every file is {again}, and a new table version written")
     options = dict(
         description=description,
@@ -433,9 +405,11 @@ def build(
 
 def done_line(summary: Any, provider: Any, seconds: float) -> str:
     """The build's last line: what it made of the corpus and whether the published index changed."""
+    from .embedding import makes_vectors, multivector
+
     embedded = summary.embedded.stats.embedded
-    noun = "passage" if provider.multivector else "chunk"  # as the embedding cache's lines say
-    what = f"{embedded} {noun if embedded == 1 else noun + 's'} embedded" if provider.produces_vectors else "text-only"
+    noun = "passage" if multivector(provider) else "chunk"  # as the embedding cache's lines say
+    what = f"{embedded} {noun if embedded == 1 else noun + 's'} embedded" if makes_vectors(provider) else "text-only"
     where = (
         f"the index at {summary.out} is unchanged" if summary.index.made == "kept" else f"published to {summary.out}"
     )

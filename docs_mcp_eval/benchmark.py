@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from docs_mcp_core.embedding import BACKENDS, ProviderSettings, make_provider
+from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.fsutil import dir_size
 from docs_mcp_core.indexing.build import build
@@ -25,13 +25,13 @@ def parse_spec(spec: str, base_url: str | None) -> ProviderSettings:
     provider, _, model = spec.strip().partition("/")
     provider, _, backend = provider.partition(":")
     if provider not in ("none", "hash", "openai", "local", "sentence-transformers") or (
-        backend and (provider not in ("local", "sentence-transformers") or backend not in BACKENDS)
+        backend and (provider not in ("local", "sentence-transformers") or backend not in ("onnx", "torch"))
     ):
         raise DocsMcpError(
             f"unknown provider spec {spec!r}; use none, hash, local[:onnx|:torch][/MODEL] or openai[/MODEL]"
         )
     return ProviderSettings(
-        provider, model or None, base_url=base_url if provider == "openai" else None, backend=backend or None
+        provider, model=model or None, base_url=base_url if provider == "openai" else None, backend=backend or None
     )
 
 

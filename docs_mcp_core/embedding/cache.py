@@ -36,8 +36,10 @@ if TYPE_CHECKING:  # numpy is imported where vectors are handled: a text-only bu
 from ..errors import DocsMcpError
 from ..fsutil import file_sha256, read_json, write_json_atomic
 from ..progress import NullReporter, Reporter, Timer
-from . import EMBEDDING_FORMAT_VERSION, EmbeddingProvider
-from .fingerprint import passages_key
+from . import hooks
+from .base import EmbeddingProvider, makes_vectors
+from .fingerprint import EMBEDDING_FORMAT_VERSION, passages_key
+from .input import multivector
 
 CACHE_VERSION = "1"
 META_FILE = "cache-meta.json"
@@ -389,7 +391,7 @@ class EmbeddingCache:
     def embed_missing(self, items: list[tuple[str, str, str]], stats: CacheStats) -> None:
         """Embed (fingerprint, chunk_id, input) items in batches, `concurrency` requests at a time."""
         provider = self.provider
-        items = [items[i] for i in provider.embedding_order([text for _, _, text in items])]
+        items = [items[i] for i in hooks.embedding_order(provider, [text for _, _, text in items])]
         size = max(1, provider.batch_size)
         batches = [items[i : i + size] for i in range(0, len(items), size)]
         workers = max(1, provider.concurrency)
@@ -425,7 +427,7 @@ class EmbeddingCache:
                     stats.embedded += len(batch)
                     self.reporter.progress(f"embedding via {provider.name}", done, len(items))
         stats.seconds = timer.seconds
-        usage = provider.usage()
+        usage = hooks.usage(provider)
         stats.tokens = usage.tokens
         stats.cost = usage.cost
         truncated = usage.truncated
@@ -536,7 +538,7 @@ def embed_with_cache(
     whose chunks are mostly unchanged does not split them into passages again to find none missing)."""
     reporter = reporter or NullReporter()
     stats = CacheStats()
-    if not provider.produces_vectors:
+    if not makes_vectors(provider):
         return EmbedResult(fingerprints, 0, None, stats)
     cache = EmbeddingCache(cache_dir, provider, reporter)
     dims = provider.dimensions
@@ -652,7 +654,7 @@ def commit_cache(embedded: EmbedResult, provider: EmbeddingProvider, reporter: R
 
 def _noun(provider: EmbeddingProvider, count: int) -> str:
     """What is embedded: passages when a long chunk can have several (embedding/input.py), else chunks."""
-    what = "passage" if provider.multivector else "chunk"
+    what = "passage" if multivector(provider) else "chunk"
     return what if count == 1 else f"{what}s"
 
 
@@ -666,7 +668,7 @@ def _report_lookup(
     """One line whose counts add up: hits + misses = the passages (or chunks) of this build."""
     total = stats.hits + stats.misses
     of = f"{total} {_noun(provider, total)}"
-    if provider.multivector:
+    if multivector(provider):
         chunks = len(dict.fromkeys(chunk_ids))
         of += f" of {_plural(chunks, 'chunk', 'chunks')}"
     which = "embedding cache (rebuilt from scratch)" if rebuild else "embedding cache"

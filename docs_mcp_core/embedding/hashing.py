@@ -9,26 +9,36 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-
+from ..errors import DocsMcpError
+from ..output.vector_index import MAX_DIMENSIONS
 from .base import EmbeddingProvider
 from .fingerprint import config_fingerprint
+from .settings import SettingsModel, setting
+
+if TYPE_CHECKING:  # imported where vectors are made: naming the provider (the CLI's options) needs no numpy
+    import numpy as np
 
 _WORD = re.compile(r"[a-z0-9]+")
 DEFAULT_HASH_DIMENSIONS = 256
 
 
+class HashSettings(SettingsModel):
+    dimensions: int | None = setting(help=f"Vector size (default {DEFAULT_HASH_DIMENSIONS}).", ge=1, le=MAX_DIMENSIONS)
+
+
 class HashProvider(EmbeddingProvider):
+    """Deterministic offline vectors for tests."""
+
     name = "hash"
+    Settings = HashSettings
     model = "hash-v1"
     batch_size = 512
 
     def __init__(self, dimensions: int | None = None) -> None:
         self.dimensions = dimensions or DEFAULT_HASH_DIMENSIONS
         if self.dimensions < 2:
-            from ..errors import DocsMcpError
-
             raise DocsMcpError("--embedding-dimensions for the hash provider must be at least 2")
 
     @property
@@ -36,6 +46,8 @@ class HashProvider(EmbeddingProvider):
         return config_fingerprint(provider=self.name, model=self.model, dimensions=self.dimensions)
 
     def _vector(self, text: str) -> np.ndarray:
+        import numpy as np
+
         words = _WORD.findall(text.lower())
         features = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
         vec = np.zeros(self.dimensions, dtype=np.float32)
@@ -51,6 +63,8 @@ class HashProvider(EmbeddingProvider):
         return vec / norm
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         return np.stack([self._vector(t) for t in texts])

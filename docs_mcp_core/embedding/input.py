@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+import weakref
 from array import array
 from pathlib import Path
 from typing import Any
 
 from ..output.chunk import Chunk
+from . import hooks
+from .base import EmbeddingProvider
 
 _FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})")
 
@@ -60,8 +63,7 @@ def passage_input(chunk: Chunk) -> tuple[str, str, int]:
 
     Passages reach to where the code blocks start, and not at all in a chunk that is mostly a
     table: a window of a field table's rows mixes many unrelated fields and matched queries about
-    any of them (on dub-ts's generated references: intent and distractor questions lost their
-    answer to a table; any share from 0.25 to 0.75 measured the same on every suite).
+    any of them (docs/decisions/0011-passages-for-long-chunks.md).
     """
     head, text, *code = embedding_parts(chunk)
     prose = "\n\n".join(part for part in [head, text] if part)
@@ -112,7 +114,7 @@ class PassageSplitter:
     vector, code boilerplate does not (a window of it matched unrelated queries;
     docs/decisions/0011-passages-for-long-chunks.md). A chunk whose input fits one window, or with
     `end` 0 (passage_input), has one passage. Tokenizes one text at a time (no tokenizer thread pool
-    to fork).
+    to fork). One per provider (splitter_for), from what the provider declares: its passage_window.
     """
 
     def __init__(self, tokenizer_file: Path, max_tokens: int, limit: int = PASSAGES) -> None:
@@ -179,3 +181,45 @@ class PassageSplitter:
             spans.append((offsets[start][0], offsets[stop - 1][1]))
             start = stop
         return tuple(spans)
+
+
+_SPLITTERS: weakref.WeakKeyDictionary[EmbeddingProvider, PassageSplitter | None] = weakref.WeakKeyDictionary()
+
+
+def splitter_for(provider: EmbeddingProvider) -> PassageSplitter | None:
+    """The provider's passage splitter (None: one vector per chunk), made once from its passage_window:
+    from the tokenizer file only, never the model, so a no-op build's fingerprints stay cheap."""
+    try:
+        return _SPLITTERS[provider]
+    except KeyError:
+        pass
+    except TypeError:  # a provider that cannot be a weak key: a splitter per call, without its memo
+        return _splitter(provider)
+    splitter = _SPLITTERS[provider] = _splitter(provider)
+    return splitter
+
+
+def known_splitter(provider: EmbeddingProvider) -> PassageSplitter | None:
+    """The splitter splitter_for made for this provider, if it made one (its first windows, for embedding)."""
+    try:
+        return _SPLITTERS.get(provider)
+    except TypeError:
+        return None
+
+
+def _splitter(provider: EmbeddingProvider) -> PassageSplitter | None:
+    window = hooks.passage_window(provider)
+    return PassageSplitter(*window) if window else None
+
+
+def passages(provider: EmbeddingProvider, text: str, heading: str, end: int | None = None) -> list[str]:
+    """The texts embedded for one chunk's input (`heading`: its heading path; `end`: where its code blocks
+    start): the input itself, then, for a model that reads only a window of word pieces, the heading path
+    with each next window (PassageSplitter)."""
+    splitter = splitter_for(provider)
+    return splitter(text, heading, end) if splitter else [text]
+
+
+def multivector(provider: EmbeddingProvider) -> bool:
+    """Whether chunks can have more than one passage (the table then stores a list of vectors per row)."""
+    return splitter_for(provider) is not None

@@ -9,20 +9,22 @@ embedded, so fingerprints and no-op builds stay fast.
 
 Vectors are bit-for-bit reproducible however texts are batched: each text runs at its own
 token length with no padding, and only texts of the same length share a run, whose rows do
-not influence each other (tests/core/test_onnx_provider.py checks both). Checked on all 1638
-dub-ts chunks: one by one, in batches of 256, all at once, on 1 and 2 threads, the same bits.
+not influence each other (tests/core/test_onnx_provider.py checks both: one by one, in batches,
+all at once, on one thread and several, the same bits).
 
 A build's runs go to a pool of threads, one per core, each running the shared session on one
 thread (ORT's run() is thread-safe and releases the GIL): whole runs in parallel instead of one
-run split op by op across cores, whose hand-offs left the cores half idle (see embed).
+run split op by op across cores, whose hand-offs left the cores half idle
+(docs/decisions/0012-onnx-runs-one-per-core.md).
 
 The first load saves the graph it runs under ~/.cache/docs-mcp/onnx (see onnx_graphs.py); later
 sessions open that instead of re-optimizing the model. A model with int8 weights (the bundled one)
 runs its *int8 graph*, int8 activations per token times those weights, for index and query vectors
-alike: a cold dub-ts build embeds 1.8x faster than on the fp32 graph, at the same MRR@5 on every
-suite but uv-docs (-0.008). Without the onnx package that writes it, or for a model with fp32
-weights, vectors come from the fp32 graph; the graph is part of the vectors' fingerprint. An fp32
-model's queries (tune_for_queries) run its q8 query graph: ~1.5 ms instead of ~3.3 ms.
+alike: faster than the fp32 graph at the same retrieval quality
+(docs/decisions/0022-int8-graph-for-index-vectors.md). Without the onnx package that writes it, or
+for a model with fp32 weights, vectors come from the fp32 graph; the graph is part of the vectors'
+fingerprint. An fp32 model's queries (tune_for_queries) run its faster q8 query graph
+(docs/decisions/0013-int8-query-graph.md).
 """
 
 from __future__ import annotations
@@ -42,9 +44,9 @@ if TYPE_CHECKING:  # imported where vectors are made: a no-op build (fingerprint
 
 from ..errors import DocsMcpError
 from ..fsutil import file_sha256
-from .base import EmbeddingProvider
 from .fingerprint import config_fingerprint
-from .local import BUNDLED_NAMES, DEFAULT_MODEL, _read_json, model_dimensions, model_window, resolve_model_dir
+from .input import known_splitter
+from .local_models import BUNDLED_NAMES, DEFAULT_MODEL, LocalModel, model_dimensions, read_json, resolve_model_dir
 from .onnx_graphs import (
     DISABLED_OPTIMIZERS,
     FP32_SCHEME,
@@ -63,11 +65,8 @@ from .onnx_graphs import (
 BUNDLED_DIR = Path(__file__).resolve().parent / "minilm"
 PADDING_SCHEME = "exact-length-v1"  # part of the fingerprint: changing it could change vectors
 ONNX_FILES = ("model.onnx", "onnx/model.onnx")
-# rows x length of one inference call (a text longer than this runs alone). Vectors do not change.
-# Measured on all 1638 dub-ts chunks, runs on 2 single-thread workers (2 busy cores), peak RSS of
-# the embedding alone: 1024 tokens 460-500 MB, 19.8-20.3 CPU-s; 512: 360-390 MB, 17.2-19.4 CPU-s;
-# 256: 300-320 MB, 16.9-18.9 CPU-s; 128: 260 MB, 18.0-18.7 CPU-s. (Before, with one run at a time
-# on intra-op threads: 8192 peaked at ~980 MB and ran 10-14 texts/s; 1024 at ~400 MB, 16-25 texts/s.)
+# rows x length of one inference call (a text longer than this runs alone). Vectors do not change. Bigger
+# runs hold more memory and were no faster; smaller ones cost CPU (docs/decisions/0012-onnx-runs-one-per-core.md).
 TOKENS_PER_RUN = 256
 SEMANTIC_EXTRA = "pip install 'docs-mcp[semantic]'"
 _POOLING_MODES = ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens")
@@ -127,7 +126,7 @@ def has_onnx_model(model: str | None) -> bool:
 
 def pooling_config(folder: Path) -> tuple[str, Path | None]:
     """The model's one pooling mode and the config file that says so (mean when there is none)."""
-    modules = _read_json(folder / "modules.json") or []
+    modules = read_json(folder / "modules.json") or []
     if any("Dense" in m.get("type", "") for m in modules):  # type: ignore[union-attr]
         raise DocsMcpError(
             f"the model in {folder} has a Dense layer, which the onnx backend does not run; "
@@ -135,7 +134,7 @@ def pooling_config(folder: Path) -> tuple[str, Path | None]:
         )
     path = next((m.get("path", "") for m in modules if "Pooling" in m.get("type", "")), "1_Pooling")  # type: ignore[union-attr]
     config_file = folder / path / "config.json"
-    config = _read_json(config_file)
+    config = read_json(config_file)
     if not config:
         return "mean_tokens", None
     modes = [m for m in _POOLING_MODES if config.get(f"pooling_mode_{m}")]
@@ -155,11 +154,10 @@ def _threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-class OnnxProvider(EmbeddingProvider):
-    name = "local"
+class OnnxProvider(LocalModel):
+    """The local provider on ONNX Runtime: sentence-transformers models without torch."""
+
     backend = "onnx"
-    normalize = True
-    slow_to_load = True
 
     def __init__(
         self,
@@ -185,7 +183,7 @@ class OnnxProvider(EmbeddingProvider):
         self.dimensions = model_dimensions(self.folder)
         if dimensions is not None and dimensions != self.dimensions:
             raise DocsMcpError(f"model {self.model} makes {self.dimensions}-dimension vectors, not {dimensions}")
-        self.max_tokens = int(_read_json(self.folder / "sentence_bert_config.json").get("max_seq_length", 256))
+        self.max_tokens = int(read_json(self.folder / "sentence_bert_config.json").get("max_seq_length", 256))
         self.digest = self._identity(pooling_file)
         self.scheme = self._scheme()
         self.batch_size = batch_size or 256  # texts per embed call; runs inside are grouped by length
@@ -204,20 +202,17 @@ class OnnxProvider(EmbeddingProvider):
         self.graph: Path | None = None  # the optimized graph the session runs, once loaded from one
         self.for_queries = False  # tune_for_queries: for an fp32 model, open its q8 query graph
 
-    def passage_window(self) -> tuple[Path, int] | None:
-        return model_window(self.folder, self.max_tokens)
-
     def tune_for_queries(self) -> None:
-        # One short text per call: a second thread buys nothing (measured: p50 5.4 ms on 1 thread,
-        # 5.9 ms on 2, on 2 busy cores) and competes with the server; vectors are bit-identical.
+        # One short text per call: a second thread buys nothing and competes with the server's other
+        # work; vectors are bit-identical.
         self.threads = 1
         self.shutdown_pool()
         with self._lock:
             self.for_queries, self._session = True, None  # the next load opens the graph queries run on
 
     def prepare_queries(self) -> None:
-        # an fp32 model's q8 query graph: left to a server, its first start would pay ~0.5 s and ~100 MB of
-        # peak RSS (an int8 model's queries run the graph the build just made)
+        # an fp32 model's q8 query graph: left to a server, its first start would pay for making it, in time
+        # and peak memory (an int8 model's queries run the graph the build just made)
         if self.graph_cache and self.scheme == FP32_SCHEME and can_rewrite_graphs():
             import onnxruntime as ort
 
@@ -261,15 +256,7 @@ class OnnxProvider(EmbeddingProvider):
         )
 
     def describe(self) -> dict[str, object] | None:
-        return {
-            "provider": self.name,
-            "model": self.model,
-            "dimensions": self.dimensions,
-            "backend": self.backend,
-            "model_sha256": self.digest,
-            "model_file_sha256": self.onnx_sha256,
-            "graph": self.scheme,
-        }
+        return {**(super().describe() or {}), "model_file_sha256": self.onnx_sha256, "graph": self.scheme}
 
     def load(self) -> Any:
         """Import onnxruntime and open the model (a fraction of a second); safe from a background thread."""
@@ -285,7 +272,7 @@ class OnnxProvider(EmbeddingProvider):
                 options.inter_op_num_threads = 1
                 options.log_severity_level = 3  # errors only: no optimizer chatter on stderr
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # idle servers stay idle
-                options.enable_cpu_mem_arena = False  # ~20 MB less resident in a server, no measurable slowdown
+                options.enable_cpu_mem_arena = False  # less memory resident in a server, no measurable slowdown
                 try:
                     tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
                     session = self._open(ort, options)
@@ -383,15 +370,16 @@ class OnnxProvider(EmbeddingProvider):
     def _framing(self) -> tuple[list[int], list[int]] | None:
         """The special tokens around a text's word pieces ([CLS] and [SEP]), when the passage splitter's
         first windows plus these are exactly what tokenizing the text gives (no type ids, checked on a
-        probe); None otherwise. Then a build tokenizes each input once, not twice (~0.2 s of dub-ts's
-        cold build, spent before the first run could start)."""
+        probe); None otherwise. Then a build tokenizes each input once, not twice (before the first run
+        could start)."""
         probe = "docs mcp probe"
         encoding = self._tokenizer.encode(probe)
         framed, plain = encoding.ids, self._tokenizer.encode(probe, add_special_tokens=False).ids
         if any(encoding.type_ids):  # _run feeds type ids of zeros for these
             return None
         at = next((i for i in range(len(framed) - len(plain) + 1) if framed[i : i + len(plain)] == plain), None)
-        if at is None or len(framed) - len(plain) + (self._splitter.room if self._splitter else 0) != self.max_tokens:
+        splitter = known_splitter(self)
+        if at is None or len(framed) - len(plain) + (splitter.room if splitter else 0) != self.max_tokens:
             return None
         return framed[:at], framed[at + len(plain) :]
 
@@ -404,7 +392,8 @@ class OnnxProvider(EmbeddingProvider):
         import numpy as np
 
         self.load()
-        windows = self._splitter.first_windows if getattr(self, "_splitter", None) is not None else {}
+        splitter = known_splitter(self)  # the passage splitter's tokenization, when the build split passages
+        windows = splitter.first_windows if splitter is not None else {}
         framed = self._framing() if windows else None
         self._token_ids = {}
         for text in dict.fromkeys(texts):
@@ -431,11 +420,8 @@ class OnnxProvider(EmbeddingProvider):
             return self._pool
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Texts grouped by token length into runs of about TOKENS_PER_RUN tokens, run `threads` at once.
-
-        Measured on all 1638 dub-ts chunks (2 cores, shared): one run at a time on 2 intra-op threads
-        kept 1.3 cores busy (16.6 s wall, 21.1 CPU-s); 2 runs at once on one thread each keep 1.9 busy
-        (9.9 s, 19.1 CPU-s), with the same bits."""
+        """Texts grouped by token length into runs of about TOKENS_PER_RUN tokens, run `threads` at once:
+        whole runs on every core keep them busier than one run split across them, with the same bits."""
         import numpy as np
 
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)

@@ -13,6 +13,8 @@ from .fingerprint import config_fingerprint
 
 
 class NoneProvider(EmbeddingProvider):
+    """Full-text only, no vectors."""
+
     name = "none"
     model = "none"
     dimensions = 0

@@ -13,14 +13,17 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DocsMcpError
 from ..http_deadline import DeadlineTransport, LoopThread
+from ..output.vector_index import MAX_DIMENSIONS
 from .base import EmbeddingProvider, Usage
 from .fingerprint import config_fingerprint
+from .settings import SettingsModel, setting
+
+if TYPE_CHECKING:  # imported where vectors are made: naming the provider (the CLI's options) needs no numpy
+    import numpy as np
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "text-embedding-3-small"
@@ -37,14 +40,37 @@ KNOWN_MODELS: dict[str, tuple[int, float, int]] = {
 }
 CHARS_PER_TOKEN = 3  # conservative for prose and code; inputs longer than limit*3 chars are cut
 DEFAULT_TIMEOUT = 120  # seconds one request may take in all; a batch is usually answered in a few
+QUERY_TIMEOUT = 15  # seconds one query-embedding request may take in all (a server's): then text-only
 
 
 def normalize_base_url(url: str | None) -> str:
     return (url or DEFAULT_BASE_URL).rstrip("/")
 
 
+class OpenAISettings(SettingsModel):
+    model: str | None = setting(help=f"Model name (default {DEFAULT_MODEL}).")
+    dimensions: int | None = setting(
+        help="Vector size: the model's, or a smaller one for text-embedding-3 (needed for a model docs-mcp does "
+        "not know).",
+        ge=1,
+        le=MAX_DIMENSIONS,
+    )
+    base_url: str | None = setting(help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1 for Ollama.")
+    batch_size: int | None = setting(help="Inputs per embedding request (default 128).", ge=1)
+    concurrency: int | None = setting(help="Embedding requests in flight at once (default 4).", ge=1)
+    max_retries: int | None = setting(help="Retries per request on 429, 5xx and connection errors (default 5).", ge=0)
+    timeout: int | None = setting(
+        help=f"Seconds one embedding request may take in all, from connecting to the last byte of the answer "
+        f"(default {DEFAULT_TIMEOUT}); a request over it is abandoned and retried like a failed one.",
+        ge=1,
+    )
+
+
 class OpenAIProvider(EmbeddingProvider):
+    """OpenAI or any OpenAI-compatible endpoint (key from OPENAI_API_KEY)."""
+
     name = "openai"
+    Settings = OpenAISettings
 
     def __init__(
         self,
@@ -91,6 +117,11 @@ class OpenAIProvider(EmbeddingProvider):
             described["base_url"] = self.base_url
         return described
 
+    def tune_for_queries(self) -> None:
+        """A query should fail fast (the server answers text-only meanwhile), not retry for minutes; called
+        before the first request."""
+        self.max_retries, self.timeout = 1, QUERY_TIMEOUT
+
     def client(self) -> Any:
         """The async openai client, made once (its connections are reused on the provider's loop thread)."""
         with self._lock:
@@ -122,6 +153,8 @@ class OpenAIProvider(EmbeddingProvider):
         return text[: self.max_input_chars]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         import openai

@@ -12,16 +12,16 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ..failpoints import pause
-from . import EmbeddingProvider, make_provider, settings_from_metadata
+from . import hooks
+from .base import EmbeddingProvider
+from .registry import make_provider, settings_from_metadata
 
 RETRY_AFTER_FAILURE = 30.0  # seconds to stay text-only after a failed query embedding
-QUERY_TIMEOUT = 15  # seconds one query-embedding request may take in all (openai): then text-only
 RECENT_QUERIES = 256  # query vectors kept: an agent repeats and pages through its queries
 
 
@@ -50,26 +50,25 @@ class QueryEmbedder:
     def _load(self) -> None:
         assert self.expected is not None
         try:
-            settings = settings_from_metadata(self.expected)
-            if settings.provider == "openai":  # a query should fail fast, not retry for minutes
-                settings = replace(settings, max_retries=1, timeout=QUERY_TIMEOUT)
-            provider = make_provider(settings)
+            provider = make_provider(settings_from_metadata(self.expected))
             digest = self.expected.get("model_sha256")
-            if digest and provider.digest is not None and provider.digest != digest:
+            made = (provider.describe() or {}).get("model_sha256")
+            if digest and made is not None and made != digest:
                 raise RuntimeError(f"the model {provider.model} here differs from the one the index was built with")
             if provider.dimensions != self.expected.get("dimensions"):
                 raise RuntimeError(
                     f"the provider makes {provider.dimensions}-dimension vectors, the index has "
                     f"{self.expected.get('dimensions')}"
                 )
-            provider.tune_for_queries()
-            if provider.slow_to_load:
+            hooks.tune_for_queries(provider)
+            slow = hooks.slow_to_load(provider)
+            if slow:
                 pause("query-model-load")  # a failpoint: tests hold the model back to see text-only answers
-            provider.load()  # seconds for local models: this is why it runs in the background
+            hooks.load(provider)  # seconds for local models: this is why it runs in the background
             self.provider = provider
             self.status = "ready"
-            if provider.slow_to_load or self._warned:
-                note = f" ({provider.query_note})" if provider.query_note else ""
+            if slow or self._warned:
+                note = f" ({hooks.query_note(provider)})" if hooks.query_note(provider) else ""
                 self.log(f"query embedding model {provider.model} is ready{note}: search is hybrid")
         except Exception as exc:  # noqa: BLE001 - any failure means: text-only, with the reason
             self.status = "unavailable"

@@ -138,7 +138,7 @@ def record_build(
         provider.model,
         table_version,
         round(seconds, 3),
-        provider.backend,
+        described.get("backend"),
         described.get("model_sha256"),
         provider.config_fingerprint,
     ]

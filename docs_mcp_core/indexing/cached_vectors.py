@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from ..embedding import EmbeddingProvider
+from ..embedding import EmbeddingProvider, hooks, makes_vectors, multivector
 from ..embedding.cache import EmbedResult, embed_with_cache, may_hold_vectors
 from ..errors import DocsMcpError
 from ..progress import Reporter
@@ -26,7 +26,7 @@ def load_model_early(
     pay for a model. A failed load is left for the embed step, which loads again and reports it.
     Join the thread before the build returns.
     """
-    if not (provider.produces_vectors and provider.slow_to_load):
+    if not (makes_vectors(provider) and hooks.slow_to_load(provider)):
         return None
     if not (rebuild or changed) and may_hold_vectors(cache_dir, provider):
         return None
@@ -38,7 +38,7 @@ def load_model_early(
 
     def load() -> None:
         try:
-            provider.load()
+            hooks.load(provider)
         except Exception:  # noqa: BLE001, S110 - the embed step loads again and reports the failure
             pass
 
@@ -57,7 +57,7 @@ def embed_chunks(
     reporter: Reporter | None = None,
 ) -> EmbedResult:
     """Vectors for every passage of every chunk: cache hits reused, only misses sent to the provider."""
-    if not provider.produces_vectors:
+    if not makes_vectors(provider):
         return embed_with_cache(
             [], [], fingerprints, provider, Path(cache_dir), rebuild=rebuild_cache, reporter=reporter
         )
@@ -76,7 +76,7 @@ def embed_chunks(
         reporter=reporter,
     )
     # a list of vectors per row only when there are rows: LanceDB fails to create a multivector table from none
-    embedded.passages = counts if provider.multivector and counts else None
+    embedded.passages = counts if multivector(provider) and counts else None
     if embedded.stats.embedded:  # the model is loaded: make what its query embedding will open (once per machine)
-        provider.prepare_queries()
+        hooks.prepare_queries(provider)
     return embedded

@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ..embedding import EmbeddingProvider, passage_fingerprint
+from ..embedding import EmbeddingProvider, passage_fingerprint, passages
 from ..embedding.cache import EmbedResult
 from ..embedding.fingerprint import passages_key
 from ..embedding.input import passage_input
@@ -62,7 +62,7 @@ def split_passages(
     for line in chunkset.lines(only):
         chunk = parse_line(line)
         text, heading, prose_end = passage_input(chunk)
-        yield chunk.chunk_id, provider.passages(text, heading, prose_end)
+        yield chunk.chunk_id, passages(provider, text, heading, prose_end)
 
 
 def passage_plan(chunkset: ChunkSet, provider: EmbeddingProvider) -> PassagePlan:

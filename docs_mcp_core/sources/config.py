@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -25,8 +25,8 @@ from pydantic import (
 
 from ..corpus.globs import check_globs
 from ..corpus.manifest import format_loc
-from ..embedding import resolve_settings
-from ..embedding.base import ProviderSettings, provider_setting_fields
+from ..embedding import ProviderSettings, provider_names, resolve_settings, setting_specs
+from ..embedding.registry import provider_class
 from ..errors import DocsMcpError
 from ..paths import read_bytes
 from ..versions.spec import PackageConfig, SourceKind, VersionsConfig, check_versions
@@ -93,17 +93,36 @@ class SourceConfig(BaseModel):
 
 
 class _EmbeddingBlock(BaseModel):
-    """A corpus's provider; without `provider`, the build default (local/onnx where installed, else none)."""
+    """A corpus's provider; without `provider`, the build default (local/onnx where installed, else none).
 
-    model_config = ConfigDict(extra="forbid")
+    Its keys are our providers' settings; a provider another package adds (registry.py) brings its own,
+    checked against its settings model once the block names it."""
+
+    model_config = ConfigDict(extra="allow")
 
     @model_validator(mode="after")
     def _known(self) -> _EmbeddingBlock:
-        values = self.model_dump()
-        for f, setting in provider_setting_fields():
-            value = values[f.name]
-            if setting.choices is not None and value is not None and value not in setting.choices:
-                raise ValueError(f"unknown {f.name} {value!r}; choose one of: {', '.join(setting.choices)}")
+        extra = sorted(self.model_extra or {})
+        values = self.model_dump(exclude=set(extra))
+        ours = setting_specs(with_plugins=False)
+        for spec in ours:
+            value, choices = values[spec.name], spec.choices or ()
+            if value is None or not choices or value in choices:
+                continue
+            if spec.name == "provider" and value in provider_names():
+                continue  # a provider another package adds
+            raise ValueError(
+                f"unknown {spec.name} {value!r}; choose one of: {', '.join(provider_names() if spec.name == 'provider' else choices)}"
+            )
+        provider = values["provider"]
+        builtin = provider is None or provider in provider_names(with_plugins=False)
+        theirs = {} if builtin else provider_class(provider).Settings.model_fields
+        unknown = [key for key in extra if key not in theirs]
+        if unknown:
+            raise ValueError(
+                f"unknown setting{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} for provider "
+                f"{provider or '(the default)'}; the settings are: {', '.join(sorted({*(s.name for s in ours), *theirs}))}"
+            )
         return self
 
     def settings(self) -> ProviderSettings:
@@ -113,20 +132,18 @@ class _EmbeddingBlock(BaseModel):
 
 
 def _embedding_fields() -> dict[str, Any]:
-    """The fields of ProviderSettings, typed and bounded as the CLI options are; each may be left out."""
-    hints = get_type_hints(ProviderSettings)
+    """Our providers' settings (registry.setting_specs), typed and bounded as the CLI options are; each may
+    be left out."""
     fields: dict[str, Any] = {}
-    for f, setting in provider_setting_fields():
-        kind: Any = hints[f.name]
-        if setting.min is not None:
-            kind = Annotated[kind, Field(ge=setting.min, le=setting.max)]
-        else:
-            kind = Annotated[kind, Strict()]
-        fields[f.name] = (kind | None, None)
+    for spec in setting_specs(with_plugins=False):
+        kind: Any = (
+            Annotated[int, Field(ge=spec.min, le=spec.max)] if spec.min is not None else Annotated[spec.kind, Strict()]
+        )
+        fields[spec.name] = (kind | None, None)
     return fields
 
 
-# docs-mcp.yaml's `embedding:` block: exactly the provider settings, made from ProviderSettings.
+# docs-mcp.yaml's `embedding:` block: the provider settings, made from the providers' settings models.
 EmbeddingConfig = create_model("EmbeddingConfig", __base__=_EmbeddingBlock, **_embedding_fields())
 
 

@@ -346,7 +346,7 @@ def test_sigkill_mid_embedding(example_docs: Path, tmp_path: Path) -> None:
         # The published index is untouched and still answers.
         assert len(index_ids(out)) == N_EXAMPLE
         assert run_search(out, "webhook signature", hybrid=False).hits
-        provider = make_provider(ProviderSettings("openai", "fake-embed", 32, fake.url))
+        provider = make_provider(ProviderSettings("openai", model="fake-embed", dimensions=32, base_url=fake.url))
         cache = EmbeddingCache(out / ".embedding-cache", provider, NullReporter())
         kept = _open(cache.pending).count_rows() if (cache.pending / "vectors.lance").exists() else 0
         assert 0 < kept < 40

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider
-from docs_mcp_core.embedding.local import resolve_model_dir
+from docs_mcp_core.embedding.local_models import resolve_model_dir
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.indexing.table import open_table
 

@@ -16,9 +16,9 @@ from click.testing import CliRunner
 from mcp import Client
 
 from docs_mcp_core.cli import main
-from docs_mcp_core.embedding import ProviderSettings, make_provider, to_embedding_input
+from docs_mcp_core.embedding import ProviderSettings, make_provider, passages, to_embedding_input
 from docs_mcp_core.embedding.hashing import HashProvider
-from docs_mcp_core.embedding.input import passage_input
+from docs_mcp_core.embedding.input import passage_input, splitter_for
 from docs_mcp_core.embedding.local_onnx import BUNDLED_DIR, OnnxProvider
 from docs_mcp_core.embedding.onnx_graphs import GRAPH_FILES, KINDS, int8_kind
 from docs_mcp_core.errors import DocsMcpError
@@ -147,16 +147,16 @@ def test_an_input_the_passage_splitter_tokenized_is_not_tokenized_again_and_gets
     texts = []
     for chunk in analyze_corpus(DUB_TS).chunks:
         full, head, end = passage_input(chunk)
-        texts += provider.passages(full, head, end)
+        texts += passages(provider, full, head, end)
     texts = list(dict.fromkeys(texts))
-    from_splitter = set(provider._splitter.first_windows)
+    from_splitter = set(splitter_for(provider).first_windows)
     assert len(from_splitter) > len(texts) // 3  # the long prose inputs (short and table ones are not split)
     provider.load()
     tokenized = []
     direct = provider._tokenize
     provider._tokenize = lambda text: tokenized.append(text) or direct(text)  # type: ignore[method-assign]
     provider.embedding_order(texts)
-    assert set(tokenized) == set(texts) - from_splitter and not provider._splitter.first_windows
+    assert set(tokenized) == set(texts) - from_splitter and not splitter_for(provider).first_windows
     for text in texts:  # [CLS] + the splitter's first window + [SEP] is exactly what tokenizing gives
         assert np.array_equal(provider._token_ids[text][0], direct(text)[0]), text[:80]
 
@@ -434,7 +434,9 @@ def test_config_and_cli_reject_an_unknown_backend(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 2 and "'gpu' is not one of 'onnx', 'torch'" in result.output
-    assert parse_spec("local:torch/some/folder", None) == ProviderSettings("local", "some/folder", backend="torch")
+    assert parse_spec("local:torch/some/folder", None) == ProviderSettings(
+        "local", model="some/folder", backend="torch"
+    )
     with pytest.raises(DocsMcpError, match="unknown provider spec 'hash:onnx'"):
         parse_spec("hash:onnx", None)
     with pytest.raises(DocsMcpError, match="needs --embedding-backend torch"):

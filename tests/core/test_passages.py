@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.embedding import passages as passages_of
 from docs_mcp_core.embedding.fingerprint import passages_key
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.indexing.build import build
@@ -89,10 +90,10 @@ def indexes(tmp_path_factory: pytest.TempPathFactory, provider) -> tuple[Path, P
 
 
 def test_only_long_chunks_get_passages_and_later_ones_are_heading_and_prose(provider) -> None:
-    assert provider.passages("Short\n\nA short section.", "Short") == ["Short\n\nA short section."]
+    assert passages_of(provider, "Short\n\nA short section.", "Short") == ["Short\n\nA short section."]
     text = f"Deployment > Preparing the server\n\n{FILLER * 6}\n\n```\nmake deploy\n```"
     prose_end = text.index("\n\n```")
-    passages = provider.passages(text, "Deployment > Preparing the server", prose_end)
+    passages = passages_of(provider, text, "Deployment > Preparing the server", prose_end)
     assert len(passages) == 2  # at most two, however long the chunk
     assert passages[0] == text
     second = passages[1]

@@ -25,7 +25,7 @@ UNPUBLISHED_BUILD = textwrap.dedent("""
     from docs_mcp_core.output.lock import build_lock
 
     docs, out, url = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
-    provider = make_provider(ProviderSettings("openai", "fake-embed", 32, url))
+    provider = make_provider(ProviderSettings("openai", model="fake-embed", dimensions=32, base_url=url))
     with build_lock(out):
         chunkset = chunk_corpus(docs, reuse_from=out)
         embedded = embed_chunks(chunkset, fingerprint_chunks(chunkset, provider), provider,
