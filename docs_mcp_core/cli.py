@@ -13,7 +13,6 @@ from typing import Any
 import click
 
 from . import __version__
-from .diagnostics import format_json, format_text, has_errors, warning
 from .command import (
     DOCS_DIR,
     INDEX_DIR,
@@ -23,13 +22,12 @@ from .command import (
     one_source,
     stage_repo,
     web_options,
-    web_source,
 )
+from .diagnostics import format_json, format_text, has_errors, warning
 from .embedding_options import ProviderCommand, embedding_options, provider_settings
 from .errors import DocsMcpError
 from .gc_freeze import settle
 from .process import own_process
-
 
 
 class _PluginGroup(click.Group):

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import SearchError
-from ..output.metadata import TaxonomyKey
 from ..output.chunk import meta_column, sql_literal
+from ..output.metadata import TaxonomyKey
 from .hits import ZeroResultHint
 
 
