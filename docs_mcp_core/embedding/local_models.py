@@ -65,7 +65,8 @@ def model_digest(folder: Path) -> str:
     return h.hexdigest()
 
 
-def read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path) -> Any:
+    """A JSON file of the model's folder (an object, or modules.json's list), or {} when unreadable."""
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError):
@@ -75,7 +76,7 @@ def read_json(path: Path) -> dict[str, Any]:
 def model_dimensions(folder: Path) -> int:
     """Output size from the model's own files: a final Dense layer, else the pooling size."""
     dims = 0
-    for module in read_json(folder / "modules.json") or []:  # type: ignore[union-attr]
+    for module in read_json(folder / "modules.json") or []:
         config = read_json(folder / module.get("path", "") / "config.json")
         if "Dense" in module.get("type", "") and config.get("out_features"):
             dims = int(config["out_features"])

@@ -127,12 +127,12 @@ def has_onnx_model(model: str | None) -> bool:
 def pooling_config(folder: Path) -> tuple[str, Path | None]:
     """The model's one pooling mode and the config file that says so (mean when there is none)."""
     modules = read_json(folder / "modules.json") or []
-    if any("Dense" in m.get("type", "") for m in modules):  # type: ignore[union-attr]
+    if any("Dense" in m.get("type", "") for m in modules):
         raise DocsMcpError(
             f"the model in {folder} has a Dense layer, which the onnx backend does not run; "
             "use --embedding-backend torch"
         )
-    path = next((m.get("path", "") for m in modules if "Pooling" in m.get("type", "")), "1_Pooling")  # type: ignore[union-attr]
+    path = next((m.get("path", "") for m in modules if "Pooling" in m.get("type", "")), "1_Pooling")
     config_file = folder / path / "config.json"
     config = read_json(config_file)
     if not config:
@@ -309,8 +309,9 @@ class OnnxProvider(LocalModel):
             kinds = ["fp32"]
             if self.for_queries:
                 self.query_note = f"fp32 graph: {QUERY_GRAPH_EXTRA}"
-        for kind in kinds if self.graph_cache else []:
-            graph = optimized_graph(ort, self.onnx_path, self.onnx_sha256, self.graph_cache, kind=kind)
+        cache = self.graph_cache
+        for kind in kinds if cache else []:
+            graph = optimized_graph(ort, self.onnx_path, self.onnx_sha256, cache, kind=kind)  # type: ignore[arg-type]
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # done when it was saved
             try:
                 session = (
@@ -356,7 +357,8 @@ class OnnxProvider(LocalModel):
             )
         if self.normalize:
             vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), np.float32(1e-12))
-        return vectors
+        pooled: np.ndarray = vectors
+        return pooled
 
     def _tokenize(self, text: str) -> tuple[np.ndarray, np.ndarray | None]:
         """Token ids (and type ids when the model takes them) of one text; one by one: no tokenizer
@@ -428,7 +430,7 @@ class OnnxProvider(LocalModel):
         if not texts:
             return out
         self.load()
-        tokens_of = [self._token_ids.pop(t, None) or self._tokenize(t) for t in texts]
+        tokens_of = [self._token_ids.pop(t) if t in self._token_ids else self._tokenize(t) for t in texts]
         groups: dict[int, list[int]] = {}
         for i, (ids, _) in enumerate(tokens_of):
             groups.setdefault(len(ids), []).append(i)

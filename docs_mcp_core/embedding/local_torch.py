@@ -81,7 +81,7 @@ class TorchProvider(LocalModel):
                     from sentence_transformers import SentenceTransformer
                     from transformers.utils import logging as hf_logging
 
-                    hf_logging.disable_progress_bar()
+                    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
                 except ImportError:
                     raise DocsMcpError(
                         "the local embedding provider needs the extra: pip install 'docs-mcp[local]'"

@@ -284,7 +284,9 @@ def _column_codes(
 
     mul = producers.get(name)
     cast = producers.get(mul.input[0]) if mul is not None and mul.op_type == "Mul" else None
-    if cast is None or cast.op_type != "Cast" or cast.input[0] not in constants or mul.input[1] not in constants:
+    if mul is None or cast is None or cast.op_type != "Cast" or cast.input[0] not in constants:
+        return None
+    if mul.input[1] not in constants:
         return None
     codes = numpy_helper.to_array(constants[cast.input[0]])
     column_scales = numpy_helper.to_array(constants[mul.input[1]]).astype(np.float32)
@@ -471,8 +473,8 @@ def _fused_gelu(nodes: list[Any], constants: dict[str, Any], numpy_helper: Any) 
         if (
             div is None
             or div.op_type != "Div"
-            or constant(div.input[1]) is None
-            or not np.isclose(constant(div.input[1]), np.sqrt(2), rtol=1e-6)
+            or (root_two := constant(div.input[1])) is None
+            or not np.isclose(root_two, np.sqrt(2), rtol=1e-6)
         ):
             continue
         x = div.input[0]
@@ -490,7 +492,8 @@ def _fused_gelu(nodes: list[Any], constants: dict[str, Any], numpy_helper: Any) 
         add = producers.get(x)
         bias = other(add, add.input[0]) if add is not None and add.op_type == "Add" else None
         if (
-            bias in constants
+            add is not None
+            and bias in constants
             and numpy_helper.to_array(constants[bias]).ndim == 1
             and {id(n) for n in readers.get(x, [])} == {id(div), id(last[0])}
         ):

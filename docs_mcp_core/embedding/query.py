@@ -42,7 +42,7 @@ class QueryEmbedder:
         self._ready = threading.Event()
         # query -> its vector, or the task computing it: corpora served with the same model share this
         # embedder, and a search of all of them at once embeds the query once
-        self._recent: OrderedDict[str, np.ndarray | asyncio.Future[np.ndarray | None]] = OrderedDict()
+        self._recent: OrderedDict[str, np.ndarray | asyncio.Future[np.ndarray | None] | None] = OrderedDict()
         self.status = "none" if not embedding else "loading"
         if embedding:
             threading.Thread(target=self._load, name="query-embedder", daemon=True).start()
@@ -96,7 +96,7 @@ class QueryEmbedder:
         if time.monotonic() < self._retry_at:
             return None
         try:
-            vector = self.provider.embed([query])[0]
+            vector: np.ndarray = self.provider.embed([query])[0]
         except Exception as exc:  # noqa: BLE001 - any provider failure: text-only for a while
             self._retry_at = time.monotonic() + RETRY_AFTER_FAILURE
             if self.status != "degraded":

@@ -103,7 +103,7 @@ def _invalid(provider: str, exc: Exception) -> str:
     return "; ".join(problems)
 
 
-def settings_from_metadata(embedding: dict | None) -> ProviderSettings:
+def settings_from_metadata(embedding: dict[str, Any] | None) -> ProviderSettings:
     """Recreate the provider a published index was built with (for query embedding): the settings its
     embedding block records, as its provider's settings model names them."""
     if not embedding:

@@ -150,7 +150,7 @@ def fit_page(
         }
 
     for kept in range(len(hits) - 1, 0, -1):
-        cursor = cursor_at(kept)
+        cursor: str | None = cursor_at(kept)
         if size(hits[:kept], cursor, note(kept)) <= max_chars:
             return hits[:kept], cursor, note(kept)
     cursor = cursor_at(1) if len(hits) > 1 else next_cursor

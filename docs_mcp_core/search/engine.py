@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -147,7 +147,9 @@ class SearchEngine:
 
         The query is embedded while the full-text queries run, not before them.
         """
-        from lancedb.query import PhraseQuery
+        from lancedb import query as lancedb_query
+
+        fts: Any = lancedb_query  # pydantic dataclasses: their keyword defaults are invisible to mypy
 
         table = index.table
         depth = self.weights.depth
@@ -205,9 +207,11 @@ class SearchEngine:
             return await table.search(text_query(query, index, self.weights), query_type="fts")
 
         async def phrase_builder() -> Any:
-            return await table.search(PhraseQuery(query, "content_text", slop=0), query_type="fts")
+            return await table.search(fts.PhraseQuery(query, "content_text", slop=0), query_type="fts")
 
-        jobs = {"text": run(text_builder, "_score", False, FULL_TEXT_FETCH * depth + TIE_SLACK, scaled)}
+        jobs: dict[str, Awaitable[Ranked | None]] = {
+            "text": run(text_builder, "_score", False, FULL_TEXT_FETCH * depth + TIE_SLACK, scaled)
+        }
         if phrase_applies(query):
             jobs["phrase"] = run(phrase_builder, "_score", False, FULL_TEXT_FETCH * depth + TIE_SLACK, scaled)
         jobs["vector"] = nearest()

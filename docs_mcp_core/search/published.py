@@ -68,9 +68,9 @@ class PublishedIndex:
 
     def __init__(self, out: Path | str) -> None:
         self.out = location(out)
-        self.remote = RemoteOutput.parse(self.out) if is_remote(self.out) else None
+        self.remote = RemoteOutput.parse(str(self.out)) if is_remote(self.out) else None
         self.signature = metadata_signature(self.out)  # before reading: a publish in between is noticed later
-        self.metadata = self.remote.require_metadata() if self.remote else require_metadata(self.out)
+        self.metadata = self.remote.require_metadata() if self.remote else require_metadata(Path(self.out))
         index = self.metadata.index
         self.table_name = index.table if index else "chunks"
         self.version: int | None = index.version if index else None

@@ -26,7 +26,7 @@ _LOCK = threading.Lock()
 def stem(word: str) -> str:
     """The stem LanceDB indexes a lowercase word under."""
     with _LOCK:
-        return _STEMMER.stemWord(word)
+        return str(_STEMMER.stemWord(word))
 
 
 def stems(text: str) -> frozenset[str]:

@@ -33,7 +33,10 @@ def text_query(query: str, index: PublishedIndex, weights: Weights) -> Any:
     pair of neighbouring query words adds its score as a sloppy phrase in the text, at `weights.proximity`
     (proximity.py), so a chunk where the query's words stand together ranks above one that has the
     same words apart. A word the query repeats, in any form ("give … giving"), counts once (repeats.py)."""
-    from lancedb.query import BooleanQuery, MatchQuery, MultiMatchQuery, Occur, PhraseQuery
+    from lancedb import query as lancedb_query
+
+    # pydantic dataclasses: their keyword defaults (pydantic.Field) are invisible to mypy
+    fts: Any = lancedb_query
 
     pairs = term_pairs(query) if weights.proximity > 0 else []
     query = without_repeats(query)
@@ -48,11 +51,11 @@ def text_query(query: str, index: PublishedIndex, weights: Weights) -> Any:
     ]
     fields = [(column, boost * scale) for column, boost in fields if boost > 0]
     if weights.fields == "max":
-        clauses: list[Any] = [MultiMatchQuery(query, [c for c, _ in fields], boosts=[b for _, b in fields])]
+        clauses: list[Any] = [fts.MultiMatchQuery(query, [c for c, _ in fields], boosts=[b for _, b in fields])]
     else:
-        clauses = [MatchQuery(query, column, boost=boost) for column, boost in fields]
+        clauses = [fts.MatchQuery(query, column, boost=boost) for column, boost in fields]
     parts = subwords(query) if weights.subwords > 0 else ""
     if parts:
-        clauses.append(MatchQuery(parts, "content_text", boost=weights.subwords / 2 * scale))
-    clauses += [PhraseQuery(pair, "content_text", slop=PROXIMITY_SLOP) for pair in pairs]
-    return clauses[0] if len(clauses) == 1 else BooleanQuery([(Occur.SHOULD, c) for c in clauses])
+        clauses.append(fts.MatchQuery(parts, "content_text", boost=weights.subwords / 2 * scale))
+    clauses += [fts.PhraseQuery(pair, "content_text", slop=PROXIMITY_SLOP) for pair in pairs]
+    return clauses[0] if len(clauses) == 1 else fts.BooleanQuery([(fts.Occur.SHOULD, c) for c in clauses])

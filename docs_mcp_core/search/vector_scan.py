@@ -58,7 +58,8 @@ def similarities(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
 
 def _dequantize(codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
     rows, dims = codes.shape
-    return (codes.reshape(rows, dims // BLOCK, BLOCK).astype(np.float32) * scales[:, :, None]).reshape(rows, dims)
+    wide: np.ndarray = codes.reshape(rows, dims // BLOCK, BLOCK).astype(np.float32) * scales[:, :, None]
+    return wide.reshape(rows, dims)
 
 
 def _available() -> bool:
@@ -237,7 +238,8 @@ def _exact(vectors: np.ndarray, query: np.ndarray, starts: np.ndarray | None, ro
     does not depend on which other rows were scored with it."""
     wide = query.astype(np.float64)
     if starts is None:
-        return (vectors[rows].astype(np.float64) @ wide).astype(np.float32)
+        scores: np.ndarray = (vectors[rows].astype(np.float64) @ wide).astype(np.float32)
+        return scores
     ends = np.append(starts[1:], len(vectors))
     lengths = ends[rows] - starts[rows]
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)

@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn, cast
 
 import anyio
 from jsonschema import Draft202012Validator
@@ -77,6 +77,7 @@ class _Server(Server):
 
 
 WATCH_SECONDS = 1.0  # how often a stdio server looks for a new publish while its client is idle
+Role = Literal["user", "assistant"]  # what metadata.json's prompt messages hold (checked when the build wrote them)
 
 
 class DocsServer:
@@ -136,7 +137,7 @@ class DocsServer:
         """
         signature = self.tool_signature(index)
         session = getattr(ctx, "session", None)
-        connection = getattr(session, "_connection", None)  # one per client; the session object is per request
+        connection: Any = getattr(session, "_connection", None)  # one per client; the session object is per request
         if _has_own_channel(connection):
             seen = self._clients.get(connection)
             if seen is None:
@@ -279,7 +280,7 @@ class DocsServer:
             raise MCPError(
                 types.INVALID_PARAMS, f"Prompt '{params.name}' not found. Available: {', '.join(prompts) or 'none'}."
             )
-        values = dict(params.arguments or {})
+        values: dict[str, object] = dict(params.arguments or {})
         for argument in prompt.arguments:
             if argument.required and not str(values.get(argument.name, "")).strip():
                 raise MCPError(
@@ -288,7 +289,9 @@ class DocsServer:
                 )
         try:
             messages = [
-                types.PromptMessage(role=m.role, content=types.TextContent(type="text", text=render(m.content, values)))
+                types.PromptMessage(
+                    role=cast(Role, m.role), content=types.TextContent(type="text", text=render(m.content, values))
+                )
                 for m in prompt.messages
             ]
         except TemplateError as exc:
