@@ -1,10 +1,9 @@
 """Exact nearest chunks over the in-memory vectors, in two passes when the matrix is big.
 
-Ranking every vector of dub-ts ×30 (50 MB of float32) reads all 50 MB per query, ~1.5 ms on one
-core, and is the part of a hybrid search that grows with the corpus. The first pass instead scans
-an int8 copy (8-bit codes with one scale per block of 32 values, ONNX Runtime's `MatMulNBits`
-with int8 dot products: ~0.2-0.5 ms) and gives every row a lower and an upper bound on its exact
-score. Only the chunks whose upper bound reaches the depth-th best lower bound can be among the
+Ranking every vector reads the whole float32 matrix per query, and is the part of a hybrid search
+that grows with the corpus. The first pass instead scans an int8 copy (8-bit codes with one scale per
+block of 32 values, ONNX Runtime's `MatMulNBits` with int8 dot products: a quarter of the bytes) and
+gives every row a lower and an upper bound on its exact score. Only the chunks whose upper bound reaches the depth-th best lower bound can be among the
 best (the server keeps this copy beside the float32 one), and only they are scored exactly
 (float64 sums, rounded to float32). The answer is the exact ranking, not an approximation: the
 bounds are proofs, not estimates.
@@ -15,7 +14,8 @@ it already quantized, so the kernel's own quantization changes nothing). Then
 |w·q − ŵ·â| ≤ |δw·q| + |ŵ·δa| ≤ ‖δw‖·‖q‖ + ‖ŵ‖·‖δa‖, bounded for every row with the largest
 ‖δw‖ of any row (one slack per query: one pass fewer over the scores), ‖δa‖ being known per query.
 When the copy is made, probe queries run through the kernel and are compared with ŵ·â computed
-in numpy: an onnxruntime that computes otherwise gets no first pass at all.
+in numpy: an onnxruntime that computes otherwise gets no first pass at all. Measurements:
+docs/decisions/0020-two-pass-exact-vector-scan.md.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ import numpy as np
 from ..embedding.onnx_graphs import block_codes, nbits_layout
 
 BLOCK = 32  # values per quantization block along a vector
-# float32 vectors from which the first pass is built: below, one exact scan takes about as long (0.6 vs
-# 0.45 ms at 16 MB, 0.9 vs 0.6 at 24, 1.8 vs 0.9 at 48, with caches cold), and its memory (the
-# int8 copy and ONNX Runtime's packed one, ~1 byte per float32) would buy little
+# float32 vectors from which the first pass is built: below, one exact scan takes about as long
+# (decision 0020), and its memory (the int8 copy and ONNX Runtime's packed one, ~1 byte per
+# float32) would buy little
 SCAN_BYTES = 24 * 2**20
 ROUNDING = 2e-4  # allowance for the kernel's float rounding (measured: at most 1.1e-7 from q^.w^ in numpy)
 PROBES = 4  # probe queries of the self-check when the first pass is built
@@ -43,8 +43,8 @@ SIMILARITY_BLOCK = 2**18  # matrix elements per BLAS call in `similarities`
 def similarities(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
     """`vectors @ query`, a block of rows at a time, on the calling thread.
 
-    One BLAS call over a big matrix fans out to every core and then waits for the slowest: on a
-    busy machine that took 10-15 ms instead of 1 for dub-ts ×10's vectors. Blocks of a multiple
+    One BLAS call over a big matrix fans out to every core and then waits for the slowest, which on a
+    busy machine costs many times the scan itself. Blocks of a multiple
     of 256 rows stay on one thread and give exactly what a single-threaded call gives, so the
     scores no longer depend on the number of cores either.
     """
@@ -146,8 +146,8 @@ def _session(packed: np.ndarray, scales: np.ndarray) -> tuple[Any, tuple[Any, ..
     buffers it reads, which must live as long as it does.
 
     The codes and scales are handed over as external initializers, not inside the model: a model
-    holding them was copied twice more while the session loaded (+66 MB for dub-ts ×30's 14 MB
-    of codes and scales, against +31 MB this way, most of it the kernel's own packed layout).
+    holding them was copied twice more while the session loaded (about twice the memory this way
+    takes, most of which is the kernel's own packed layout).
     """
     import onnxruntime as ort
     from onnx import TensorProto, helper

@@ -13,14 +13,12 @@ class Weights:
     Chosen with benchmarks/tune.py over every shipped suite at once, text-only and with the
     local model (docs/ranking.md, "Where ranking stands"). The suites could not tell language 1 from 4;
     3 is the smallest that puts the filtered language's own section above a guide on the same
-    topic in the example corpus (tests/core/test_ranking.py). text_short 150 and navigation 0.75 won
-    on every suite with no category lower (200 gained more on dub-ts but cost example's text-only
-    api-discovery; navigation 0.75 and 1.0 measured the same). Hybrid fusion by scaled scores with
-    vector 1.5 beat rank fusion on all three suites with no category lower, and on the held-out
-    httpx-site suite too (docs/decisions/0017-hybrid-fusion-by-scaled-scores.md). proximity 0.25 is the largest weight at which
-    every development suite gained in both modes (0.33 and 0.5 gained more text-only but cost the
-    model's dub-ts paraphrased). bare_code 0.5, 0.75 and 1 gained the same cases on dub-ts
-    (0.25 half of them) and moved no other suite; 0.5 is the mildest of them.
+    topic in the example corpus (tests/core/test_ranking.py). text_short and navigation won on every
+    suite with no category lower (docs/decisions/0010-length-and-navigation-priors.md). Hybrid fusion
+    by scaled scores with vector 1.5 beat rank fusion on every suite with no category lower
+    (0017-hybrid-fusion-by-scaled-scores.md). proximity is the largest weight at which every
+    development suite gained in both modes (0023-term-proximity.md). bare_code is the mildest of the
+    weights that gained the same cases (0026-bare-code-prior.md).
     """
 
     text: float = 1.0
