@@ -414,7 +414,7 @@ class EmbeddingCache:
                 finished, _ = wait(futures, return_when=FIRST_COMPLETED)
                 if failure is None and all(future.exception() is None for future in finished):
                     # the next batches go in before the finished ones are written: the provider never
-                    # waits for the cache (a local model idled ~0.35 s of a 4.6 s build for it)
+                    # waits for the cache
                     submit(len(futures) - len(finished))
                 for future in finished:
                     batch = futures.pop(future)

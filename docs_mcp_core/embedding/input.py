@@ -102,7 +102,7 @@ def embedding_parts(chunk: Chunk) -> list[str]:
 
 
 PASSAGES = 2  # vectors per chunk at most: the first window, then one more (docs/ranking.md, "What the vector sees")
-MEMO_ENTRIES = 200_000  # inputs whose windows a splitter remembers (~30 MB at most)
+MEMO_ENTRIES = 200_000  # inputs whose windows a splitter remembers: a bound on its memory
 
 
 class PassageSplitter:

@@ -32,12 +32,12 @@ if TYPE_CHECKING:  # numpy is imported where vectors are made: a no-op build (fi
 from ..fsutil import file_sha256, write_json_atomic
 
 GRAPH_FILES = ("model.onnx", "model.data")
-QUERY_BLOCK = 32  # values per quantization block along the sum (K): 64 ran 5% faster, 2x further from fp32
+QUERY_BLOCK = 32  # values per quantization block along the sum (K): closer to fp32 than 64 (decision 0022)
 QUERY_SCHEME = f"matmulnbits-8bit-block{QUERY_BLOCK}-v1"  # recorded with the graph; a new scheme, a new folder
 INT8_SCHEME = "int8-per-token-v1"  # in the vectors' fingerprint: a new scheme gives other vectors
 FP32_SCHEME = "fp32-v2"  # v2: layer norms unfused (DISABLED_OPTIMIZERS), which moved the last bits
-# ONNX Runtime's SkipLayerNormalization ran 8x slower than the LayerNormalization and Add it fuses
-# (profiled on dub-ts: 13% of the fp32 graph's time, 20% of the int8 graph's)
+# ONNX Runtime's SkipLayerNormalization kernel is slower here than the LayerNormalization and Add it
+# fuses (profiled in decision 0022)
 DISABLED_OPTIMIZERS = ("SkipLayerNormFusion",)
 KINDS = {"fp32": "", "q8": "-q8", "int8": "-i8", "int8-unsigned": "-i8u"}  # kind -> folder suffix
 QUERY_GRAPH_EXTRA = "the int8 graphs need the onnx package (pip install 'docs-mcp[semantic]')"
@@ -400,7 +400,7 @@ def int8_activation_model(source: Path, dest: Path, *, unsigned: bool = False) -
             [numpy_helper.from_array(stored, f"{out}_i8_w"), numpy_helper.from_array(column_scales, f"{out}_i8_cols")]
         )
         # the integer product times the column scales (in the kernel's epilogue), then times the token's
-        # scale: one pass fewer than MatMulInteger, DequantizeLinear and Mul (6% of the graph's time)
+        # scale: one pass fewer than MatMulInteger, DequantizeLinear and Mul
         product = node(
             "MatMulIntegerToFloat",
             [f"{x}_i8_codes", f"{out}_i8_w", "i8_one", f"{out}_i8_cols", "i8_zero", *(["i8_zero"] if unsigned else [])],
