@@ -1,5 +1,6 @@
 """Search fields derived from a chunk at index time: identifier sub-words, code languages, a content digest,
-the share of its text that is a list of links (navigation), and whether it is code with no words (bare code).
+the share of its text that is a list of links (navigation), whether it is code with no words (bare code), and
+the sentence it opens with (its lead).
 
 They are columns of the chunks table (see indexing/table.py), not chunk fields: chunks.json and the
 embedding input stay as they are, and an index written before these columns existed still serves.
@@ -38,6 +39,9 @@ _INLINE_MARKUP = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)|[`*]+")
 DIGEST_BODY = 50  # characters of text besides headings from which headings no longer tell duplicates apart
 BARE_PROSE = 20  # characters of words (outside code, headings and HTML comments) under which a chunk of code has none
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+LEAD_CHARS = 240  # a lead sentence longer than this is cut: what follows is rarely what the section is about
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+_NOT_PROSE = re.compile(r"^[ \t]*(?:\||[-*+][ \t]|\d{1,9}[.)][ \t]|<|:::|!!!|\.\. )")
 
 # Fence info strings → one name per language, so `language` filters match any spelling.
 LANGUAGE_ALIASES = {
@@ -157,6 +161,31 @@ def bare_code(markdown: str) -> bool:
             if prose >= BARE_PROSE:
                 return False
     return code
+
+
+def lead_sentence(markdown: str) -> str:
+    """The first sentence of the paragraph a chunk opens with, after its headings, without inline markup;
+    "" when it opens with a table, a list, code or a component instead.
+
+    A section says first what it is about ("Wait longer after each failed attempt …"); a table or a
+    list that opens a chunk is about all its rows, so none of them is its subject. Search counts
+    the query's words found here and in the heading (search/engine.py, `lead_share`).
+    """
+    lines: list[str] = []
+    for line, place in _fenced(_HTML_COMMENT.sub("", markdown)):
+        text = line.strip()
+        if place != "text" or (lines and (not text or _HEADING_LINE.match(line))):
+            break
+        if not text or _HEADING_LINE.match(line):
+            continue
+        if not lines and _NOT_PROSE.match(line):
+            return ""
+        lines.append(text)
+        if _SENTENCE_END.search(text):
+            break
+    lead = _SPACE.sub(" ", _INLINE_MARKUP.sub(r"\1", " ".join(lines))).strip()
+    end = _SENTENCE_END.search(lead)
+    return (lead[: end.start()] if end else lead)[:LEAD_CHARS]
 
 
 def _fenced(markdown: str) -> Iterator[tuple[str, str]]:

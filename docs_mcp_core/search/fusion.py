@@ -9,9 +9,10 @@ results are deterministic. Why scaled scores: docs/decisions/0017-hybrid-fusion-
 
 from __future__ import annotations
 
+import functools
 import re
 
-from ..output.derived_fields import normalize_language
+from ..output.derived_fields import normalize_language, subwords
 from . import priors
 from .published import ChunkInfo, PublishedIndex
 from .repeats import stems
@@ -55,27 +56,50 @@ def score_fusion(lists: list[tuple[float, Ranked, bool]]) -> list[tuple[str, flo
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
+@functools.lru_cache(maxsize=8192)  # ~0.7 kB each; stemming 100 candidates afresh costs a few ms
+def _lead_stems(heading: str, lead: str) -> frozenset[str]:
+    return stems(f"{heading}\n{lead}")
+
+
+def in_passing(info: ChunkInfo, words: frozenset[str]) -> bool:
+    """Whether a chunk's heading and opening sentence say none of the query's `words` (stems): whatever it
+    says of them, it says in passing (one row of a table, a remark closing a section about something else)."""
+    return not words & _lead_stems(info.heading, info.lead)
+
+
+def query_words(query: str) -> frozenset[str]:
+    """The stems of the query's words, its identifiers also split as full-text search splits them
+    (`Astro.locals.starlightRoute` → astro, local, starlightrout, starlight, rout)."""
+    return stems(query) | stems(subwords(query))
+
+
+def about_the_words(index: PublishedIndex, phrase: Ranked, query: str) -> Ranked:
+    """The exact-phrase list without the chunks that hold the phrase in passing (`in_passing`). The phrase
+    weighs most of the lists, so a table whose last row says "retry with backoff" would otherwise outrank
+    the section on backoff (docs/decisions/0029-exact-phrase-in-passing-mentions.md)."""
+    words = query_words(query)
+    return [(cid, score) for cid, score in phrase if not in_passing(index.info[cid], words)] if words else phrase
+
+
 def fuse(
     index: PublishedIndex, lists: dict[str, Ranked], weights: Weights, filters: dict[str, str], query: str = ""
 ) -> list[tuple[str, float]]:
-    """The ranked lists → one ranking. With a vector list, the weighted sum of min-max scaled scores
+    """The ranked lists → one ranking. The exact-phrase list leaves out chunks that hold the phrase in passing
+    (`about_the_words`, with `weights.passing`). With a vector list, the weighted sum of min-max scaled scores
     (score_fusion; `weights.hybrid` "rrf" ranks instead); full text alone, weighted RRF. Then each chunk's
     score times its prior (priors.prior: length, navigation, bare code, the filtered language), then one
     chunk per duplicated text (content_digest) and per page collapsed across a `vector_collapse` key. Ties
     break by chunk_id."""
     weight = {"text": weights.text, "phrase": weights.phrase, "vector": weights.vector}
+    # a full-text list shorter than its depth holds every chunk the query matches (see SearchEngine.ranked)
+    whole = {name: name != "vector" and len(ranked) < weights.depth for name, ranked in lists.items()}
+    cut = {name: ranked[: weights.depth] for name, ranked in lists.items()}
+    if weights.passing and "phrase" in cut:
+        cut["phrase"] = about_the_words(index, cut["phrase"], query)
     if weights.by_scores("vector" in lists):
-        # a full-text list shorter than its depth holds every chunk the query matches (see SearchEngine.ranked)
-        fused = score_fusion(
-            [
-                (weight[name], ranked[: weights.depth], name != "vector" and len(ranked) < weights.depth)
-                for name, ranked in lists.items()
-            ]
-        )
+        fused = score_fusion([(weight[name], ranked, whole[name]) for name, ranked in cut.items()])
     else:
-        fused = rrf(
-            [(weight[name], [cid for cid, _ in ranked[: weights.depth]]) for name, ranked in lists.items()], weights.k
-        )
+        fused = rrf([(weight[name], [cid for cid, _ in ranked]) for name, ranked in cut.items()], weights.k)
     language = normalize_language(filters["language"]) if "language" in filters else None
     if priors.applies(weights, language):
         query_stems = stems(query)

@@ -49,6 +49,7 @@ class ChunkInfo:
     row_id: int = -1  # its `_rowid` in the pinned table version
     navigation: float = 0.0  # share of its text in link-led list items
     bare_code: bool = False  # fenced code and next to no words (derived_fields.bare_code)
+    lead: str = ""  # the sentence it opens with (derived_fields.lead_sentence)
 
 
 def metadata_signature(out: Path | str) -> tuple[Any, ...] | None:
@@ -187,6 +188,7 @@ class PublishedIndex:
                 int(row_ids[i]),
                 float(columns["navigation"][i] or 0.0),
                 bool(columns["bare_code"][i]),
+                columns["lead"][i] or "",
             )
         sizes = (
             await table.query()

@@ -18,7 +18,8 @@ class Weights:
     by scaled scores with vector 1.5 beat rank fusion on every suite with no category lower
     (0017-hybrid-fusion-by-scaled-scores.md). proximity is the largest weight at which every
     development suite gained in both modes (0023-term-proximity.md). bare_code is the mildest of the
-    weights that gained the same cases (0026-bare-code-prior.md).
+    weights that gained the same cases (0026-bare-code-prior.md). passing lowered no category of any suite
+    in either mode (0029-exact-phrase-in-passing-mentions.md).
     """
 
     text: float = 1.0
@@ -39,6 +40,8 @@ class Weights:
     bare_code: float = (
         0.5  # code with no words, under a heading many chunks share and the query does not name, scales by 1 - this
     )
+
+    passing: bool = True  # the exact phrase counts only in chunks whose heading or opening sentence says a query word
 
     def by_scores(self, hybrid: bool) -> bool:
         """Whether a search fuses its lists' scaled scores (hybrid, `hybrid` "scores") or their ranks (RRF)."""
