@@ -4,12 +4,14 @@ and with the default model."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.errors import SearchError
 from docs_mcp_core.indexing.build import build
 from docs_mcp_core.output.derived_fields import lead_sentence
 from docs_mcp_core.search import Weights, run_search
@@ -115,3 +117,19 @@ def test_the_create_operation_ranks_above_field_tables_that_say_short_link(
     # generated field tables describe a field as "the short link …" in one row each: the exact phrase
     ids = _ids(dub_ts_indexes[mode], "create a short link", mode, limit=20)
     assert "docs/sdks/links/README.md#links/create" in ids[:rank], ids
+
+
+def test_a_table_without_the_lead_column_is_refused_naming_the_rebuild(tmp_path: Path) -> None:
+    import lancedb
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "retries.md").write_text("# Retries\n\n## Backoff\n\nWait longer after each failed attempt.\n")
+    out = _build(docs, tmp_path / "out", "none")
+    table = lancedb.connect(str(out / ".lancedb")).open_table("chunks")
+    table.drop_columns(["lead"])
+    meta = json.loads((out / "metadata.json").read_text())
+    meta["index"]["version"] = table.version
+    (out / "metadata.json").write_text(json.dumps(meta))
+    with pytest.raises(SearchError, match=f"cannot be read .*`docs-mcp build --docs-dir DOCS --index {out}`"):
+        _ids(out, "retry with backoff", "none")
