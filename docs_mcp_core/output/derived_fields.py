@@ -169,7 +169,7 @@ def lead_sentence(markdown: str) -> str:
 
     A section says first what it is about ("Wait longer after each failed attempt …"); a table or a
     list that opens a chunk is about all its rows, so none of them is its subject. Search counts
-    the query's words found here and in the heading (search/engine.py, `lead_share`).
+    the query's words found here and in the heading (search/fusion.py, `in_passing`).
     """
     lines: list[str] = []
     for line, place in _fenced(_HTML_COMMENT.sub("", markdown)):
