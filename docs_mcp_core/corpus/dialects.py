@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from markdown_it import MarkdownIt
     from markdown_it.rules_block import StateBlock
     from markdown_it.rules_core import StateCore
+    from markdown_it.token import Token
 
 CONTAINER_OPEN = ("admonition_open", "container_container_open", "container_block_open", "content_tab_open")
 _HEADING_ATTRS = re.compile(r"[ \t]*\{:?[ \t]*(?:[#.][^{}]*|[\w-]+=[^{}]*)\}[ \t]*$")
@@ -82,7 +83,7 @@ def indented_blocks(md: MarkdownIt) -> None:
         if silent:
             return True
         old_parent, old_max, old_indent = state.parentType, state.lineMax, state.blkIndent
-        state.parentType = "indented_block"  # type: ignore[assignment]
+        state.parentType = "indented_block"
         state.blkIndent += 4
         nxt = start + 1
         while nxt < end and (state.isEmpty(nxt) or state.sCount[nxt] >= state.blkIndent):
@@ -94,7 +95,8 @@ def indented_blocks(md: MarkdownIt) -> None:
             kind, label, markup = "content_tab", tab.group(2) if tab.group(2) is not None else tab.group(3) or "", "==="
             meta = {"label": label}
         else:
-            markup, classes, title = admon.group(1), admon.group(2).split(), admon.group(3)  # type: ignore[union-attr]
+            assert admon is not None  # one of the two matched (checked above)
+            markup, classes, title = admon.group(1), admon.group(2).split(), admon.group(3)
             kind = "admonition"
             tag = classes[0].lower() if classes else "note"
             label = label_for(tag, title if title is not None else "")
@@ -140,7 +142,7 @@ def pymdownx_blocks(md: MarkdownIt) -> None:
                 break
             nxt += 1
         old_parent, old_max = state.parentType, state.lineMax
-        state.parentType = "pymdownx_block"  # type: ignore[assignment]
+        state.parentType = "pymdownx_block"
         state.lineMax = nxt
         token = state.push("container_block_open", "div", 1)
         token.markup, token.info, token.block, token.map = markup, " " + m.group(2), True, [start, nxt + closed]
@@ -264,12 +266,12 @@ _JSX_TAG = re.compile(r"<([A-Z][\w.]*)\b")
 _TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}")
 
 
-def syntax_constructs(tokens: list, mdx: bool = False) -> list[tuple[str, int]]:
+def syntax_constructs(tokens: list[Token], mdx: bool = False) -> list[tuple[str, int]]:
     """(construct, 0-based body line) of every dialect construct the parser understood in these tokens,
     and of markup it could only keep as text (templating, components)."""
     found: list[tuple[str, int]] = []
 
-    def line(tok) -> int:  # type: ignore[no-untyped-def]
+    def line(tok: Token) -> int:
         return tok.map[0] if tok.map else 0
 
     for tok in tokens:
@@ -280,8 +282,8 @@ def syntax_constructs(tokens: list, mdx: bool = False) -> list[tuple[str, int]]:
             name = _NAMED.match(tok.info.strip())
             found.append((f"container ::: {name.group(1) if name else tok.info.strip()}", line(tok)))
         elif kind == "container_block_open":
-            name = tok.info.split("|")[0].strip()
-            found.append((f"block {tok.markup} {name}", line(tok)))
+            block = tok.info.split("|")[0].strip()
+            found.append((f"block {tok.markup} {block}", line(tok)))
         elif kind == "content_tab_open":
             found.append(("content tab ===", line(tok)))
         elif kind.startswith("alert") and tok.nesting == 1 and "title" not in kind:
@@ -303,8 +305,8 @@ def syntax_constructs(tokens: list, mdx: bool = False) -> list[tuple[str, int]]:
             for child in tok.children or []:
                 if child.type == "myst_role":
                     found.append(("MyST role {role}`…`", line(tok)))
-                elif child.type == "html_inline" and _JSX_TAG.match(child.content):
-                    found.append((f"component <{_JSX_TAG.match(child.content).group(1)}>", line(tok)))  # type: ignore[union-attr]
+                elif child.type == "html_inline" and (jsx := _JSX_TAG.match(child.content)):
+                    found.append((f"component <{jsx.group(1)}>", line(tok)))
             if _TEMPLATE.search(tok.content):
                 found.append(("template {{ }} / {% %}", line(tok)))
     return found
@@ -350,7 +352,7 @@ def label_language(label: str) -> str | None:
     return first if first in TAB_LANGUAGES else None
 
 
-def tab_languages(tokens: list, lines: list[str]) -> list[int]:
+def tab_languages(tokens: list[Token], lines: list[str]) -> list[int]:
     """Give a fence with no language the language its tab's label names (Material `=== "Python"`, pymdownx
     `//// tab | Python 3.10+`, JSX `<TabItem label="Python">`/`<Tab title="Go">`), in the tokens and in the
     body's lines (so `content` and the language facet, which reads fences, see it). Returns their lines."""
@@ -381,9 +383,9 @@ def tab_languages(tokens: list, lines: list[str]) -> list[int]:
             language = next(
                 (label_language(label) for label in reversed(labels) if label and label_language(label)), None
             )
-            m = _FENCE_LINE.match(lines[tok.map[0]]) if tok.map[0] < len(lines) else None
-            if language and m:
+            fence_line = _FENCE_LINE.match(lines[tok.map[0]]) if tok.map[0] < len(lines) else None
+            if language and fence_line:
                 tok.info = language
-                lines[tok.map[0]] = m.group(1) + m.group(2) + language
+                lines[tok.map[0]] = fence_line.group(1) + fence_line.group(2) + language
                 filled.append(tok.map[0])
     return filled

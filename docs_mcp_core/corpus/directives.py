@@ -13,6 +13,8 @@ from ..diagnostics import Diagnostic, error, warning
 from .manifest import TOO_DEEP, Strategy, check_metadata_key, check_metadata_value, format_loc
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from markdown_it.token import Token
 
 FRONTMATTER_KEYS = ("mcp_chunking_hint", "metadata", "title", "description")
@@ -183,7 +185,7 @@ def _yaml_key_lines(yaml_text: str) -> dict[str, int]:
     return lines
 
 
-def _walk(tokens: list[Token], line: int = 0):
+def _walk(tokens: list[Token], line: int = 0) -> Iterator[tuple[Token, int, bool]]:
     """Yield (token, nearest source line, is_top_level_block) for every HTML token."""
     for tok in tokens:
         here = tok.map[0] if tok.map else line

@@ -112,8 +112,8 @@ class Rules:
                 continue
             result = spec.check_file(local + "/" if is_dir else local)
             if result.include is True:
-                pattern = spec.patterns[result.index].pattern if result.index is not None else "?"
-                verdict = (source, str(pattern))
+                matched = spec.patterns[result.index].pattern if result.index is not None else "?"
+                verdict = (source, str(matched))
             elif result.include is False:
                 verdict = None
         if verdict:

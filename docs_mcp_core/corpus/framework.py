@@ -12,6 +12,7 @@ import ast
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -430,9 +431,9 @@ def config_names() -> list[str]:
     return [str(path) for path, _ in _candidates(Path("."))]
 
 
-def _candidates(folder: Path) -> list[tuple[Path, Any]]:
+def _candidates(folder: Path) -> list[tuple[Path, Callable[[Path], Framework]]]:
     """Config files a framework would read in this folder, most specific first."""
-    out: list[tuple[Path, Any]] = []
+    out: list[tuple[Path, Callable[[Path], Framework]]] = []
     for name in ("mkdocs.yml", "mkdocs.yaml"):
         out.append((folder / name, _mkdocs))
     out.append((folder / "conf.py", _sphinx))

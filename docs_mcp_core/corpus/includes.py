@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -288,7 +289,7 @@ def expand_includes(body: str, relpath: str, ctx: IncludeContext | None) -> Expa
     return reader.out
 
 
-def _expand(reader: _Reader, lines: list[str], here: str, stack: list[str], depth: int):
+def _expand(reader: _Reader, lines: list[str], here: str, stack: list[str], depth: int) -> Iterator[tuple[int, str]]:
     fence: str | None = None
     myst: tuple[str, str, int, list[str]] | None = None  # (kind, indent, line, body lines) of an open {include} fence
     for i, line in enumerate(lines):
@@ -309,9 +310,9 @@ def _expand(reader: _Reader, lines: list[str], here: str, stack: list[str], dept
             marker = opened.group(2)
             if fence is None:
                 info = opened.group(3).strip()
-                kind = next((k for k in ("{include}", "{literalinclude}") if info.startswith(k)), None)
-                if kind is not None:
-                    fence, myst = marker, (kind, opened.group(1), i, [info[len(kind) :].strip()])
+                opens = next((k for k in ("{include}", "{literalinclude}") if info.startswith(k)), None)
+                if opens is not None:
+                    fence, myst = marker, (opens, opened.group(1), i, [info[len(opens) :].strip()])
                     continue
                 fence = marker
             elif marker.startswith(fence[0]) and len(marker) >= len(fence) and not opened.group(3).strip():
@@ -332,7 +333,7 @@ def _expand(reader: _Reader, lines: list[str], here: str, stack: list[str], dept
 
 def _myst_include(
     reader: _Reader, kind: str, indent: str, line: int, body: list[str], here: str, stack: list[str], depth: int
-):
+) -> Iterator[tuple[int, str]]:
     target = (
         body[0]
         if body and body[0]
@@ -344,7 +345,7 @@ def _myst_include(
     text = None
     if real is not None:
         text, why = _guarded(reader, real, stack, depth)
-    if text is None:
+    if text is None or real is None:
         reader.warn(line + 1, f"MyST {kind}", target, why)
         yield line, ""  # left out, like the other includes
         return
@@ -373,7 +374,8 @@ def _one_line(
     """What an include line becomes, or None when the line is no include."""
     if "8<" in line and (m := _SNIPPET.match(line)):
         indent, spec = m.group(1), m.group(3)
-        target, ranges = spec, [(1, None)]
+        target = spec
+        ranges: list[tuple[int, int | None]] = [(1, None)]
         parts = spec.split(":")
         if len(parts) >= 2 and all(p.isdigit() or p == "" for p in parts[1:]) and any(parts[1:]):
             target = parts[0]
@@ -455,7 +457,7 @@ def _one_line(
         text = None
         if real is not None:
             text, why = _guarded(reader, real, stack, depth)
-        if text is None:
+        if text is None or real is None:
             return reader.unresolved(i + 1, "VitePress <<< snippet", target, why, depth)
         lines = text.split("\n")
         if region:

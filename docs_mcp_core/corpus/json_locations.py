@@ -27,7 +27,8 @@ def line_of(lines: dict[Path, int], path: Path) -> int:
 
 
 def _skip(text: str, pos: int) -> int:
-    return _WS.match(text, pos).end()  # type: ignore[union-attr]
+    spaces = _WS.match(text, pos)
+    return spaces.end() if spaces else pos
 
 
 def _line(text: str, pos: int) -> int:

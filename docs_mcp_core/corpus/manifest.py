@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -23,6 +23,9 @@ from ..diagnostics import Diagnostic, error
 from .globs import GlobError, check_globs, compile_glob, glob_match
 from .json_locations import json_line_map, line_of
 from .trust_settings import TrustSettings
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 MANIFEST_NAME = ".docs-mcp.json"
 DEFAULT_MAX_CHUNK_SIZE = 20_000
@@ -164,7 +167,7 @@ def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(p for p in loc if not (isinstance(p, str) and p.startswith("function-")))
 
 
-def _friendly(err: dict[str, Any]) -> str:
+def _friendly(err: ErrorDetails) -> str:
     loc = format_loc(_clean_loc(err["loc"]))
     kind, msg = err["type"], err["msg"]
     if kind == "extra_forbidden":

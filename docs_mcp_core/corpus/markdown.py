@@ -265,8 +265,8 @@ def fence_text(info: str, content: str) -> str:
         from .dialects import label_for
 
         body = markdown_text(_MYST_OPTION.sub("", content))
-        label = label_for(directive.group(1), directive.group(2))
-        return "\n".join(t for t in (label, body) if t)
+        title = label_for(directive.group(1), directive.group(2))
+        return "\n".join(t for t in (title, body) if t)
     code = content.rstrip("\n")
     found = _FENCE_LABEL.search(info)
     label = next((g for g in found.groups() if g), None) if found else None

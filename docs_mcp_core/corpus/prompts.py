@@ -87,7 +87,7 @@ def load_prompt(root: Path, relpath: str) -> tuple[dict[str, Any] | None, list[D
         else:
             raw = yaml.safe_load(text)
             meta = PromptFile.model_validate(raw if isinstance(raw, dict) else {"messages": raw})
-            messages = [m.model_dump() for m in meta.messages]  # type: ignore[attr-defined]
+            messages = [m.model_dump() for m in meta.messages]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         return None, [

@@ -80,12 +80,13 @@ _STATE: dict[
 
 def _directive_classes() -> dict[str, Any]:
     """Directive classes, made once per process (docutils is imported only to parse reST)."""
-    if "classes" in _STATE:
-        return _STATE["classes"]
+    made: dict[str, Any] | None = _STATE.get("classes")
+    if made is not None:
+        return made
     from docutils import nodes
     from docutils.parsers.rst import Directive, directives
 
-    class AnyOption(dict):  # type: ignore[type-arg]
+    class AnyOption(dict[str, Any]):
         def __missing__(self, key: str) -> Any:
             return directives.unchanged
 
@@ -181,14 +182,15 @@ def _directive_classes() -> dict[str, Any]:
     class api_stub(nodes.Element):  # noqa: N801 - docutils node classes are named in lower case
         pass
 
-    _STATE["classes"] = {
+    classes: dict[str, Any] = {
         "generic": Generic,
         "code-block": CodeBlock,
         "literalinclude": LiteralInclude,
         "include": Include,
     }
+    _STATE["classes"] = classes
     _STATE["api_stub"] = api_stub
-    return _STATE["classes"]
+    return classes
 
 
 def _count(construct: str, line: int) -> None:
@@ -227,11 +229,12 @@ def _register(text: str) -> None:
     for name in ("code-block", "sourcecode", "literalinclude", "include"):
         directives.register_directive(name, classes.get(name, classes["code-block"]))
     for name in set(_DIRECTIVE.findall(text)) | AUTODOC | DROPPED:
-        known = name in directives._directives or name in directives._directive_registry
+        # the registries are private (no public way to ask whether a name is known): types-docutils omits them
+        known = name in directives._directives or name in directives._directive_registry  # type: ignore[attr-defined]
         if not known or name in DROPPED:
             directives.register_directive(name, classes["generic"])
     for name in set(_ROLE.findall(text)):
-        if name not in roles._roles and name not in roles._role_registry:
+        if name not in roles._roles and name not in roles._role_registry:  # type: ignore[attr-defined]  # as above
             roles.register_local_role(name, _generic_role)
 
 
@@ -277,7 +280,8 @@ def _components() -> tuple[Any, Any]:
             setattr(settings, key, value)
         _reuse_list_machines()
         _STATE["components"] = (parser, settings)
-    return _STATE["components"]
+    components: tuple[Any, Any] = _STATE["components"]
+    return components
 
 
 def _transforms() -> list[Any]:
@@ -479,8 +483,8 @@ class _Writer:
         if isinstance(node, n.Admonition):
             title = next((c for c in node.children if isinstance(c, n.title)), None)
             label = self.inline(title) if title is not None else name.replace("_", " ").capitalize()
-            body = self.blocks([c for c in node.children if c is not title], depth)
-            lines = [f"**{label}:**", *body]
+            blocks = self.blocks([c for c in node.children if c is not title], depth)
+            lines = [f"**{label}:**", *blocks]
             return ["\n".join("> " + ln if ln else ">" for ln in "\n\n".join(lines).split("\n"))]
         if isinstance(node, n.block_quote):
             inner = "\n\n".join(self.blocks(node.children, depth))

@@ -230,11 +230,11 @@ def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = (), framework: 
     real_root = os.path.realpath(root)
     tree = Tree()
     rules = Rules(config=list(exclude))
-    pages = MARKDOWN_SUFFIXES
+    pages: tuple[str, ...] = MARKDOWN_SUFFIXES
     if framework is not None:
         prefix = framework.prefix_of(root)
-        for label, kind, patterns in framework.excludes if prefix is not None else []:
-            rules.add_framework(label, kind, patterns, prefix or "")
+        for label, matcher, patterns in framework.excludes if prefix is not None else []:
+            rules.add_framework(label, matcher, patterns, prefix or "")
         if framework.name == SPHINX:
             pages = tuple(dict.fromkeys([*MARKDOWN_SUFFIXES, *framework.rst_suffixes]))
     links: list[tuple[str, str]] = []  # (relpath, name) of symlinks, resolved after the walk
@@ -244,8 +244,8 @@ def list_tree(root: Path, exclude: list[str] | tuple[str, ...] = (), framework: 
         try:
             entries = sorted(os.scandir(path), key=lambda e: e.name)
         except OSError as exc:
-            why = f"folder skipped: cannot read it ({exc.strerror})"
-            tree.diagnostics.append(warning(show_path(rel_dir or "."), 1, why, "folder-unreadable"))
+            unreadable = f"folder skipped: cannot read it ({exc.strerror})"
+            tree.diagnostics.append(warning(show_path(rel_dir or "."), 1, unreadable, "folder-unreadable"))
             continue
         _read_rules(root, rules, rel_dir, entries)
         subfolders = []
