@@ -144,7 +144,12 @@ def _embedding_fields() -> dict[str, Any]:
 
 
 # docs-mcp.yaml's `embedding:` block: the provider settings, made from the providers' settings models.
-EmbeddingConfig = create_model("EmbeddingConfig", __base__=_EmbeddingBlock, **_embedding_fields())
+# A type checker cannot see a model made at run time: it checks uses against the base, which has
+# the methods (the fields are read through model_dump and settings()).
+if TYPE_CHECKING:
+    EmbeddingConfig = _EmbeddingBlock
+else:
+    EmbeddingConfig = create_model("EmbeddingConfig", __base__=_EmbeddingBlock, **_embedding_fields())
 
 
 class CorpusConfig(BaseModel):
@@ -397,10 +402,12 @@ def _line_of(text: str, loc: tuple[Any, ...]) -> str:
     try:
         node = yaml.compose(text)
         for part in loc:
+            if node is None:  # an empty text
+                break
             if isinstance(part, int):
                 node = node.value[part]
             else:
                 node = next(v for k, v in node.value if k.value == part)
-        return f":{node.start_mark.line + 1}"
+        return f":{node.start_mark.line + 1}" if node is not None else ""
     except Exception:  # noqa: BLE001 - a line number is a courtesy; the field path is still given
         return ""

@@ -15,6 +15,7 @@ import subprocess
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import Literal, overload
 
 from ..corpus.exclude import GITIGNORE
 from ..corpus.framework import LEVELS_UP, config_names, detect_framework
@@ -35,6 +36,10 @@ def is_url(source: str) -> bool:
     return bool(_URL.match(source))
 
 
+@overload
+def git(*args: str, cwd: Path | None = None, binary: Literal[False] = False, timeout: float = 600) -> str: ...
+@overload
+def git(*args: str, cwd: Path | None = None, binary: Literal[True], timeout: float = 600) -> bytes: ...
 def git(*args: str, cwd: Path | None = None, binary: bool = False, timeout: float = 600) -> str | bytes:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     try:
@@ -54,9 +59,9 @@ def remote_commit(source: str, ref: str) -> str:
     if _SHA.match(ref):
         return ref
     if not is_url(source):
-        return str(git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=Path(source))).strip()
-    out = str(git("ls-remote", source, ref, f"refs/heads/{ref}", f"refs/tags/{ref}", f"refs/tags/{ref}^{{}}"))
-    refs = dict(reversed(line.split("\t", 1)) for line in out.splitlines() if "\t" in line)
+        return git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=Path(source)).strip()
+    out = git("ls-remote", source, ref, f"refs/heads/{ref}", f"refs/tags/{ref}", f"refs/tags/{ref}^{{}}")
+    refs = {name: sha for sha, tab, name in (line.partition("\t") for line in out.splitlines()) if tab}
     for name in (f"refs/tags/{ref}^{{}}", f"refs/heads/{ref}", f"refs/tags/{ref}", ref):
         if name in refs:
             return refs[name]
@@ -67,7 +72,7 @@ def sync_mirror(source: str, mirror: Path) -> Path:
     """A bare mirror of `source`: cloned once, then fetched (prune, force) on every sync."""
     if mirror.exists():
         try:
-            url = str(git("config", "--get", "remote.origin.url", cwd=mirror)).strip()
+            url = git("config", "--get", "remote.origin.url", cwd=mirror).strip()
         except DocsMcpError:
             url = ""
         if url != source:
@@ -99,17 +104,17 @@ def stage_git(
     """Stage the docs of one exact commit (the ref's, or `commit` if given) into `dest`."""
     mirror = sync_mirror(source, mirror or dest.parent / "mirror.git")
     try:
-        resolved = commit or str(git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=mirror)).strip()
+        resolved = commit or git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=mirror).strip()
     except DocsMcpError:  # --quiet: git says nothing, only exits 1
         resolved = ""
     if not resolved:
         raise DocsMcpError(f"ref {ref!r} was not found in {source}; give a branch, tag or commit it has")
     prefix = (subdir or "").strip("/")
-    if prefix and " tree " not in str(git("ls-tree", resolved, "--", prefix, cwd=mirror)):
+    if prefix and " tree " not in git("ls-tree", resolved, "--", prefix, cwd=mirror):
         raise DocsMcpError(f"subdir {prefix!r} is not a folder at commit {resolved[:12]} of {source}")
     archive = git("archive", "--format=tar", resolved, *([prefix] if prefix else []), cwd=mirror, binary=True)
     with tempfile.TemporaryDirectory(prefix="docs-mcp-git-") as tmp:
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:  # type: ignore[arg-type]
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             members, skipped = _members(tar.getmembers(), prefix)
             for member in members:
                 try:
@@ -128,8 +133,8 @@ def stage_git(
 def _blobs(mirror: Path, commit: str) -> set[str]:
     """The regular files of a commit (no symlinks, no submodules), by repository path."""
     out = git("ls-tree", "-r", "-z", "--full-tree", commit, cwd=mirror, binary=True)
-    files = set()
-    for entry in bytes(out).split(b"\0"):
+    files: set[str] = set()
+    for entry in out.split(b"\0"):
         meta, _, name = entry.partition(b"\t")
         if meta.startswith((b"100644 blob", b"100755 blob")):
             files.add(name.decode("utf-8", errors="surrogateescape"))
@@ -153,7 +158,7 @@ def _extract_project(mirror: Path, commit: str, prefix: str, tmp: Path, exclude:
         if not missing:
             return
         archive = git("archive", "--format=tar", commit, "--", *missing, cwd=mirror, binary=True)
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:  # type: ignore[arg-type]
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             for member in tar.getmembers():
                 if member.isfile():
                     tar.extract(member, tmp, filter="data")
@@ -163,7 +168,11 @@ def _extract_project(mirror: Path, commit: str, prefix: str, tmp: Path, exclude:
         base = os.path.relpath(root, os.path.realpath(tmp)).replace(os.sep, "/")
         base = "" if base == "." else base + "/"
         pages = list_tree(docs, exclude, framework).markdown
-        needed = project_files(docs, pages, framework, exists=lambda rel, base=base: base + rel in blobs)
+
+        def exists(rel: str, base: str = base) -> bool:
+            return base + rel in blobs
+
+        needed = project_files(docs, pages, framework, exists=exists)
         wanted = [base + rel for rel in needed]
 
 

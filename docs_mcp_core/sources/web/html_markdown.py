@@ -124,8 +124,8 @@ def code_language(el: Tag) -> str:
 class _Converter(MarkdownConverter):
     """markdownify with fenced code (language kept) and no images' binary noise."""
 
-    def convert_img(self, el, text, parent_tags):  # type: ignore[no-untyped-def,override]
-        alt = (el.get("alt") or "").strip()
+    def convert_img(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        alt = str(el.get("alt") or "").strip()
         return f"[image: {alt}]" if alt else ""
 
 
@@ -187,7 +187,7 @@ def _anchors(main: Tag) -> list[tuple[str, str]]:
     for h in main.find_all(["h1", "h2", "h3", "h4", "h5", "h6"]):
         anchor = h.get("id")
         if not anchor:
-            inner = h.find(attrs={"id": True})
+            inner = h.find(id=True)
             anchor = inner.get("id") if isinstance(inner, Tag) else None
         if not anchor:
             prev = h.find_previous_sibling()
@@ -234,7 +234,7 @@ def html_to_markdown(html: str | bytes, charset: str | None = None) -> Page:
     """The page's main content as Markdown, its title, heading anchors and links."""
     soup = BeautifulSoup(decoded(html, charset) if isinstance(html, bytes) else html, "html.parser")
     title_tag = soup.find("title")
-    links = [a["href"] for a in soup.find_all("a", href=True) if isinstance(a.get("href"), str)]
+    links = [href for a in soup.find_all("a", href=True) if isinstance(href := a.get("href"), str)]
     main = _main(soup)
     flattened = _flatten_deep(main, MAX_DEPTH)
     _clean(main)
