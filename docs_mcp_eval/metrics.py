@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 K = 5
 
@@ -38,7 +39,7 @@ def recall(ranked: Sequence[str], relevant: Iterable[str], k: int = K) -> float:
     return 1.0 if first_rank(ranked, relevant, k) else 0.0
 
 
-def chars_to_answer(ids: Sequence[str], hits: Sequence[dict], relevant: Iterable[str]) -> int | None:
+def chars_to_answer(ids: Sequence[str], hits: Sequence[dict[str, Any]], relevant: Iterable[str]) -> int | None:
     """What an agent reads to reach the answer in one search_docs result: the snippets of the hits
     ranked above the first relevant one, plus that chunk's `chars` (the size of its Markdown, which
     get_doc returns). None when no hit is relevant, or the relevant hit has no `chars`."""
@@ -51,12 +52,12 @@ def chars_to_answer(ids: Sequence[str], hits: Sequence[dict], relevant: Iterable
     return sum(len(str(h.get("snippet") or "")) for h in hits[: rank - 1]) + size
 
 
-def snippet_chars(hits: Sequence[dict]) -> int:
+def snippet_chars(hits: Sequence[dict[str, Any]]) -> int:
     """The snippets of a whole result: what an agent read before it searched again."""
     return sum(len(str(h.get("snippet") or "")) for h in hits)
 
 
-def facet_precision(hits: Sequence[dict], filters: dict[str, str]) -> float | None:
+def facet_precision(hits: Sequence[dict[str, Any]], filters: dict[str, str]) -> float | None:
     """Share of hits that do not contradict the case's filters (a page without the key does not)."""
     if not filters or not hits:
         return None

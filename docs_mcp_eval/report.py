@@ -60,7 +60,7 @@ def load_result(path: Path) -> dict[str, Any]:
         data = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise DocsMcpError(f"cannot read the result file {path}: {exc}") from None
-    if "summary" not in data:
+    if not isinstance(data, dict) or "summary" not in data:
         raise DocsMcpError(f"{path} is not a docs-mcp eval result (no 'summary')")
     return data
 

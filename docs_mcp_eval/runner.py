@@ -262,7 +262,7 @@ async def _run_case(client: Any, search: str, get_doc: str, case: Case, result: 
     return out
 
 
-async def _answer(client: Any, search: str, query: str, case: Case) -> tuple[list[dict], list[str]]:
+async def _answer(client: Any, search: str, query: str, case: Case) -> tuple[list[dict[str, Any]], list[str]]:
     """search_docs as an agent calls it: the query and the case's filters, no limit (the server's default)."""
     hits = _payload(await client.call_tool(search, {"query": query, **case.filters})).get("hits") or []
     return hits, [bare_id(str(h.get("chunk_id")), case.relevant) for h in hits]

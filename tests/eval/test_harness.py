@@ -85,6 +85,16 @@ def test_run_against_our_server_end_to_end(example_index: Path, tmp_path: Path) 
     assert text.startswith("# Eval: example") and "| MRR@5 |" in text and "## By category" in text
 
 
+@pytest.mark.parametrize("text", ['["summary"]', '"the summary"'])
+def test_a_baseline_that_is_not_a_json_object_is_one_error_line(tmp_path: Path, text: str) -> None:
+    baseline = tmp_path / "base.json"
+    baseline.write_text(text)
+    args = ["eval", "run", "--cases", str(SUITE), "--server-command", "false", "--baseline", str(baseline)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1
+    assert result.output == f"error: {baseline} is not a docs-mcp eval result (no 'summary')\n"
+
+
 def test_baseline_delta_table(example_index: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     base = tmp_path / "base.json"
