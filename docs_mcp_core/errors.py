@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 
 class DocsMcpError(Exception):
     """An error caused by input or environment, with a message that says what to do."""
 
 
+class _Diagnostic(Protocol):
+    """What ValidationFailed reads of a diagnostics.Diagnostic (errors sits beside diagnostics, not over it)."""
+
+    @property
+    def severity(self) -> str: ...
+
+    def format(self) -> str: ...
+
+
 class ValidationFailed(DocsMcpError):  # noqa: N818 - names the outcome a caller catches, not a fault
     """The corpus has validation errors; nothing was written."""
 
-    def __init__(self, diagnostics: list) -> None:  # list[Diagnostic]
+    def __init__(self, diagnostics: Sequence[_Diagnostic]) -> None:
         self.diagnostics = diagnostics
         errors = [d for d in diagnostics if d.severity == "error"]
         lines = [d.format() for d in errors[:20]]

@@ -23,7 +23,10 @@ import sys
 import threading
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 PACKAGE = "lance_namespace_urllib3_client"
 
@@ -53,7 +56,7 @@ class _DeferringLoader:
     """The package's own loader: its `__init__` (which imports every API module) runs on the first
     missing attribute, with `validate_call` deferred; until then the package is its `__path__`."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Loader) -> None:
         self.inner = inner
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
@@ -69,7 +72,7 @@ class _DeferringLoader:
                     self.run_deferred(module)
             return getattr(module, name)
 
-        module.__getattr__ = run_init  # type: ignore[attr-defined]  # PEP 562: only for names not set yet
+        module.__dict__["__getattr__"] = run_init  # PEP 562: only for names not set yet
 
     def run_deferred(self, module: ModuleType) -> None:
         import pydantic
@@ -97,7 +100,8 @@ class _Finder:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is not None and spec.loader is not None:
-            spec.loader = _DeferringLoader(spec.loader)
+            # a Loader by duck typing: subclassing importlib.abc.Loader would import it in every process
+            spec.loader = cast("Loader", _DeferringLoader(spec.loader))
         return spec
 
 

@@ -22,7 +22,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..chunking.chunker import chunk_markdown
 from ..corpus.beneath import WriteRefusedError, replace_beneath
@@ -40,7 +40,7 @@ from ..corpus.walk import CorpusScan, read_source, read_text, scan_corpus, show_
 from ..diagnostics import has_errors
 from ..errors import DocsMcpError
 
-LEVELS = ("h1", "h2", "h3")
+LEVELS: tuple[Literal["h1", "h2", "h3"], ...] = ("h1", "h2", "h3")
 TARGET_SIZE = 4_000  # characters per chunk that search ranks well: one method, one concept, one how-to step
 MIN_USEFUL = 200  # a chunk smaller than this says little on its own
 UNBOUNDED = 10**9
@@ -411,7 +411,7 @@ def _dump(manifest: dict[str, Any]) -> str:
 
 def _bootstrap(folder: str, raw: dict[str, Any], stats: list[FileStats], reasons: list[str]) -> dict[str, Any]:
     """Strategy and taxonomy for the files a strategy-less (or missing) manifest governs."""
-    out = dict(raw) if raw else {"version": "1"}
+    out: dict[str, Any] = dict(raw) if raw else {"version": "1"}
     local = {_local(s.relpath, folder): s for s in stats}
     direct = [s for rel, s in local.items() if "/" not in rel]
     level, why = choose_level(direct if len(direct) >= MIN_GROUP else stats)
@@ -435,14 +435,14 @@ def _bootstrap(folder: str, raw: dict[str, Any], stats: list[FileStats], reasons
             + ", ".join(f"{f}/ ({lang})" for f, lang in sorted(folders.items()))
             + ": language and scope sdk-specific there, scope global-guide elsewhere"
         )
-    elif (lang := dominant_language(stats)) is not None:
+    elif (dominant := dominant_language(stats)) is not None:
         metadata = dict(out.get("metadata") or {})
-        metadata.setdefault("language", lang)
+        metadata.setdefault("language", dominant)
         out["metadata"] = metadata
         taxonomy.setdefault("language", {"description": LANGUAGE_DESCRIPTION})
         reasons.append(
-            f"language {lang}: at least {int(FENCE_DOMINANCE * 100)}% of the code fences in a "
-            "programming language are " + lang
+            f"language {dominant}: at least {int(FENCE_DOMINANCE * 100)}% of the code fences in a "
+            "programming language are " + dominant
         )
     if taxonomy:
         out["taxonomy"] = taxonomy

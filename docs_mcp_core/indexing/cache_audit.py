@@ -206,7 +206,7 @@ def _insert_builds(con: Any, table: str, builds: list[list[Any]], *, ignore_exis
 
 # Audit SQL may read the audit database and nothing else: no COPY ... TO, no ATTACH, no file
 # functions, no extensions, no spilling to a temp folder, and no SET that would undo this.
-READ_ONLY_CONFIG = {
+READ_ONLY_CONFIG: dict[str, str | bool] = {
     "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
@@ -236,7 +236,9 @@ def query(out: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
             if pending and reading:  # builds recorded without DuckDB: `builds` shows them too (a temporary view)
                 con.execute("CREATE TEMP TABLE pending_builds AS SELECT * FROM builds WHERE false")
                 _insert_builds(con, "temp.main.pending_builds", pending)
-                catalog = con.execute("SELECT current_database()").fetchone()[0]
+                row = con.execute("SELECT current_database()").fetchone()
+                assert row is not None  # a SELECT without FROM returns one row
+                catalog = row[0]
                 con.execute(
                     f'CREATE TEMP VIEW builds AS SELECT * FROM "{catalog}".main.builds UNION ALL BY NAME '
                     "SELECT * FROM temp.main.pending_builds WHERE build_id NOT IN "

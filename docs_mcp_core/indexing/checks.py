@@ -31,10 +31,11 @@ def _chunks(out: Path) -> list[dict[str, Any]]:
 
     pending = pending_paths(Path(out))[0]
     path = pending if pending.exists() else OutputLayout(out).chunks
-    return json.loads(path.read_text(encoding="utf-8"))
+    chunks: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+    return chunks
 
 
-def _table(out: Path, version: int):  # type: ignore[no-untyped-def]
+def _table(out: Path, version: int | None) -> Any:  # a lancedb table (open_table's)
     from .table import open_table
 
     return open_table(out, version)
@@ -42,7 +43,10 @@ def _table(out: Path, version: int):  # type: ignore[no-untyped-def]
 
 def _column(out: Path, version: int, name: str) -> list[Any]:
     table = _table(out, version)
-    return table.search().select([name]).limit(max(1, table.count_rows())).to_arrow().column(name).to_pylist()
+    values: list[Any] = (
+        table.search().select([name]).limit(max(1, table.count_rows())).to_arrow().column(name).to_pylist()
+    )
+    return values
 
 
 def chunk_ids_unique(out: Path, version: int) -> CheckOutcome:

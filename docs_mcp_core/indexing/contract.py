@@ -108,7 +108,9 @@ class ChunkSet:
         parsed = {f.relpath for f in self.files if not f.reused and f.chunks}
         if self._chunks is not None:
             return [c for c in self._chunks if c.filepath in parsed]
-        assert self._spill is not None or not parsed
+        if not parsed:
+            return []
+        assert self._spill is not None
         return [parse_line(line) for f in self.files if f.relpath in parsed for line in self._spill.lines(f.relpath)]
 
     @property

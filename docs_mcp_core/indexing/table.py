@@ -57,9 +57,9 @@ def _rows(
     passages[i] consecutive rows of them belong to chunk i)."""
     if vectors is not None and vectors.shape[1] == 0:
         vectors = None
-    multivector = vectors is not None and passages is not None
+    starts = np.concatenate([[0], np.cumsum(passages)]) if vectors is not None and passages is not None else None
+    multivector = starts is not None
     schema = table_schema(keys, 0 if vectors is None else vectors.shape[1], order.source_urls, multivector)
-    starts = np.concatenate([[0], np.cumsum(passages)]) if multivector else None
 
     def batch(rows: list[Chunk], picked: list[int]) -> pa.RecordBatch:
         if vectors is None or starts is None:

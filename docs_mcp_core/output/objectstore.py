@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeGuard
 from urllib.parse import urlparse
 
 from ..errors import DocsMcpError
@@ -54,7 +54,7 @@ _CHUNK = 8 * 2**20
 DEFAULT_POLL_SECONDS = 2.0
 
 
-def is_remote(location: Any) -> bool:
+def is_remote(location: object) -> TypeGuard[str]:
     return isinstance(location, str) and location.startswith(SCHEME)
 
 
@@ -197,7 +197,8 @@ class RemoteOutput:
 
     def etag(self, rel: str) -> str | None:
         try:
-            return self.client.head_object(Bucket=self.bucket, Key=self.object_key(rel))["ETag"]
+            etag: str = self.client.head_object(Bucket=self.bucket, Key=self.object_key(rel))["ETag"]
+            return etag
         except Exception as exc:  # noqa: BLE001 - botocore's errors
             if _code(exc) in _NOT_FOUND:
                 return None
@@ -208,7 +209,10 @@ class RemoteOutput:
         None when the condition failed (someone else wrote it)."""
         condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
         try:
-            return self.client.put_object(Bucket=self.bucket, Key=self.object_key(rel), Body=data, **condition)["ETag"]
+            new: str = self.client.put_object(Bucket=self.bucket, Key=self.object_key(rel), Body=data, **condition)[
+                "ETag"
+            ]
+            return new
         except Exception as exc:  # noqa: BLE001 - botocore's errors
             if _code(exc) in _PRECONDITION or (etag and _code(exc) in _NOT_FOUND):
                 return None
@@ -239,7 +243,8 @@ class RemoteOutput:
         """The object's bytes, or None when it does not exist."""
         try:
             with self.fs.open_input_stream(self.key(rel)) as stream:
-                return stream.read()
+                data: bytes = stream.read()
+                return data
         except FileNotFoundError:
             return None
         except OSError as exc:
