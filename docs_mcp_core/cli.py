@@ -8,7 +8,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import click
 
@@ -28,6 +28,10 @@ from .embedding_options import ProviderCommand, embedding_options, provider_sett
 from .errors import DocsMcpError
 from .gc_freeze import settle
 from .process import own_process
+
+if TYPE_CHECKING:
+    from .output.vector_index import VectorIndexPolicy
+    from .progress import Reporter
 
 
 class _PluginGroup(click.Group):
@@ -254,6 +258,22 @@ def _listing(docs_dir: Path) -> list[dict[str, str]]:
     return sorted(entries, key=lambda e: (e["path"], e["status"]))
 
 
+class _BuildOptions(TypedDict, total=False):
+    """The keyword arguments `build` takes from the build command (`build_remote` passes them on)."""
+
+    description: str | None
+    source_commit: str | None
+    cache_dir: Path | None
+    rebuild_cache: bool
+    force: bool
+    reporter: Reporter
+    allow_empty: bool
+    vector_index: VectorIndexPolicy
+    workers: int | None
+    pages: list[dict[str, Any]] | None
+    corpus: str | None
+
+
 @main.command(cls=ProviderCommand)
 @click.option("--docs-dir", default=None, type=DOCS_DIR, help="Folder of Markdown files to index.")
 @web_options
@@ -346,7 +366,7 @@ def build(
             raise DocsMcpError(
                 "--state-dir goes with --index s3://… (a local --index keeps its state in INDEX/.docs-mcp)"
             )
-        local = check_writable_dir(index, "--index")
+        local = check_writable_dir(Path(index), "--index")
     else:  # built in a local mirror, then published to the bucket (objectstore.py)
         local = check_writable_dir(state_dir or remote.default_state_dir(), "--state-dir")
         remote.check_bucket()  # before anything is staged, parsed or embedded
@@ -358,17 +378,17 @@ def build(
     if force:
         again = "parsed and embedded again" if makes_vectors(provider) else "parsed again"
         reporter.info(f"--force: every file is {again}, and a new table version written")
-    options = dict(
-        description=description,
-        source_commit=source_commit,
-        cache_dir=cache_dir,
-        rebuild_cache=rebuild_cache,
-        force=force,
-        reporter=reporter,
-        allow_empty=allow_empty,
-        vector_index=VectorIndexPolicy(vector_index, vector_index_min_rows),
-        workers=workers,
-    )
+    options: _BuildOptions = {
+        "description": description,
+        "source_commit": source_commit,
+        "cache_dir": cache_dir,
+        "rebuild_cache": rebuild_cache,
+        "force": force,
+        "reporter": reporter,
+        "allow_empty": allow_empty,
+        "vector_index": VectorIndexPolicy(vector_index, vector_index_min_rows),
+        "workers": workers,
+    }
     try:
         with build_lock(local):  # staging a website or a repository writes under --index too: one build at a time
             pages = None
@@ -389,9 +409,9 @@ def build(
 
                 staged = stage_repo(repo, OutputLayout(local).staged, reporter)
                 docs_dir, corpus = Path(staged.path), repo_name(repo[0])
-                options.update(source_commit=staged.source_commit)
+                options["source_commit"] = staged.source_commit
             assert docs_dir is not None
-            options.update(pages=pages, corpus=corpus)
+            options["pages"], options["corpus"] = pages, corpus
             if remote is not None:
                 summary = build_remote(docs_dir, remote.url, provider, state_dir=local, **options)
             else:

@@ -19,7 +19,7 @@ DOCS_DIR = click.Path(path_type=Path)  # checked by paths.check_docs_dir: `error
 
 # Reading commands check the folder themselves: a path that is no index gets an `error:` line with
 # the complete build command (not click's usage error), and nothing is created.
-class _Location(click.ParamType):
+class _Location(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.4; 8.1 cannot subscript it
     """A folder, or an s3://BUCKET/PREFIX URL (kept as a string: a Path would fold its `//`)."""
 
     name = "path"
