@@ -5,6 +5,7 @@ the asset graph is the chain the build is."""
 
 import time
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
@@ -232,7 +233,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     @dg.asset(partitions_def=partitions, group_name=GROUP, code_version="1", kinds={"duckdb"})
     def cache_audit(
         context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, metadata: Published
-    ) -> dg.MaterializeResult:
+    ) -> dg.MaterializeResult[Any]:
         """One row per build and one per chunk per build (hit, miss or pruned), kept across builds."""
         corpus = context.partition_key
         out = docs_mcp.out_dir(corpus)

@@ -32,7 +32,7 @@ class _StepValues(dg.UPathIOManager):
         return {"path": own} if isinstance(own, dg.MetadataValue) else {}
 
 
-class StepValuesIOManager(dg.ConfigurableIOManagerFactory):
+class StepValuesIOManager(dg.ConfigurableIOManagerFactory[dg.UPathIOManager]):
     """Pickles step values under `base_dir`: empty for the instance's storage folder ($DAGSTER_HOME/storage).
 
     When steps of one run can land on different machines (celery, k8s_job_executor), point
@@ -43,6 +43,7 @@ class StepValuesIOManager(dg.ConfigurableIOManagerFactory):
     base_dir: str = ""
 
     def create_io_manager(self, context: dg.InitResourceContext) -> dg.UPathIOManager:
+        # Dagster types the context's instance as optional; a run's resources always have one
         base = self.base_dir or context.instance.storage_directory()  # type: ignore[union-attr]
         return _StepValues(base_path=UPath(base))
 

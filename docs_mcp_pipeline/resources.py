@@ -20,7 +20,7 @@ from docs_mcp_core.output.lock import BuildLock
 from docs_mcp_core.sources.config import Config, load_config
 
 
-class DocsMcpConfig(dg.ConfigurableResource):
+class DocsMcpConfig(dg.ConfigurableResource["DocsMcpConfig"]):  # the resource is its own value
     """Points at docs-mcp.yaml (empty: $DOCS_MCP_CONFIG, else ./docs-mcp.yaml).
 
     For the rest of the run it holds what is costly to make: each corpus's embedding provider
