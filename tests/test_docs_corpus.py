@@ -19,6 +19,7 @@ EXPECTED_PAGE = "reference/cli.md"
 EXPECTED_HEADING = "docs-mcp serve"
 
 
+@pytest.mark.slow
 def test_the_docs_corpus_validates_without_findings() -> None:
     docs = load_config(REPO / "docs-mcp.yaml").source_path(CORPUS)
     result = docs_mcp("validate", "--docs-dir", docs, "--format", "json")

@@ -49,6 +49,7 @@ def core_only_env(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path}
 
 
+@pytest.mark.slow
 def test_without_the_semantic_extra_the_default_build_is_text_only_and_says_so(tmp_path: Path) -> None:
     site = tmp_path / "blocker"
     site.mkdir()
@@ -83,6 +84,7 @@ def test_the_blocker_really_blocks(core_only_env: dict[str, str]) -> None:
     assert probe.returncode != 0 and "blocked by the install-profile test" in probe.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_build_search_and_serve_without_dagster_or_torch(core_only_env: dict[str, str], tmp_path: Path) -> None:
     out = tmp_path / "index"

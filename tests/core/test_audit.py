@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import duckdb
+import pytest
 from click.testing import CliRunner
 
 from docs_mcp_core.cli import main
@@ -11,6 +12,7 @@ from docs_mcp_core.output.layout import OutputLayout
 from ..conftest import EXAMPLE_CHUNKS
 
 
+@pytest.mark.slow
 def test_audit_after_cli_builds(example_docs: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "out"

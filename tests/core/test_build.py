@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from docs_mcp_core.cli import main
@@ -107,6 +108,7 @@ def docs_mcp_process(seed: int, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_builds_are_deterministic(runner: CliRunner, example_docs: Path, tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     for seed, out in ((1, a), (2, b)):
@@ -177,6 +179,7 @@ def test_publish_is_atomic_and_readers_stay_pinned(example_docs: Path, tmp_path:
     assert fts_ids(old_reader, "idempotency key")[0].startswith("guides/idempotency.md")
 
 
+@pytest.mark.slow
 def test_old_table_versions_are_pruned_but_the_previous_one_is_kept(example_docs: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     provider = make_provider(ProviderSettings("none"))

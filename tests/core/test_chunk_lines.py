@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import lancedb
+import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.build import build
@@ -77,6 +78,7 @@ def check_output(out: Path) -> list[dict]:
     return chunks
 
 
+@pytest.mark.slow
 def test_rows_are_in_chunk_id_order_when_file_id_ranges_interleave(tmp_path: Path) -> None:
     docs = write_corpus(tmp_path / "docs")
     out = tmp_path / "out"
@@ -118,6 +120,7 @@ def live_chunks() -> int:
     return sum(type(o) is Chunk for o in gc.get_objects())  # isinstance would touch torch's deprecated proxies
 
 
+@pytest.mark.slow
 def test_the_chunk_step_holds_no_chunk_in_memory_cold_or_reusing(example_docs: Path, tmp_path: Path) -> None:
     cold = chunk_corpus(example_docs, workers=1, spill_dir=tmp_path)
     assert cold.chunk_count > 50 and live_chunks() == 0  # they wait on disk, not in the process

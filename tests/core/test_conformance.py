@@ -22,6 +22,7 @@ def dub_chunks(dub_ts_docs: Path):
     return result.chunks
 
 
+@pytest.mark.slow
 def test_every_reference_id_is_produced(dub_chunks) -> None:
     produced = {c.chunk_id for c in dub_chunks}
     assert len(EXPECTED) == 1587
@@ -48,6 +49,7 @@ def test_no_chunk_exceeds_the_max_size(dub_chunks) -> None:
     assert min(sizes) > 0.5 * max(sizes)  # evenly split, unlike a 9-char part beside a 56k one
 
 
+@pytest.mark.slow
 def test_dub_ts_builds_and_searches(dub_ts_docs: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "dub"

@@ -291,6 +291,7 @@ def test_a_changed_include_rechunks_only_the_pages_that_include_it(tmp_path: Pat
     assert chunk_corpus(docs, NullReporter(), reuse_from=out).reused == 2  # api.md (no chunks) and other.md
 
 
+@pytest.mark.slow
 def test_framework_detection_and_descriptions_on_the_shipped_corpora(tmp_path: Path) -> None:
     cases = {
         CORPORA["sqlmodel-docs"]: ("MkDocs", "SQLModel documentation: SQLModel, SQL databases in Python"),

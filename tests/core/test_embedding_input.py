@@ -100,6 +100,7 @@ def test_fingerprint_changes_with_the_prose_and_not_with_the_file_path() -> None
     assert fingerprint(a) != fingerprint(other)
 
 
+@pytest.mark.slow
 def test_the_model_reads_the_description_that_follows_a_long_code_example() -> None:
     """With the code first, the prose after it fell past the model's limit: two methods that differ
     only in their description got nearly the same vector, and a paraphrase could not tell them apart."""

@@ -51,6 +51,7 @@ def validate(runner: CliRunner, docs: Path) -> str:
     return result.output
 
 
+@pytest.mark.slow
 def test_fix_proposes_level_and_language_taxonomy(tmp_path: Path, runner: CliRunner) -> None:
     docs = sdk_corpus(tmp_path / "docs")
     code, out = fix(runner, docs, "--format", "json")
@@ -71,6 +72,7 @@ def test_fix_proposes_level_and_language_taxonomy(tmp_path: Path, runner: CliRun
     assert not (docs / ".docs-mcp.json").exists()  # without --write nothing is written
 
 
+@pytest.mark.slow
 def test_write_then_validate_clean_and_second_fix_proposes_nothing(tmp_path: Path, runner: CliRunner) -> None:
     docs = sdk_corpus(tmp_path / "docs")
     before = validate(runner, docs)
@@ -144,6 +146,7 @@ LLM_REPLY = json.dumps(
 )
 
 
+@pytest.mark.slow
 def test_llm_writes_descriptions_and_instructions(tmp_path: Path, runner: CliRunner) -> None:
     docs = sdk_corpus(tmp_path / "docs")
     with FakeChatServer(reply=f"Here you go:\n```json\n{LLM_REPLY}\n```") as server:
@@ -175,6 +178,7 @@ def test_llm_writes_descriptions_and_instructions(tmp_path: Path, runner: CliRun
         assert len(server.bodies) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "status,reply,expected",
     [
@@ -194,12 +198,14 @@ def test_llm_failures_are_one_error_line(
     assert not (docs / ".docs-mcp.json").exists()
 
 
+@pytest.mark.slow
 def test_llm_without_key_is_a_clear_error(tmp_path: Path, runner: CliRunner) -> None:
     docs = sdk_corpus(tmp_path / "docs")
     code, out = fix(runner, docs, "--llm", "--llm-base-url", "http://127.0.0.1:9/v1", env={"OPENAI_API_KEY": ""})
     assert code == 1 and "OPENAI_API_KEY" in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("corpus", ["dub-ts", "uv-docs"])
 def test_real_corpora_fix_write_validate_clean(tmp_path: Path, runner: CliRunner, corpus: str) -> None:
     """The bundled real trees, without a manifest: fix --write leaves validate with nothing to say."""

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 # A fresh interpreter: freezing is per process, and this test process must not be frozen.
 PROBE = """
 import gc, json, sys
@@ -21,6 +23,7 @@ print(json.dumps({"codes": [hosted.exit_code, own.exit_code], "in_host": in_host
 """
 
 
+@pytest.mark.slow
 def test_the_console_script_freezes_its_imports_and_a_host_process_is_left_alone(
     example_docs: Path, tmp_path: Path
 ) -> None:

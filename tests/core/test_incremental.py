@@ -71,6 +71,7 @@ def index_ids(out: Path) -> list[str]:
     return open_table(out, meta["index"]["version"]).to_arrow().column("chunk_id").to_pylist()
 
 
+@pytest.mark.slow
 def test_no_change_embeds_nothing(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:
     out = tmp_path / "out"
     first = ok(cli(example_docs, out, fake))
@@ -89,6 +90,7 @@ def test_no_change_embeds_nothing(example_docs: Path, tmp_path: Path, fake: Fake
     )
 
 
+@pytest.mark.slow
 def test_one_paragraph_edit_embeds_one_chunk(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:
     out = tmp_path / "out"
     ok(cli(example_docs, out, fake))
@@ -100,6 +102,7 @@ def test_one_paragraph_edit_embeds_one_chunk(example_docs: Path, tmp_path: Path,
     assert "(17 unchanged files reused, " in output
 
 
+@pytest.mark.slow
 def test_heading_rename_reembeds_the_chunks_whose_breadcrumb_has_it(
     example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer
 ) -> None:
@@ -116,6 +119,7 @@ def test_heading_rename_reembeds_the_chunks_whose_breadcrumb_has_it(
     assert all("Retrying requests" in text for text in fake.inputs)
 
 
+@pytest.mark.slow
 def test_deleted_file_embeds_nothing_and_leaves_index_and_cache(
     example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer
 ) -> None:
@@ -133,6 +137,7 @@ def test_deleted_file_embeds_nothing_and_leaves_index_and_cache(
     )
 
 
+@pytest.mark.slow
 def test_moved_file_reembeds_nothing(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:
     out = tmp_path / "out"
     ok(cli(example_docs, out, fake))
@@ -146,6 +151,7 @@ def test_moved_file_reembeds_nothing(example_docs: Path, tmp_path: Path, fake: F
     assert sum(i.startswith("guides/limits.md#") for i in ids) == 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", ["model", "dimensions", "base_url"])
 def test_provider_config_change_reembeds_everything_with_a_warning(
     example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer, change: str
@@ -164,6 +170,7 @@ def test_provider_config_change_reembeds_everything_with_a_warning(
     assert "warn: embedding cache invalidated: config_fingerprint mismatch (provider config changed)" in output
 
 
+@pytest.mark.slow
 def test_cache_stays_proportional_to_the_corpus(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:
     out = tmp_path / "out"
     ok(cli(example_docs, out, fake))
@@ -209,6 +216,7 @@ def _scramble_table(cache: Path) -> str:
     return "the vectors table is damaged (vectors.lance/data/"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", [_corrupt_meta, _delete_meta, _truncate_table, _delete_table, _scramble_table])
 def test_damaged_cache_warns_and_rebuilds_correctly(
     example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer, damage
@@ -229,6 +237,7 @@ def test_damaged_cache_warns_and_rebuilds_correctly(
     assert ok(cli(example_docs, out, fake)) and fake.inputs == []  # and the fresh cache works
 
 
+@pytest.mark.slow
 def test_leftover_and_interrupted_swaps_are_recovered(
     example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer
 ) -> None:
@@ -253,6 +262,7 @@ def test_leftover_and_interrupted_swaps_are_recovered(
     )
 
 
+@pytest.mark.slow
 def test_transient_failures_are_retried(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:
     fake.faults.extend([Fault("429", 1), Fault("500"), Fault("slow", 0.5), Fault("drop")])
     out = tmp_path / "out"
@@ -262,6 +272,7 @@ def test_transient_failures_are_retried(example_docs: Path, tmp_path: Path, fake
     assert fake.requests == 3 + 3  # three batches, three retried failures (the slow one succeeded)
 
 
+@pytest.mark.slow
 def test_hard_failure_keeps_everything_and_loses_nothing_paid(
     example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer
 ) -> None:
@@ -301,6 +312,7 @@ def test_hard_failure_keeps_everything_and_loses_nothing_paid(
     assert not (out / ".embedding-cache.pending").exists()
 
 
+@pytest.mark.slow
 def test_sigkill_mid_embedding(example_docs: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     with FakeEmbeddingServer(dims=32) as fake:
@@ -357,6 +369,7 @@ def test_sigkill_mid_embedding(example_docs: Path, tmp_path: Path) -> None:
         assert len(index_ids(out)) == N_EXAMPLE + 40
 
 
+@pytest.mark.slow
 def test_cold_and_warm_builds_are_identical(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:
     cold, warm = tmp_path / "cold", tmp_path / "warm"
     ok(cli(example_docs, warm, fake))
@@ -394,6 +407,7 @@ def test_cold_and_warm_builds_are_identical(example_docs: Path, tmp_path: Path, 
             assert [h["chunk_id"] for h in cold_page.hits] == [h["chunk_id"] for h in warm_page.hits]
 
 
+@pytest.mark.slow
 def test_rebuild_cache_reembeds_everything(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:
     out = tmp_path / "out"
     ok(cli(example_docs, out, fake))
@@ -404,6 +418,7 @@ def test_rebuild_cache_reembeds_everything(example_docs: Path, tmp_path: Path, f
     assert len(cache_entries(out)) == N_EXAMPLE
 
 
+@pytest.mark.slow
 def test_cache_dir_option(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:
     cache = tmp_path / "ci-cache"
     ok(cli(example_docs, tmp_path / "a", fake, "--cache-dir", str(cache)))
@@ -412,6 +427,7 @@ def test_cache_dir_option(example_docs: Path, tmp_path: Path, fake: FakeEmbeddin
     assert fake.inputs == []
 
 
+@pytest.mark.slow
 def test_cost_truncation_and_key_handling(
     example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -42,6 +42,7 @@ def _ops(path: Path) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("unsigned", [False, True])
 def test_the_int8_graph_multiplies_the_models_own_codes(tmp_path: Path, unsigned: bool) -> None:
     source = OnnxProvider().onnx_path
@@ -115,6 +116,7 @@ def test_activations_are_quantized_per_token_as_a_numpy_reference_does(tmp_path:
     assert not np.array_equal(got, exact)
 
 
+@pytest.mark.slow
 def test_signed_and_unsigned_weights_give_the_same_bits(
     tmp_path: Path, texts: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -138,6 +140,7 @@ def test_signed_and_unsigned_weights_give_the_same_bits(
     assert np.array_equal(OnnxProvider().embed(texts), vectors["int8"])  # as this machine's kind gives them
 
 
+@pytest.mark.slow
 def test_int8_vectors_stay_close_to_the_fp32_graphs_and_queries_use_the_same_graph(
     tmp_path: Path, texts: list[str]
 ) -> None:
@@ -178,6 +181,7 @@ def _scheme(model: str, onnx_package: bool = True, cache: Path | None = None) ->
     return scheme, fingerprint, imported
 
 
+@pytest.mark.slow
 def test_the_graph_that_makes_the_vectors_is_part_of_their_fingerprint(tmp_path: Path) -> None:
     bundled = _scheme("bundled")
     assert bundled[0] == INT8_SCHEME and not bundled[2]  # decided without importing onnx
@@ -190,6 +194,7 @@ def test_the_graph_that_makes_the_vectors_is_part_of_their_fingerprint(tmp_path:
     assert without[0] == FP32_SCHEME and without[1] != bundled[1]
 
 
+@pytest.mark.slow
 def test_a_build_without_the_onnx_package_invalidates_the_int8_vectors_with_the_usual_warning(tmp_path: Path) -> None:
     docs = write(tmp_path, "docs/guide.md", "# Retries\n\nThe client retries 429 responses.\n").parent
     out = tmp_path / "out"

@@ -35,6 +35,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_lancedb_imported_in_a_docs_mcp_process_defers_the_namespace_client_which_still_works() -> None:
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
     found = json.loads(done.stdout.strip().splitlines()[-1])

@@ -40,6 +40,7 @@ def test_identity_without_loading_torch() -> None:
     assert out[0] == "local" and out[1] == "384" and len(out[2]) == 64 and out[3] == "False"
 
 
+@pytest.mark.slow
 def test_vectors_are_deterministic_and_independent_of_batching(provider) -> None:
     texts = ["How do I retry a failed request?", "webhook signature " * 80, "x", "Pagination with cursors."]
     together = provider.embed(texts)
@@ -56,6 +57,7 @@ def test_vectors_are_deterministic_and_independent_of_batching(provider) -> None
     assert other_run == together.tobytes().hex()
 
 
+@pytest.mark.slow
 def test_meaning_not_just_words(provider) -> None:
     q, good, bad = provider.embed(
         [
@@ -67,6 +69,7 @@ def test_meaning_not_just_words(provider) -> None:
     assert float(q @ good) > float(q @ bad) + 0.1
 
 
+@pytest.mark.slow
 def test_cache_reuse_and_invalidation_when_the_model_changes(example_docs: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "out"
@@ -105,6 +108,7 @@ def test_cache_reuse_and_invalidation_when_the_model_changes(example_docs: Path,
     assert f"embedded {N_PASSAGES} passages via local" in third.output
 
 
+@pytest.mark.slow
 def test_local_and_hash_are_interchangeable_without_mixing(example_docs: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "out"

@@ -12,6 +12,8 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
+
 from docs_mcp_core import fsutil
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import EmbeddingProvider, ProviderSettings, make_provider
@@ -107,6 +109,7 @@ def test_touch_reads_the_file_but_reembeds_and_rewrites_nothing(example_docs: Pa
     assert "0 files read" in again.output, again.output  # and recorded again, so the next no-op reads none
 
 
+@pytest.mark.slow
 def test_every_build_is_in_the_audit_whether_or_not_it_loaded_duckdb(
     example_docs: Path, tmp_path: Path, runner
 ) -> None:
@@ -149,6 +152,7 @@ def _ranked(out: Path, queries: list[str], hybrid: bool = False) -> list[dict]:
     return asyncio.run(run())
 
 
+@pytest.mark.slow
 def test_small_edit_updates_the_table_with_the_results_of_a_fresh_build(dub_ts_docs: Path, tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -184,6 +188,7 @@ def test_small_edit_updates_the_table_with_the_results_of_a_fresh_build(dub_ts_d
     assert not any(line.startswith("warning") for line in lines), lines
 
 
+@pytest.mark.slow
 def test_small_edit_updates_a_table_with_vectors_with_the_results_of_a_fresh_build(
     dub_ts_docs: Path, tmp_path: Path
 ) -> None:
@@ -214,6 +219,7 @@ def test_small_edit_updates_a_table_with_vectors_with_the_results_of_a_fresh_bui
     assert ranked == _ranked(fresh, queries, hybrid=True)  # text, phrase and vector lists, fused IDs and scores
 
 
+@pytest.mark.slow
 def test_vectors_of_another_model_are_never_kept_by_an_update(example_docs: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     edited = max(example_docs.rglob("*.md"), key=lambda p: (-p.stat().st_size, str(p)))  # the smallest file

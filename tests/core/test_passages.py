@@ -129,6 +129,7 @@ async def _vector_lists(out: Path, query: str) -> tuple[list[str], object]:
         engine.close()
 
 
+@pytest.mark.slow
 def test_a_query_answered_past_the_first_window_finds_its_chunk(indexes, provider) -> None:
     _, exact, _ = indexes
     ranked, index = asyncio.run(_vector_lists(exact, QUERY))
@@ -144,6 +145,7 @@ def test_a_query_answered_past_the_first_window_finds_its_chunk(indexes, provide
     assert index.ids[int(np.argmax(firsts))] != LONG_ID
 
 
+@pytest.mark.slow
 def test_in_memory_and_vector_index_rank_by_the_best_passage_alike(indexes) -> None:
     _, exact, ann = indexes
     for query in (QUERY, "certificates expire after ninety days", "export results as CSV"):
@@ -215,6 +217,7 @@ def test_reused_files_keep_their_recorded_passages_as_a_cold_build_makes_them(tm
     assert _recorded(out) == _recorded(tmp_path / "cold")
 
 
+@pytest.mark.slow
 def test_a_noop_rebuild_with_a_model_loads_neither_tokenizer_nor_numpy(tmp_path: Path, provider) -> None:
     docs = _docs(tmp_path)
     out = tmp_path / "out"
@@ -231,6 +234,7 @@ def test_a_noop_rebuild_with_a_model_loads_neither_tokenizer_nor_numpy(tmp_path:
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.slow
 def test_a_state_without_recorded_passages_gains_them_and_a_lost_cache_is_embedded_again(
     tmp_path: Path, provider
 ) -> None:
@@ -256,6 +260,7 @@ def test_a_state_without_recorded_passages_gains_them_and_a_lost_cache_is_embedd
     assert hits[0]["chunk_id"] == LONG_ID
 
 
+@pytest.mark.slow
 def test_a_small_edit_updates_a_table_of_passages_as_a_fresh_build_writes_it(tmp_path: Path, provider) -> None:
     docs = _docs(tmp_path)
     for n in range(30):  # enough files that one edited file is a small change (at most 10% of the rows)

@@ -57,6 +57,7 @@ def test_query_words_standing_together_outrank_the_same_words_scattered(built: P
     assert _ids(built, QUERY)[:2] == [TOGETHER_ID, SCATTERED_ID]
 
 
+@pytest.mark.slow
 def test_the_proximity_weight_option_of_search(built: Path) -> None:
     def ranked(*options: str) -> list[str]:
         done = subprocess.run(

@@ -58,6 +58,7 @@ def _ops(path: Path) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow
 def test_queries_run_a_saved_int8_graph_whose_vectors_are_close_to_the_builds_and_reproducible(
     tmp_path: Path, fp32_model: str
 ) -> None:
@@ -126,6 +127,7 @@ print(json.dumps({"note": query.query_note, "same": same, "graph": str(query.gra
 """
 
 
+@pytest.mark.slow
 def test_without_the_onnx_package_queries_use_the_fp32_graph_and_say_why(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(tmp_path / "graphs")], capture_output=True, text=True, check=True

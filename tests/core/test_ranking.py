@@ -234,6 +234,7 @@ def test_content_digest_ignores_headings_only_when_the_text_says_enough() -> Non
     ) == content_digest("Retry", f"## Retry\n\n{body}", f"Retry\n\n{body}")
 
 
+@pytest.mark.slow
 def test_ranking_is_identical_on_two_separate_builds(example_docs: Path, tmp_path: Path) -> None:
     first, second = _build(example_docs, tmp_path / "a"), _build(example_docs, tmp_path / "b")
     queries = [

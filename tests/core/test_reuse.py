@@ -4,6 +4,8 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
+
 from docs_mcp_core.chunking.chunker import CHUNKER_VERSION
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing import file_reuse as reuse
@@ -25,6 +27,7 @@ GOLDEN = {
 }
 
 
+@pytest.mark.slow
 def test_chunker_version_is_bumped_when_chunk_output_changes(dub_ts_docs: Path) -> None:
     h = hashlib.sha256()
     for root in (Path(__file__).parents[2] / "examples" / "parcelly-docs", dub_ts_docs):

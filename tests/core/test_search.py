@@ -153,6 +153,7 @@ def test_text_only_search_of_a_vector_index(example_docs: Path, tmp_path: Path) 
     assert run_search(out, "retry backoff", hybrid=False).mode == "text"
 
 
+@pytest.mark.slow
 def test_hybrid_fusion_option_of_the_search_command(example_docs: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     build(example_docs, out, make_provider(ProviderSettings("hash", dimensions=64)))

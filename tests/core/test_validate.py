@@ -169,6 +169,7 @@ def test_json_format(tmp_path: Path, runner: CliRunner) -> None:
     }
 
 
+@pytest.mark.slow
 def test_console_script_exit_codes(tmp_path: Path, example_docs: Path) -> None:
     ok = subprocess.run(
         [sys.executable, "-m", "docs_mcp_core.cli", "validate", "--docs-dir", str(example_docs)],

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import lancedb
+import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.build import build
@@ -63,6 +64,7 @@ async def _vector_rankings(out: Path, *, indexed: bool) -> list[list[str]]:
         engine.close()
 
 
+@pytest.mark.slow
 def test_indexed_table_returns_the_exact_top_hit(dub_ts_docs: Path, tmp_path: Path) -> None:
     exact_out, ann_out = tmp_path / "exact", tmp_path / "ann"
     build(dub_ts_docs, exact_out, make_provider(ProviderSettings("hash")))  # 1,638 rows: exact, in memory
@@ -90,6 +92,7 @@ def test_indexed_table_returns_the_exact_top_hit(dub_ts_docs: Path, tmp_path: Pa
     assert json.loads(search.stdout)["mode"] == "hybrid"
 
 
+@pytest.mark.slow
 def test_vector_index_policy_and_rebuild_on_change(dub_ts_docs: Path, tmp_path: Path) -> None:
     budget_rows = VECTOR_MEMORY_BYTES // (384 * 4)  # auto: where the server stops ranking in memory
     assert not VectorIndexPolicy().wanted(budget_rows, 384) and VectorIndexPolicy().wanted(budget_rows + 1, 384)

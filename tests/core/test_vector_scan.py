@@ -42,6 +42,7 @@ def exact_chunk_scores(vectors: np.ndarray, starts: np.ndarray, query: np.ndarra
     return np.maximum.reduceat(scores, starts)
 
 
+@pytest.mark.slow
 def test_the_first_pass_keeps_every_chunk_that_can_be_among_the_best() -> None:
     rng = np.random.default_rng(7)
     vectors, starts = corpus(rng)

@@ -26,6 +26,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.mark.slow
 def test_eval_run_with_the_agent_reports_calls_and_characters(example_index: Path, tmp_path: Path) -> None:  # noqa: F811
     results = {}
     for name, extra in (("default", []), ("tight", ["--agent-max-chars", "600"])):
@@ -85,6 +86,7 @@ async def test_zero_results_are_refined_with_the_filter_the_hint_suggests(tmp_pa
     assert played.chars_read == sum(c["chars"] for c in played.calls) > 0
 
 
+@pytest.mark.slow
 def test_eval_reads_prefixed_chunk_ids_of_a_server_of_several_corpora(example_index: Path) -> None:  # noqa: F811
     import anyio
 

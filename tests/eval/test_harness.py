@@ -50,6 +50,7 @@ def test_shipped_example_suite_matches_the_corpus(example_index: Path) -> None:
         assert set(case.relevant) <= ids, case.name
 
 
+@pytest.mark.slow
 def test_run_against_our_server_end_to_end(example_index: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     out, report = tmp_path / "result.json", tmp_path / "report.md"
@@ -95,6 +96,7 @@ def test_a_baseline_that_is_not_a_json_object_is_one_error_line(tmp_path: Path, 
     assert result.output == f"error: {baseline} is not a docs-mcp eval result (no 'summary')\n"
 
 
+@pytest.mark.slow
 def test_baseline_delta_table(example_index: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     base = tmp_path / "base.json"
@@ -141,6 +143,7 @@ def test_delta_table_marks_direction_per_metric() -> None:
     assert rows[4] == "| Peak RSS (MB) | 200.0 | 200.0 | +0.000 |"
 
 
+@pytest.mark.slow
 def test_a_server_that_crashes_gives_a_clear_error_and_a_partial_report(tmp_path: Path) -> None:
     cases = [
         {"name": f"case-{i}", "category": "lexical", "query": f"topic{i} word", "expectedChunkId": f"topic{i}.md#intro"}
@@ -192,6 +195,7 @@ def test_a_server_that_cannot_start_is_reported(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "could not run the suite against" in result.output
 
 
+@pytest.mark.slow
 def test_benchmark_compares_providers(tmp_path: Path) -> None:
     report = tmp_path / "compare.md"
     result = CliRunner().invoke(
@@ -240,6 +244,7 @@ def test_bad_cases_file_is_a_clear_error(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "invalid cases file" in result.output and "cases[0].colour" in result.output
 
 
+@pytest.mark.slow
 def test_benchmark_about_a_docs_website(tmp_path: Path) -> None:
     """`eval benchmark --url`: the site is staged once into the work dir and every provider builds from
     it; a rerun asks for each page conditionally."""

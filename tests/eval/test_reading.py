@@ -131,6 +131,7 @@ def test_characters_to_the_answer_and_two_searches(example_index: Path, tmp_path
     assert "| rephrased | miss | verify webhook signature | " in text
 
 
+@pytest.mark.slow
 def test_no_follow_ups_no_two_search_rows(example_index: Path, tmp_path: Path) -> None:
     suite = tmp_path / "suite.json"
     suite.write_text(

@@ -55,6 +55,7 @@ def test_every_shipped_suite_is_listed_with_its_corpus() -> None:
         assert suite_file == SUITE_DIR / f"{name}.json" and docs.is_dir(), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SHIPPED)
 def test_suite_ids_exist_in_its_built_corpus(name: str, tmp_path: Path) -> None:
     tune = tune_module()

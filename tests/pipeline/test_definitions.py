@@ -70,6 +70,7 @@ def _strip_time(path: Path) -> dict:
     return data
 
 
+@pytest.mark.slow
 def test_materialize_equals_cli_build(example_config: Path, example_docs: Path, tmp_path: Path) -> None:
     defs = build_definitions(str(example_config))
     result = dg.materialize(
@@ -166,6 +167,7 @@ def quiet(output: str) -> None:
     assert " - DEBUG - " not in output, output[-3000:]
 
 
+@pytest.mark.slow
 def test_the_ci_path_and_dg_launch_from_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The CI path and the documented one: the repository's own config and dagster.yaml, in a scratch
     copy. `docs-mcp pipeline launch` from the repository root (CI), then `dg launch` from another directory:
@@ -221,6 +223,7 @@ def test_the_ci_path_and_dg_launch_from_the_repository(tmp_path: Path, monkeypat
     assert (home / "history" / "runs.db").is_file()
 
 
+@pytest.mark.slow
 def test_a_wrong_corpus_name_gets_one_line_naming_the_corpora(tmp_path: Path) -> None:
     """`dg launch --partition exmaple` ends in a DagsterInvalidSubsetError traceback; the documented command
     checks the name first. Against a real (temporary) DAGSTER_HOME, where no run is recorded."""
@@ -244,6 +247,7 @@ def test_a_wrong_corpus_name_gets_one_line_naming_the_corpora(tmp_path: Path) ->
     assert not (home / "history").exists()  # nothing was launched
 
 
+@pytest.mark.slow
 def test_the_instance_config_is_at_the_top_level_where_dagster_home_is(tmp_path: Path) -> None:
     """dagster.yaml at the repository's top level (beside workspace.yaml), a file of its own: with
     DAGSTER_HOME the repository root, it is $DAGSTER_HOME/dagster.yaml, Dagster's documented layout."""

@@ -50,6 +50,7 @@ def project(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow
 def test_local_staging_of_a_framework_project_builds_the_folders_chunks(tmp_path: Path) -> None:
     repo = project(tmp_path)
     build(repo / "docs", tmp_path / "direct", make_provider(ProviderSettings("none")))
@@ -68,6 +69,7 @@ def test_local_staging_of_a_framework_project_builds_the_folders_chunks(tmp_path
     assert again.data_version != before and again.changed == ["../docs_src/tutorial/update/tutorial002_py310.py"]
 
 
+@pytest.mark.slow
 def test_a_vitepress_config_and_snippet_inside_the_docs_folder_are_staged(tmp_path: Path) -> None:
     staged = stage_local(VITE / "docs", tmp_path / "stage" / "docs")
     assert Path(staged.path) == tmp_path / "stage" / "docs"
@@ -118,6 +120,7 @@ def test_git_and_folder_sources_through_dagster_build_sqlmodel_with_its_includes
     assert "hero_1.age = 16" in update["content"]  # code from docs_src/, included with {! !} / {* *}
 
 
+@pytest.mark.slow
 def test_git_staging_fetches_only_the_files_the_includes_read(tmp_path: Path) -> None:
     repo = project(tmp_path)
     write(repo, "snippets/shared.md", '--8<-- "snippets/deeper.md"\n')

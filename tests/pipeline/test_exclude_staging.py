@@ -5,6 +5,7 @@ import subprocess
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from docs_mcp_pipeline import build_definitions
 
@@ -20,6 +21,7 @@ def git(repo: Path, *args: str) -> None:
     )
 
 
+@pytest.mark.slow
 def test_staging_skips_excluded_files_for_local_and_git_sources(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     write(

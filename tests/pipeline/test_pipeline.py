@@ -68,6 +68,7 @@ def evaluate_sensor(defs: dg.Definitions, instance: dg.DagsterInstance, cursor: 
         return sensor.evaluate_tick(context)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("as_url", [False, True])
 def test_repo_sensor_requests_one_run_per_new_commit(tmp_path: Path, docs_repo: Path, as_url: bool) -> None:
     source = f"file://{docs_repo}" if as_url else str(docs_repo)
@@ -134,6 +135,7 @@ def test_git_source_errors_are_clear(tmp_path: Path, docs_repo: Path) -> None:
     assert "subdir 'nope' is not a folder at commit" in failure.event_specific_data.error.message
 
 
+@pytest.mark.slow
 def test_two_corpora_are_independent(tmp_path: Path, example_docs: Path, docs_repo: Path) -> None:
     config = write_config(
         tmp_path / "docs-mcp.yaml",
@@ -167,6 +169,7 @@ STALENESS = """{ assetNodes { assetKey { path } staleStatus(partition: "example"
                   staleCauses(partition: "example") { key { path } } } }"""
 
 
+@pytest.mark.slow
 def test_downstream_is_stale_only_when_the_staged_data_version_changes(
     example_config: Path, example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -207,6 +210,7 @@ def test_downstream_is_stale_only_when_the_staged_data_version_changes(
         assert [c["key"]["path"][0] for c in nodes()["fingerprints"]["staleCauses"]] == ["chunks"]
 
 
+@pytest.mark.slow
 def test_cache_audit_keeps_history_across_builds(example_config: Path, example_docs: Path, tmp_path: Path) -> None:
     defs = build_definitions(str(example_config))
     instance = dg.DagsterInstance.ephemeral()
@@ -242,6 +246,7 @@ def _published(out: Path) -> tuple[dict, int]:
     return meta, meta["index"]["version"]
 
 
+@pytest.mark.slow
 def test_each_check_fails_on_a_broken_output(example_config: Path, tmp_path: Path) -> None:
     defs = build_definitions(str(example_config))
     materialize(defs, "example", dg.DagsterInstance.ephemeral())
@@ -297,6 +302,7 @@ def test_each_check_fails_on_a_broken_output(example_config: Path, tmp_path: Pat
     )
 
 
+@pytest.mark.slow
 def test_a_failing_blocking_check_fails_the_run_before_publishing(
     example_config: Path, example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -354,6 +360,7 @@ def test_a_failing_blocking_check_fails_the_run_before_publishing(
     assert (out / "metadata.json").read_bytes() == published  # nothing was published
 
 
+@pytest.mark.slow
 def test_cli_build_from_git_stages_as_the_pipeline_does(tmp_path: Path, docs_repo: Path) -> None:
     """`docs-mcp build --git` and a git corpus's run give the same index: one staging code path."""
     from click.testing import CliRunner

@@ -33,6 +33,7 @@ def _count_model_opens(event: str, args: tuple) -> None:
 sys.addaudithook(_count_model_opens)  # audit hooks cannot be removed: it counts only while _counting
 
 
+@pytest.mark.slow
 def test_the_provider_is_built_once_per_run(tmp_path: Path, example_docs: Path) -> None:
     config = write_config(
         tmp_path / "docs-mcp.yaml",

@@ -128,6 +128,7 @@ def repo(tmp_path: Path, example_docs: Path) -> Path:
     return work
 
 
+@pytest.mark.slow
 def test_backfill_builds_every_corpus_side_by_side(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = repo  # DAGSTER_HOME is the repository root, where dagster.yaml is
     # Runs wait where they write their table until the test releases them (docs_mcp_core/failpoints.py),

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import dagster as dg
 import duckdb
+import pytest
 
 from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_pipeline import build_definitions
@@ -21,6 +22,7 @@ def staged_metadata(result: dg.ExecuteInProcessResult) -> tuple[dict, str]:
     return {k: v.value for k, v in event.metadata.items()}, event.tags["dagster/data_version"]
 
 
+@pytest.mark.slow
 def test_url_corpus_is_staged_conditionally_and_audited(tmp_path: Path) -> None:
     site_dir = copy_site(tmp_path / "site", PAGES)
     out = tmp_path / "indexes" / "httpx"

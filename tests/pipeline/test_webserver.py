@@ -11,6 +11,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from ..conftest import REPO
 
 
@@ -30,6 +32,7 @@ def graphql(port: int, query: str) -> dict:
         return json.loads(response.read())
 
 
+@pytest.mark.slow
 def test_webserver_lists_the_seven_assets_and_checks(tmp_path: Path) -> None:
     for name in ("workspace.yaml", "docs-mcp.yaml", "dagster.yaml"):  # the repository's root, its DAGSTER_HOME
         shutil.copy(REPO / name, tmp_path / name)

@@ -70,6 +70,7 @@ def by_name(body: dict) -> dict[str, dict]:
     return {corpus["name"]: corpus for corpus in body["corpora"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "damage", [drop_lancedb, drop_data_files, drop_search_indexes], ids=["no-lancedb", "no-data-files", "no-fts"]
 )
@@ -126,6 +127,7 @@ def test_a_broken_corpus_is_reported_and_the_others_keep_answering(
     assert "corpus 'X' can be read again" in server_log
 
 
+@pytest.mark.slow
 def test_a_deleted_index_folder_is_reported_not_ok(corpora: tuple[Path, Path, Path, Path], tmp_path: Path) -> None:
     a, x = copies(corpora, tmp_path)
     with http_server(None, "--index", f"A={a}", "--index", f"X={x}", "--stateless") as base:
@@ -150,6 +152,7 @@ def test_a_deleted_index_folder_is_reported_not_ok(corpora: tuple[Path, Path, Pa
             client.close()
 
 
+@pytest.mark.slow
 def test_a_lone_deleted_index_fails_health(corpora: tuple[Path, Path, Path, Path], tmp_path: Path) -> None:
     a, _ = copies(corpora, tmp_path)
     with http_server(a, "--stateless") as base:

@@ -97,6 +97,7 @@ def cold(example_docs: Path, tmp_path: Path) -> dict[str, list[float]]:
     return published_vectors(tmp_path / "cold")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", [same_size_garbage, nan_and_inf, valid_but_wrong_floats])
 def test_damaged_cache_file_is_a_warning_and_a_correct_build(example_docs: Path, tmp_path: Path, cold, damage) -> None:
     out = tmp_path / "out"
@@ -110,6 +111,7 @@ def test_damaged_cache_file_is_a_warning_and_a_correct_build(example_docs: Path,
     assert "warn:" not in build(example_docs, out)  # the rewritten cache is sound
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "meta",
     [
@@ -143,6 +145,7 @@ def unpublished_vectors(docs: Path, out: Path) -> None:
     assert _open(out / PENDING).count_rows() > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "damage,reason,embedded",
     [

@@ -6,6 +6,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from docs_mcp_core.cli import main
@@ -60,6 +61,7 @@ def cli(docs: Path, out: Path, server: FakeEmbeddingServer) -> str:
     return result.output
 
 
+@pytest.mark.slow
 def test_revert_after_a_kill_before_publish_embeds_nothing(example_docs: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     page = example_docs / "guides" / "rate-limits.md"

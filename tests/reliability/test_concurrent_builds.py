@@ -71,6 +71,7 @@ def wait_for(condition, seconds: float = 60) -> None:
     assert condition()
 
 
+@pytest.mark.slow
 def test_second_build_fails_at_once_and_pays_nothing(
     example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer
 ) -> None:
@@ -97,6 +98,7 @@ def test_second_build_fails_at_once_and_pays_nothing(
     assert fake.requests == 0 and f"embedding cache: {EXAMPLE_CHUNKS} hits, 0 misses" in c.stderr
 
 
+@pytest.mark.slow
 def test_a_killed_build_leaves_no_lock_behind(example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer) -> None:
     out = tmp_path / "out"
     fake.latency = 0.3
@@ -113,6 +115,7 @@ def test_a_killed_build_leaves_no_lock_behind(example_docs: Path, tmp_path: Path
     assert "reused" in result.stderr and len(fake.inputs) < EXAMPLE_CHUNKS  # what A paid for is not paid again
 
 
+@pytest.mark.slow
 def test_duplicate_fingerprints_in_the_pending_store_need_no_rebuild_cache(
     example_docs: Path, tmp_path: Path, fake: FakeEmbeddingServer
 ) -> None:
@@ -167,6 +170,7 @@ def materialize(defs: dg.Definitions, instance: dg.DagsterInstance) -> dg.Execut
     )
 
 
+@pytest.mark.slow
 def test_dagster_run_fails_at_once_while_the_output_is_locked(example_config: Path, tmp_path: Path) -> None:
     defs = build_definitions(str(example_config))
     out = tmp_path / "indexes" / "example"
@@ -184,6 +188,7 @@ def test_dagster_run_fails_at_once_while_the_output_is_locked(example_config: Pa
         pass
 
 
+@pytest.mark.slow
 def test_cli_build_fails_while_a_dagster_run_holds_the_output(
     example_config: Path, tmp_path: Path, example_docs: Path
 ) -> None:
@@ -226,6 +231,7 @@ def test_cli_build_fails_while_a_dagster_run_holds_the_output(
     assert seen == [f"1 error: {LOCKED} {out}; wait for it to finish or build into another --index"]
 
 
+@pytest.mark.slow
 def test_a_run_lease_keeps_other_runs_out_until_its_run_is_over(example_config: Path, tmp_path: Path) -> None:
     """Under an executor with one process per step the flock lasts a step; the lease covers the gaps."""
     defs = build_definitions(str(example_config))

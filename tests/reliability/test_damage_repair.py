@@ -73,6 +73,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[st
     return docs, out, search_ids(out, QUERY)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "damage",
     [
@@ -120,6 +121,7 @@ def test_the_next_build_repairs_a_damaged_output(
         assert [h["chunk_id"] for h in run_search(out, QUERY, hybrid=False).hits] == expected
 
 
+@pytest.mark.slow
 def test_reading_commands_give_one_line_for_metadata_of_the_wrong_type(
     built: tuple[Path, Path, list[str]], tmp_path: Path
 ) -> None:
@@ -142,6 +144,7 @@ def test_reading_commands_give_one_line_for_metadata_of_the_wrong_type(
         assert len(lines) == 1 and lines[0].startswith("error: ") and "metadata.json" in lines[0], (args, lines)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("schema", [SCHEMA_VERSION - 1, SCHEMA_VERSION + 1, None], ids=["older", "newer", "absent"])
 def test_an_index_of_another_schema_version_is_refused_in_one_line(
     built: tuple[Path, Path, list[str]], tmp_path: Path, schema: int | None
@@ -167,6 +170,7 @@ def test_an_index_of_another_schema_version_is_refused_in_one_line(
     assert search_ids(out, QUERY) == expected
 
 
+@pytest.mark.slow
 def test_force_rewrites_the_table_even_when_nothing_changed(
     built: tuple[Path, Path, list[str]], tmp_path: Path
 ) -> None:
@@ -185,6 +189,7 @@ def test_force_rewrites_the_table_even_when_nothing_changed(
     assert "index unchanged" in plain.stderr and published(out)["version"] == after["version"]
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 @pytest.mark.parametrize("damage", [drop_lancedb, drop_data_file, name_missing_version], ids=lambda f: f.__name__)
 async def test_reading_a_damaged_index_is_one_clear_error(
@@ -208,6 +213,7 @@ async def test_reading_a_damaged_index_is_one_clear_error(
     assert answer.is_error and "cannot be read" in answer.content[0].text and "docs-mcp build" in answer.content[0].text
 
 
+@pytest.mark.slow
 def test_embedding_dimensions_that_disagree_with_the_table_are_one_line(tmp_path: Path) -> None:
     """metadata.json's embedding.dimensions out of range, or not the table's: one line, then the build repairs it."""
     docs = Path(__file__).resolve().parents[2] / "examples" / "parcelly-docs"

@@ -8,6 +8,8 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from ..conftest import write
 from ..core.test_fix import sdk_corpus
 from .clitools import docs_mcp
@@ -21,6 +23,7 @@ def fix_write(docs: Path):  # type: ignore[no-untyped-def]
     return proc
 
 
+@pytest.mark.slow
 def test_a_symlinked_manifest_is_never_replaced_nor_written_through(tmp_path: Path) -> None:
     docs = sdk_corpus(tmp_path / "docs")
     outside = write(tmp_path, "outside/manifest.json", STRATEGY_LESS)
@@ -41,6 +44,7 @@ def test_a_symlinked_manifest_is_never_replaced_nor_written_through(tmp_path: Pa
     assert shared.read_text() == STRATEGY_LESS
 
 
+@pytest.mark.slow
 def test_a_read_only_manifest_stays_as_it_is(tmp_path: Path) -> None:
     docs = sdk_corpus(tmp_path / "docs")
     manifest = write(docs, ".docs-mcp.json", STRATEGY_LESS)
@@ -54,6 +58,7 @@ def test_a_read_only_manifest_stays_as_it_is(tmp_path: Path) -> None:
     assert not [p for p in docs.iterdir() if p.name.endswith(".tmp")]  # no temp file left behind
 
 
+@pytest.mark.slow
 def test_a_replaced_manifest_keeps_its_mode(tmp_path: Path) -> None:
     docs = sdk_corpus(tmp_path / "docs")
     manifest = write(docs, ".docs-mcp.json", STRATEGY_LESS)

@@ -86,6 +86,7 @@ def outside(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_symlink_to_a_file_outside_is_skipped_and_never_served(tmp_path: Path, docs: Path, outside: Path) -> None:
     (docs / "leak.md").symlink_to(outside / "secret.md")
     (docs / "passwd.md").symlink_to("/etc/passwd")
@@ -102,6 +103,7 @@ def test_symlink_to_a_file_outside_is_skipped_and_never_served(tmp_path: Path, d
     assert searched(out, "wombatsecret").startswith("no results")
 
 
+@pytest.mark.slow
 def test_symlinked_folder_outside_is_not_followed(tmp_path: Path, docs: Path, outside: Path) -> None:
     (docs / "external").symlink_to(outside / "pages", target_is_directory=True)
     out = tmp_path / "out"
@@ -130,6 +132,7 @@ def test_loops_and_dangling_symlinks_are_warnings(tmp_path: Path, docs: Path) ->
     assert "validated 1 markdown file(s): 0 error(s)" in check.stdout
 
 
+@pytest.mark.slow
 def test_a_symlink_inside_the_docs_folder_is_indexed_once(tmp_path: Path, docs: Path) -> None:
     (docs / "alias.md").symlink_to("guide.md")  # guide.md is indexed under its own path
     write(docs, ".shared/faq.txt", "# FAQ\n\n## Why\n\nBecause of the platypusreason.\n")
@@ -143,6 +146,7 @@ def test_a_symlink_inside_the_docs_folder_is_indexed_once(tmp_path: Path, docs: 
     assert "faq.md#faq/why" in searched(out, "platypusreason")
 
 
+@pytest.mark.slow
 def test_fifo_and_socket_named_md_are_skipped_without_hanging(tmp_path: Path, docs: Path) -> None:
     os.mkfifo(docs / "x.md")
     os.mkfifo(docs / ".docs-mcp.json")
@@ -159,6 +163,7 @@ def test_fifo_and_socket_named_md_are_skipped_without_hanging(tmp_path: Path, do
         assert proc.returncode == 0 and "x.md:1: warning: skipped: a FIFO" in proc.stderr
 
 
+@pytest.mark.slow
 def test_deep_nesting_is_one_error_line(tmp_path: Path, docs: Path) -> None:
     deep_json = '{"a":' * DEEP + "1" + "}" * DEEP
     write(docs, "manifest/.docs-mcp.json", "[" * DEEP + "]" * DEEP)
@@ -178,6 +183,7 @@ def test_deep_nesting_is_one_error_line(tmp_path: Path, docs: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_other_hostile_files_give_diagnostics_not_tracebacks(tmp_path: Path, docs: Path) -> None:
     (docs / "binary.md").write_bytes(bytes(range(256)) * 64)
     (docs / "nul.md").write_bytes(b"# Nul\n\n## Bytes\n\nbefore\x00after nulbytesword\n")
@@ -206,6 +212,7 @@ def test_other_hostile_files_give_diagnostics_not_tracebacks(tmp_path: Path, doc
     assert "long.md#" in searched(out, "longlineword")
 
 
+@pytest.mark.slow
 def test_docs_dir_that_is_a_file_or_missing_is_an_error_line(tmp_path: Path, docs: Path) -> None:
     page = docs / "guide.md"
     for command in (
@@ -222,6 +229,7 @@ def test_docs_dir_that_is_a_file_or_missing_is_an_error_line(tmp_path: Path, doc
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("out", ["/proc/nope", "/dev/null/x", "FILE"])
 def test_unwritable_out_is_an_error_line(tmp_path: Path, docs: Path, out: str) -> None:
     target = str(docs / "guide.md") if out == "FILE" else out
@@ -245,6 +253,7 @@ def test_cache_dir_that_cannot_be_written_is_an_error_line(tmp_path: Path, docs:
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_empty_corpus_is_refused_unless_allowed(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     write(empty, ".drafts/hidden.md", PAGE)  # dot-folders are skipped: still nothing to index
@@ -265,6 +274,7 @@ def test_empty_corpus_is_refused_unless_allowed(tmp_path: Path) -> None:
 BAD_NAMES = ["a#b.md", "new\nline.md", "tab\there.md", " leading.md", "dir#1/page.md", "esc\x1b.md", "ls\u2028.md"]
 
 
+@pytest.mark.slow
 def test_file_names_that_cannot_be_chunk_ids_are_rejected(tmp_path: Path, docs: Path) -> None:
     for name in BAD_NAMES:
         write(docs, name, PAGE)
@@ -284,6 +294,7 @@ def test_file_names_that_cannot_be_chunk_ids_are_rejected(tmp_path: Path, docs: 
 ODD_NAMES = ["with space.md", "ünïcödé.md", "100%.md", "quo'te\"s.md", "nb\u00a0sp.md", "a+b=c&d.md", "semi;colon.md"]
 
 
+@pytest.mark.slow
 def test_odd_file_names_round_trip_from_search_to_get_doc(tmp_path: Path, docs: Path) -> None:
     for n, name in enumerate(ODD_NAMES):
         write(docs, f"odd/{name}", f"# Title {n}\n\n## Section\n\nThe oddword{n} paragraph.\n")
@@ -362,6 +373,7 @@ def test_git_staging_never_extracts_a_symlink_leading_outside(tmp_path: Path) ->
     assert "passwd.md:1: warning: skipped: symlink to /etc/passwd, outside the docs folder" in staged.warnings
 
 
+@pytest.mark.slow
 def test_dagster_skips_the_same_entries_and_refuses_an_empty_corpus(tmp_path: Path, docs: Path, outside: Path) -> None:
     (docs / "leak.md").symlink_to(outside / "secret.md")
     os.mkfifo(docs / "x.md")
@@ -406,6 +418,7 @@ def test_dagster_skips_the_same_entries_and_refuses_an_empty_corpus(tmp_path: Pa
     assert materialize("empty-ok").success
 
 
+@pytest.mark.slow
 def test_config_with_wrong_types_or_deep_nesting_is_one_error(tmp_path: Path) -> None:
     cases = {
         "corpora: [{name: 1, source: {path: x}}]\n": "corpora[0].name: Input should be a valid string",

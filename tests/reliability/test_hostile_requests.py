@@ -61,6 +61,7 @@ FORGED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("payload", FORGED.values(), ids=FORGED.keys())
 def test_a_forged_cursor_is_refused_before_its_payload_is_parsed(server: tuple[str, Path], payload: bytes) -> None:
     base, log = server
@@ -114,6 +115,7 @@ def test_a_negative_offset_says_what_is_allowed(server: tuple[str, Path]) -> Non
     assert not ok and "offset must be an integer of at least 0" in text and "None" not in text, text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "option,value",
     [
@@ -138,6 +140,7 @@ def message(payload: dict) -> bytes:
     return (json.dumps(payload) + "\n").encode()
 
 
+@pytest.mark.slow
 def test_an_oversized_stdio_message_is_refused_and_the_server_goes_on(index: Path, tmp_path: Path) -> None:
     pad = "x" * (4 * 2**20)  # the message around it is over 4 MB
     big_first = message({"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {"_meta": {"pad": pad}}})

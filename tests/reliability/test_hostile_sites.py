@@ -97,6 +97,7 @@ def test_redirects_never_leave_the_site_and_nothing_is_requested_elsewhere(tmp_p
         assert not (tmp_path / "full" / "metadata.json").exists()
 
 
+@pytest.mark.slow
 def test_a_redirect_to_another_scheme_or_a_malformed_url_skips_the_page(tmp_path: Path) -> None:
     targets = {
         "file": ("file:///etc/passwd", "a file: URL is never fetched"),
@@ -133,6 +134,7 @@ def endless(path: str) -> Reply | None:
     return None
 
 
+@pytest.mark.slow
 def test_pages_without_text_count_towards_max_pages_so_an_endless_crawl_ends(tmp_path: Path) -> None:
     with HostileSite(generate=endless) as site:
         site.routes["/"] = page("Home", "the only page with text", ("/hub/0/",))
@@ -146,6 +148,7 @@ def test_pages_without_text_count_towards_max_pages_so_an_endless_crawl_ends(tmp
         assert {c["filepath"] for c in chunks(out)} == {"index.md"}
 
 
+@pytest.mark.slow
 def test_redirects_and_retries_count_against_a_request_budget(tmp_path: Path) -> None:
     """A sitemap page that redirects 10 times and then fails, for every page: requests stay within 4 x max_pages + 100."""
 
@@ -226,6 +229,7 @@ def test_a_gzip_bomb_sitemap_is_cut_off_and_the_site_is_crawled(tmp_path: Path) 
 # ---- pages that cannot be converted or staged (items 15 and 19)
 
 
+@pytest.mark.slow
 def test_deeply_nested_html_converts_with_a_warning(tmp_path: Path) -> None:
     deep = "<html><body><main><h1>Deep</h1>" + "<div>" * 400 + "<p>the deep numbat text</p>" + "</div>" * 400
     with HostileSite() as site:
@@ -244,6 +248,7 @@ def test_deeply_nested_html_converts_with_a_warning(tmp_path: Path) -> None:
         assert "the deep numbat text" in text_of(out)
 
 
+@pytest.mark.slow
 def test_one_bad_page_is_skipped_with_its_url_and_the_site_builds(tmp_path: Path) -> None:
     long = "a" * 300
     with HostileSite() as site:
@@ -269,6 +274,7 @@ def test_one_bad_page_is_skipped_with_its_url_and_the_site_builds(tmp_path: Path
         assert {c["filepath"] for c in chunks(out)} == {"index.md"}
 
 
+@pytest.mark.slow
 def test_bad_start_urls_are_one_error_line(tmp_path: Path) -> None:
     for url, problem in (("http://[::1", "Invalid IPv6 URL"), ("http://127.0.0.1:99999/", "Port out of range")):
         proc = docs_mcp("build", "--url", url, "--out", str(tmp_path / "out"), "--embedding-provider", "none")
@@ -281,6 +287,7 @@ def test_bad_start_urls_are_one_error_line(tmp_path: Path) -> None:
 # ---- HTTP as servers actually speak it (item 20)
 
 
+@pytest.mark.slow
 def test_the_http_charset_is_honoured(tmp_path: Path) -> None:
     text = "Café crème, déjà vu, naïve façade: à la carte"
     with HostileSite() as site:
@@ -317,6 +324,7 @@ def test_force_sends_no_validators_so_a_lying_304_cannot_keep_a_page_stale(tmp_p
         assert "the second version" in text_of(out)
 
 
+@pytest.mark.slow
 def test_a_sitemap_answered_with_html_falls_back_to_crawling(tmp_path: Path) -> None:
     with HostileSite() as site:
         site.routes = {

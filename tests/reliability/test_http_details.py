@@ -58,6 +58,7 @@ def port_of(base: str) -> int:
     return port
 
 
+@pytest.mark.slow
 def test_healthz_goes_through_the_host_check(server: str) -> None:
     port = port_of(server)
     assert request(server, "GET", "/healthz", {"Host": "evil.example"})[0] == 421
@@ -84,6 +85,7 @@ def test_lookalike_hosts_are_refused(server: str, host: str) -> None:
     assert request(server, "GET", "/healthz", headers)[0] == 421
 
 
+@pytest.mark.slow
 def test_allowed_host_without_a_port_and_origin_case(index: Path) -> None:
     with http_server(
         index, "--allowed-host", "docs.example.com", "--allowed-origin", "https://app.example.com"
@@ -101,6 +103,7 @@ def test_allowed_host_without_a_port_and_origin_case(index: Path) -> None:
         assert request(base, "POST", "/mcp", {**local, "Origin": "null"}, INIT)[0] == 403
 
 
+@pytest.mark.slow
 def test_bearer_scheme_is_case_insensitive(index: Path) -> None:
     with http_server(
         index, "--auth-token-env", "DOCS_TOKEN", env={"DOCS_TOKEN": "s3cret-token-0123456789abcdefghij"}
@@ -133,6 +136,7 @@ def test_bearer_scheme_is_case_insensitive(index: Path) -> None:
         )
 
 
+@pytest.mark.slow
 def test_healthz_reports_the_published_version_after_a_hot_reload(tmp_path: Path) -> None:
     """Regression: /healthz showed the version of the last request, not the published one."""
     shutil.copytree(EXAMPLE_DOCS, tmp_path / "docs")
@@ -160,6 +164,7 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     )
 
 
+@pytest.mark.slow
 def test_a_short_cursor_secret_is_refused_at_start(index: Path) -> None:
     short = {"DOCS_MCP_CURSOR_SECRET": "x" * 31}
     for args in (
@@ -200,6 +205,7 @@ def listing(root: Path) -> list[tuple[str, int, int]]:
     return sorted((str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sql",
     [

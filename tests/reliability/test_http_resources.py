@@ -92,6 +92,7 @@ def healthy(base: str) -> bool:
         conn.close()
 
 
+@pytest.mark.slow
 def test_unfinished_requests_are_answered_408_or_closed(index: Path) -> None:
     with http_server(index, "--stateless", "--header-timeout", "1", "--body-timeout", "1") as base:
         silent = [opened(base, b"") for _ in range(10)]
@@ -117,6 +118,7 @@ def test_unfinished_headers_time_out_by_default(index: Path) -> None:
             assert until_closed(sock).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
 
 
+@pytest.mark.slow
 def test_an_oversized_header_is_refused(index: Path) -> None:
     with http_server(index, "--stateless") as base:
         sock = opened(base, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
@@ -137,6 +139,7 @@ def raw_request(base: str, lines: list[str], body: bytes = b"") -> tuple[int, by
     return int(answer.split(b" ", 2)[1]), answer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "extra",
     [
@@ -201,6 +204,7 @@ def session_request(base: str, method: str, session: str) -> int:
         conn.close()
 
 
+@pytest.mark.slow
 def test_sessions_are_capped_and_a_closed_one_frees_its_place(index: Path) -> None:
     with http_server(index, "--max-sessions", "3") as base:
         sessions = [initialize(base) for _ in range(3)]
@@ -213,6 +217,7 @@ def test_sessions_are_capped_and_a_closed_one_frees_its_place(index: Path) -> No
         assert initialize(base) == (503, None)
 
 
+@pytest.mark.slow
 def test_idle_sessions_expire(index: Path) -> None:
     with http_server(index, "--max-sessions", "2", "--session-idle-timeout", "1") as base:
         sessions = [initialize(base)[1] for _ in range(2)]
@@ -224,6 +229,7 @@ def test_idle_sessions_expire(index: Path) -> None:
         assert session_request(base, "POST", sessions[0] or "") == 404
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "token,message",
     [
@@ -251,6 +257,7 @@ def test_a_weak_bearer_token_is_refused_at_start(index: Path, token: str, messag
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_a_long_enough_token_is_accepted(index: Path) -> None:
     with http_server(index, "--auth-token-env", "DOCS_TOKEN", env={"DOCS_TOKEN": TOKEN}) as base:
         host, port = address(base)
@@ -271,6 +278,7 @@ def test_a_long_enough_token_is_accepted(index: Path) -> None:
             conn.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "option,value",
     [

@@ -12,6 +12,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from docs_mcp_core.failpoints import ENV
 from docs_mcp_core.fsutil import dir_size
 from docs_mcp_core.indexing.file_reuse import pending_paths, published_files
@@ -63,6 +65,7 @@ def assert_servable_and_consistent(out: Path, phase: str) -> None:
         assert chunks_file == out / "chunks.json"
 
 
+@pytest.mark.slow
 def test_kills_at_every_phase_leave_a_servable_index_and_nothing_behind(tmp_path: Path) -> None:
     docs, out = tmp_path / "docs", tmp_path / "out"
     shutil.copytree(EXAMPLE_DOCS, docs)

@@ -28,6 +28,7 @@ def chat(content: str) -> bytes:
     return json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}).encode()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "raw,expected",
     [
@@ -66,6 +67,7 @@ HOSTILE = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,text,why", HOSTILE, ids=[h[0] for h in HOSTILE])
 def test_hostile_text_from_the_model_is_never_written(tmp_path: Path, name: str, text: str, why: str) -> None:
     docs = sdk_corpus(tmp_path / "docs")
@@ -101,6 +103,7 @@ def strings(value: object) -> list[str]:
     return []
 
 
+@pytest.mark.slow
 def test_whitespace_in_an_answer_is_folded_into_one_line(tmp_path: Path) -> None:
     docs = sdk_corpus(tmp_path / "docs")
     answer = {"taxonomy": {"language": "  SDK\tlanguage\n\nof a page.  "}, "mcpServerInstructions": "One.\nTwo."}

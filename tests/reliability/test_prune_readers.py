@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
+
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.build import build
 from docs_mcp_core.indexing.table import open_table
@@ -43,6 +45,7 @@ class Reader(threading.Thread):
         return self
 
 
+@pytest.mark.slow
 def test_a_reader_of_the_previous_version_keeps_reading_while_two_builds_publish(
     example_docs: Path, tmp_path: Path
 ) -> None:

@@ -48,6 +48,7 @@ def assert_refused(result: subprocess.CompletedProcess[str], path: Path) -> None
     assert str(path) in lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_a_missing_path_is_not_created(tmp_path: Path, command: str) -> None:
     for missing in (tmp_path / "nope", tmp_path / "deeper" / "nope"):
@@ -57,6 +58,7 @@ def test_a_missing_path_is_not_created(tmp_path: Path, command: str) -> None:
     assert listing(tmp_path) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_a_docs_folder_is_not_an_index_and_stays_untouched(tmp_path: Path, command: str) -> None:
     """Regression: `search --index DOCS` wrote DOCS/.docs-mcp/cursor-secret."""
@@ -69,6 +71,7 @@ def test_a_docs_folder_is_not_an_index_and_stays_untouched(tmp_path: Path, comma
     assert listing(tmp_path) == before
 
 
+@pytest.mark.slow
 def test_a_file_is_not_an_index(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("hello\n")
@@ -79,6 +82,7 @@ def test_a_file_is_not_an_index(tmp_path: Path) -> None:
     assert listing(tmp_path) == ["notes.txt"]
 
 
+@pytest.mark.slow
 def test_an_unwritable_secret_location_falls_back_to_a_process_secret(tmp_path: Path) -> None:
     """A valid index whose .docs-mcp cannot hold the secret (a read-only mount, here: a file in the way)
     still answers, with a warning, and nothing is written."""
@@ -94,6 +98,7 @@ def test_an_unwritable_secret_location_falls_back_to_a_process_secret(tmp_path: 
     assert listing(index) == before
 
 
+@pytest.mark.slow
 def test_a_valid_index_gets_its_secret_once(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLE_DOCS, tmp_path / "docs")
     index = build_index(tmp_path / "docs", tmp_path / "index")

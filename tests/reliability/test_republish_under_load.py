@@ -7,6 +7,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from ..conftest import DUB_TS, H2_MANIFEST
 from .load import build, copy_corpus, http_server, queries_from, run_load
 
@@ -16,6 +18,7 @@ SECONDS = 20.0  # the clients' run; each republish is due at an even share of it
 MAX_REQUESTS = 2000  # per client: bounds the work on a fast machine
 
 
+@pytest.mark.slow
 def test_republishing_under_load_fails_no_request(tmp_path: Path) -> None:
     docs = copy_corpus(DUB_TS, tmp_path / "docs")  # big enough that reads of an old version overlap a publish
     (docs / ".docs-mcp.json").write_text(json.dumps(H2_MANIFEST))

@@ -14,6 +14,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from docs_mcp_core.output.table_files import manifests
 
 from ..conftest import EXAMPLE_DOCS
@@ -51,6 +53,7 @@ def held(paused: Path, call: tuple[str, dict], base: str) -> tuple[threading.Thr
     return thread, answers
 
 
+@pytest.mark.slow
 def test_a_request_that_outlives_two_publishes_answers_from_the_current_one(tmp_path: Path) -> None:
     docs, out = tmp_path / "docs", tmp_path / "index"
     shutil.copytree(EXAMPLE_DOCS, docs)

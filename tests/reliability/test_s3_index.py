@@ -78,6 +78,7 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_build_to_and_search_from_s3(s3_env: dict[str, str], tmp_path: Path) -> None:
     url = "s3://docs/corpora/parcelly"
     state = tmp_path / "state"
@@ -146,6 +147,7 @@ def test_build_to_and_search_from_s3(s3_env: dict[str, str], tmp_path: Path) -> 
     )
 
 
+@pytest.mark.slow
 def test_reader_keeps_its_version_while_a_new_one_is_published(
     s3_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -207,6 +209,7 @@ def test_reader_keeps_its_version_while_a_new_one_is_published(
     assert published["index"]["version"] > 0
 
 
+@pytest.mark.slow
 def test_serve_stdio_reads_an_s3_index(s3_env: dict[str, str], tmp_path: Path) -> None:
     from mcp import Client, StdioServerParameters
 
@@ -239,6 +242,7 @@ def test_serve_stdio_reads_an_s3_index(s3_env: dict[str, str], tmp_path: Path) -
     assert result["hits"], result
 
 
+@pytest.mark.slow
 def test_pipeline_publishes_to_an_s3_out(
     s3_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -346,6 +350,7 @@ def test_a_damaged_published_metadata_json_is_rebuilt_and_published_over(
         assert found.returncode == 0 and json.loads(found.stdout)["hits"], found.stderr
 
 
+@pytest.mark.slow
 def test_a_missing_bucket_is_refused_before_anything_is_built(s3_env: dict[str, str], tmp_path: Path) -> None:
     code, stderr = _finish(_build(s3_env, EXAMPLE, "s3://no-such-bucket/p", tmp_path / "state"))
     assert code == 1

@@ -88,11 +88,13 @@ def assert_clean_exits(results: list[tuple[int | None, str]]) -> None:
     )
 
 
+@pytest.mark.slow
 def test_fifty_stdio_sessions_exit_cleanly(tmp_path: Path) -> None:
     index = built_index(tmp_path, "hash", dimensions=64)
     assert_clean_exits(run_sessions(index, SESSIONS))
 
 
+@pytest.mark.slow
 def test_sessions_exit_cleanly_while_the_local_model_loads(tmp_path: Path) -> None:
     """The worst case: the loader thread is importing torch when the client leaves."""
     pytest.importorskip("sentence_transformers")

@@ -16,6 +16,7 @@ def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("url", ["gs://bucket/prefix", "az://container/prefix", "file:///tmp/index"])
 def test_other_urls_are_one_line_naming_what_is_accepted(tmp_path: Path, url: str) -> None:
     for args in (

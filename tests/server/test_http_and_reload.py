@@ -50,6 +50,7 @@ def search_text(result) -> dict:
     return json.loads(result.content[0].text)
 
 
+@pytest.mark.slow
 async def test_bearer_token_is_required_when_configured(example_index: Path) -> None:
     env = {"PARCELLY_DOCS_TOKEN": "s3cret-token-0123456789abcdefghij"}
     with http_server(example_index, "--auth-token-env", "PARCELLY_DOCS_TOKEN", env=env) as base:
@@ -72,12 +73,14 @@ async def test_bearer_token_is_required_when_configured(example_index: Path) -> 
             assert page["hits"][0]["chunk_id"] == "guides/rate-limits.md#rate-limits/rate-limit-headers"
 
 
+@pytest.mark.slow
 async def test_dns_rebinding_protection(example_http: str) -> None:
     assert post(f"{example_http}/mcp", INIT, {"Host": "evil.example"})[0] == 421
     assert post(f"{example_http}/mcp", INIT, {"Origin": "http://evil.example"})[0] == 403
     assert post(f"{example_http}/mcp", INIT)[0] == 200
 
 
+@pytest.mark.slow
 async def test_stateless_mode_answers_without_sessions(example_index: Path) -> None:
     with http_server(example_index, "--stateless") as base:
         status, headers, body = post(f"{base}/mcp", INIT)
@@ -93,6 +96,7 @@ async def test_healthz_reports_the_index(example_http: str) -> None:
     assert health["status"] == "ok" and health["chunks"] == EXAMPLE_CHUNKS and health["vector_search"] == "none"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_rebuild_published_while_a_client_keeps_searching(tmp_path: Path, transport: str) -> None:
     docs = tmp_path / "docs"
@@ -131,6 +135,7 @@ async def test_rebuild_published_while_a_client_keeps_searching(tmp_path: Path, 
                 await scenario(session)
 
 
+@pytest.mark.slow
 async def test_tools_and_prompts_follow_a_republished_taxonomy(tmp_path: Path) -> None:
     """Regression: arguments were checked against the schema of the index loaded at start, so a
     filter value that only a newer publish has was refused, and tools/list never showed it."""
@@ -161,6 +166,7 @@ async def test_tools_and_prompts_follow_a_republished_taxonomy(tmp_path: Path) -
         assert "port-to-rust" in prompts
 
 
+@pytest.mark.slow
 async def test_an_index_that_cannot_be_opened_is_refused(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     shutil.copytree(EXAMPLE_DOCS, docs)
@@ -177,6 +183,7 @@ async def test_an_index_that_cannot_be_opened_is_refused(tmp_path: Path) -> None
     assert "a new index was published but cannot be opened, still serving version" in log.read_text()
 
 
+@pytest.mark.slow
 async def test_text_only_fallback_when_the_embedding_endpoint_fails(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     shutil.copytree(EXAMPLE_DOCS, docs)
@@ -201,6 +208,7 @@ async def test_text_only_fallback_when_the_embedding_endpoint_fails(tmp_path: Pa
     assert "HTTP 500" in text
 
 
+@pytest.mark.slow
 async def test_index_without_vectors_never_calls_a_provider(example_index: Path) -> None:
     meta = json.loads((example_index / "metadata.json").read_text())
     assert meta["embedding"] is None

@@ -54,11 +54,13 @@ def rankings(local_index: Path) -> dict[str, list[str]]:
     return {mode: [h["chunk_id"] for h in page.hits] for mode, page in pages.items()}
 
 
+@pytest.mark.slow
 def test_a_paraphrase_text_search_misses_is_found_with_the_local_model(rankings: dict[str, list[str]]) -> None:
     assert EXPECTED not in rankings["text"][:5]
     assert EXPECTED in rankings["hybrid"][:5]
 
 
+@pytest.mark.slow
 async def test_server_answers_while_the_model_loads_then_goes_hybrid(
     local_index: Path, tmp_path: Path, rankings: dict[str, list[str]]
 ) -> None:
@@ -84,6 +86,7 @@ async def test_server_answers_while_the_model_loads_then_goes_hybrid(
     assert "query embedding model sentence-transformers/all-MiniLM-L6-v2 is ready: search is hybrid" in text
 
 
+@pytest.mark.slow
 async def test_a_model_that_fails_to_load_leaves_the_server_text_only(local_index: Path, tmp_path: Path) -> None:
     broken = tmp_path / "index"
     shutil.copytree(local_index, broken)

@@ -206,6 +206,7 @@ async def test_a_republished_corpus_reloads_while_the_other_keeps_its_index(tmp_
         assert now[0] is kept and now[1] is not old and now[1].version != old.version
 
 
+@pytest.mark.slow
 async def test_two_corpora_over_stdio_with_list_changed_when_one_gains_a_taxonomy_value(tmp_path: Path) -> None:
     parcelly, uv, docs = two_corpora(tmp_path)
     changed = anyio.Event()
@@ -236,6 +237,7 @@ async def test_two_corpora_over_stdio_with_list_changed_when_one_gains_a_taxonom
         assert (await search(client, query="create a shipment", language="go"))["hits"]
 
 
+@pytest.mark.slow
 async def test_two_corpora_over_http_from_the_config_serve_section(tmp_path: Path) -> None:
     parcelly, uv, docs = two_corpora(tmp_path)
     config = write(
@@ -288,6 +290,7 @@ def test_corpora_built_with_one_model_share_its_query_embedder(indexes: tuple[Pa
     assert first is not None and first is second and text_only is None
 
 
+@pytest.mark.slow
 async def test_a_search_of_corpora_sharing_a_model_embeds_the_query_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -29,6 +29,7 @@ def is_list_changed(message: object) -> bool:
     )
 
 
+@pytest.mark.slow
 async def test_a_republish_that_adds_a_taxonomy_value_notifies_the_client(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     shutil.copytree(EXAMPLE_DOCS, docs)
@@ -68,6 +69,7 @@ async def test_a_republish_that_adds_a_taxonomy_value_notifies_the_client(tmp_pa
         assert len(changed) == 1
 
 
+@pytest.mark.slow
 def test_stdio_prints_a_ready_line_on_stderr(example_index: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, *serve_args(example_index)],

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.server.conftest import serve_args
 
 ECHO = """
@@ -40,6 +42,7 @@ def _line(message: dict) -> bytes:
     return (json.dumps(message) + "\n").encode()
 
 
+@pytest.mark.slow
 def test_pipes_carry_every_byte_and_stray_output_goes_to_stderr() -> None:
     proc = subprocess.Popen(
         [sys.executable, "-c", ECHO], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -55,6 +58,7 @@ def test_pipes_carry_every_byte_and_stray_output_goes_to_stderr() -> None:
     assert b"a stray print" in err and b"a stray write to fd 1" in err and b"stray" not in out
 
 
+@pytest.mark.slow
 def test_a_regular_file_on_stdin_is_served_through_the_sdk_threads(tmp_path: Path, example_index: Path) -> None:
     requests = tmp_path / "requests.jsonl"
     requests.write_bytes(_line(INITIALIZE))
@@ -78,6 +82,7 @@ def test_a_regular_file_on_stdin_is_served_through_the_sdk_threads(tmp_path: Pat
     assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "docs-mcp"
 
 
+@pytest.mark.slow
 def test_a_client_that_leaves_before_its_answers_ends_the_server_quietly(example_index: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, *serve_args(example_index)],

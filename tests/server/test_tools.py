@@ -36,6 +36,7 @@ def transport_client(request, example_index: Path) -> Client:
     return Client(request.getfixturevalue("example_http") + "/mcp")
 
 
+@pytest.mark.slow
 async def test_every_tool_and_prompt_end_to_end(transport_client: Client) -> None:
     async with transport_client as client:
         assert {t.name for t in (await client.list_tools()).tools} == {"search_docs", "get_doc"}
@@ -258,6 +259,7 @@ async def test_prompts_list_and_get(client: Client) -> None:
             await client.get_prompt("nope", {})
 
 
+@pytest.mark.slow
 async def test_tool_prefix(example_index: Path) -> None:
     async with stdio_client(example_index, "--tool-prefix", "parcelly") as client:
         assert sorted(t.name for t in (await client.list_tools()).tools) == ["parcelly_get_doc", "parcelly_search_docs"]

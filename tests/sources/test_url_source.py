@@ -72,6 +72,7 @@ def statuses(requests: list) -> Counter[int]:
     return Counter(r.status for r in requests)
 
 
+@pytest.mark.slow
 def test_first_build_fetches_every_page_and_a_rebuild_gets_only_304s(whole_site_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     with DocsSite(whole_site_dir) as site:
@@ -111,6 +112,7 @@ def test_first_build_fetches_every_page_and_a_rebuild_gets_only_304s(whole_site_
         assert hits["hits"][0]["source_url"] == f"{site.url}quickstart/#passing-parameters-in-urls"
 
 
+@pytest.mark.slow
 def test_an_edited_page_is_fetched_again_and_only_its_changed_chunks_are_embedded(
     site_dir: Path, tmp_path: Path
 ) -> None:
@@ -136,6 +138,7 @@ def test_an_edited_page_is_fetched_again_and_only_its_changed_chunks_are_embedde
         assert "1 fetched, 5 not modified (304)" in result.stderr and "1 changed" in result.stderr
 
 
+@pytest.mark.slow
 def test_removed_pages_leave_the_index(site_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     with DocsSite(site_dir) as site:
@@ -165,6 +168,7 @@ def test_removed_pages_leave_the_index(site_dir: Path, tmp_path: Path) -> None:
         assert meta["index"]["rows"] == len(chunks(out))
 
 
+@pytest.mark.slow
 def test_a_server_without_validators_falls_back_to_content_hashes(site_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     with DocsSite(site_dir, validators="none") as site:
@@ -178,6 +182,7 @@ def test_a_server_without_validators_falls_back_to_content_hashes(site_dir: Path
         assert embedded(result) == 0
 
 
+@pytest.mark.slow
 def test_a_server_with_last_modified_only_gets_if_modified_since(site_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     with DocsSite(site_dir, validators="last-modified") as site:
@@ -190,6 +195,7 @@ def test_a_server_with_last_modified_only_gets_if_modified_since(site_dir: Path,
         assert all(r.if_modified_since and not r.if_none_match for r in pages)
 
 
+@pytest.mark.slow
 def test_a_500_keeps_the_previous_page_and_a_first_build_with_one_fails(site_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     with DocsSite(site_dir) as site:
@@ -215,6 +221,7 @@ def test_a_500_keeps_the_previous_page_and_a_first_build_with_one_fails(site_dir
         assert not (fresh / "metadata.json").exists()
 
 
+@pytest.mark.slow
 def test_redirect_loop_huge_page_and_non_html_are_skipped_with_clear_messages(site_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     sitemap = site_dir / "sitemap.xml"
@@ -233,6 +240,7 @@ def test_redirect_loop_huge_page_and_non_html_are_skipped_with_clear_messages(si
         assert {c["filepath"].split("/")[0] for c in chunks(out)}.isdisjoint({"loop", "huge", "data"})
 
 
+@pytest.mark.slow
 def test_crawl_without_a_sitemap_follows_links_within_the_cap_and_honours_robots(
     whole_site_dir: Path, tmp_path: Path
 ) -> None:
@@ -253,6 +261,7 @@ def test_crawl_without_a_sitemap_follows_links_within_the_cap_and_honours_robots
         assert {c["filepath"] for c in chunks(out)} == files and embedded(again) == 0
 
 
+@pytest.mark.slow
 def test_robots_crawl_delay_spaces_the_requests_to_the_site(tmp_path: Path) -> None:
     site_dir = copy_site(tmp_path / "site", ("", "async"))
     (site_dir / "robots.txt").write_text("User-agent: *\nCrawl-delay: 0.4\nAllow: /\n")
@@ -288,6 +297,7 @@ def test_llms_txt_links_are_the_pages(site_dir: Path, tmp_path: Path) -> None:
         assert got["guide/clients.md#_preamble"]["source_url"] == f"{site.url}guide/clients.md"
 
 
+@pytest.mark.slow
 def test_429_is_retried_after_retry_after(site_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     with DocsSite(site_dir, faults={"/troubleshooting/": "429-once"}) as site:
@@ -313,6 +323,7 @@ def test_validate_url_checks_the_pages_as_they_would_be_staged(site_dir: Path) -
         assert "3 pages via sitemap" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_page_whose_chrome_alone_changed_counts_as_unchanged(site_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     with DocsSite(site_dir) as site:
@@ -326,6 +337,7 @@ def test_a_page_whose_chrome_alone_changed_counts_as_unchanged(site_dir: Path, t
         assert "6 unchanged files reused" in result.stderr and embedded(result) == 0
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_mcp_search_and_get_doc_cite_the_page(site_dir: Path, tmp_path: Path) -> None:
     from mcp import Client
@@ -349,6 +361,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.mark.slow
 def test_sitemap_index_named_in_robots_txt(site_dir: Path, tmp_path: Path) -> None:
     (site_dir / "sitemap.xml").unlink()
     (site_dir / "maps").mkdir()
@@ -384,6 +397,7 @@ def test_llms_full_txt_is_one_page(site_dir: Path, tmp_path: Path) -> None:
         }
 
 
+@pytest.mark.slow
 def test_a_website_is_described_by_the_name_its_pages_give_the_site(site_dir: Path, tmp_path: Path) -> None:
     """`<title>Page - HTTPX</title>` names the site HTTPX; an og:site_name, where pages have one, wins."""
     with DocsSite(site_dir) as site:
