@@ -362,6 +362,7 @@ def _reuse_list_machines() -> None:
         pool.append(machine)
         return offset, blank_finish
 
+    # A patch of docutils: marks on a function and a method replaced on its class, which the types forbid.
     nested_list_parse._docs_mcp_pooled = True  # type: ignore[attr-defined]
     nested_list_parse.__wrapped__ = original  # type: ignore[attr-defined]
     states.RSTState.nested_list_parse = nested_list_parse  # type: ignore[method-assign]

@@ -31,7 +31,7 @@ def code(rule: str) -> str:
 def finding_diagnostic(relpath: str, line: int, finding: Finding) -> Diagnostic:
     more = f" (and {finding.count - 1} more)" if finding.count > 1 else ""
     message = f"{finding.where}: “{finding.excerpt}”{more}: {finding.reason} [{finding.rule}]"
-    return Diagnostic(relpath, max(line, 1), finding.severity, message, code(finding.rule))  # type: ignore[arg-type]
+    return Diagnostic(relpath, max(line, 1), finding.severity, message, code(finding.rule))
 
 
 def chunk_start_line(file_text: str, content: str) -> int:

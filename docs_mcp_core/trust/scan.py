@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from .chars import _ANY as _INVISIBLE_CHAR
 from .chars import has_invisible, invisible_spans, show
 from .fold import fold, fold_joined
-from .rules import Plan, Rule, RuleSet, builtin_rules
+from .rules import Plan, Rule, RuleSet, Severity, builtin_rules
 from .views import Segment, Views, split_views
 
 _SEPARATORS = str.maketrans(",.:;!?", "      ")  # folded text: words, spaces, newlines and these
@@ -42,7 +42,7 @@ WHERE = {
 @dataclass(frozen=True)
 class Finding:
     rule: str
-    severity: str  # "error": quarantine the chunk; "warning": report only
+    severity: Severity  # "error": quarantine the chunk; "warning": report only
     reason: str
     where: str  # what carried it (WHERE)
     line: int  # 1-based, in the scanned text

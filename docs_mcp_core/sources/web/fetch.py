@@ -177,7 +177,8 @@ class Fetcher:
             wait = p.backoff * 2**attempt
             if check_robots:
                 await self._pace(url)
-            async with self._all, self._host_limit(url):  # type: ignore[union-attr]
+            assert self._all is not None, "a Fetcher fetches inside `async with`"
+            async with self._all, self._host_limit(url):
                 before = self.sent
                 result, retry_after = await self._attempt(url, headers, whole_site)
                 sent += self.sent - before

@@ -112,8 +112,10 @@ def _manifest_range(manifest: Path, names: set[str]) -> str | None:
         data = load_json(manifest) if manifest.is_file() else None
     except LockfileError:
         return None
-    for section in DEP_SECTIONS if isinstance(data, dict) else ():
-        deps = data.get(section)  # type: ignore[union-attr]
+    if not isinstance(data, dict):
+        return None
+    for section in DEP_SECTIONS:
+        deps = data.get(section)
         for name in sorted(names):
             if isinstance(deps, dict) and isinstance(deps.get(name), str):
                 return str(deps[name])
