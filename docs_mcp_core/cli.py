@@ -533,7 +533,7 @@ def search(
         return
     if not page.hits:
         click.echo(f"no results. {page.hint['message'] if page.hint else ''}".strip())
-        for key, values in (page.hint or {}).get("suggested_filters", {}).items():
+        for key, values in (page.hint["suggested_filters"] if page.hint else {}).items():
             click.echo(f"  try --filter {key}={' or '.join(values)}")
     for rank, hit in enumerate(page.hits, start=1):
         click.echo(f"{rank:>2}. {hit['chunk_id']}  ({hit['score']:.4f})")

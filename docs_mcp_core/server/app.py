@@ -193,13 +193,13 @@ class DocsServer:
                 types.Tool(
                     name=self.search_name,
                     description=tools.search_description(index.metadata, hybrid),
-                    input_schema=schemas[self.search_name].schema,
+                    input_schema=tools.schema_of(schemas[self.search_name]),
                     annotations=annotations,
                 ),
                 types.Tool(
                     name=self.get_doc_name,
                     description=tools.GET_DOC_DESCRIPTION,
-                    input_schema=schemas[self.get_doc_name].schema,
+                    input_schema=tools.schema_of(schemas[self.get_doc_name]),
                     annotations=annotations,
                 ),
             ]

@@ -140,9 +140,17 @@ GET_DOC_DESCRIPTION = (
 match_taxonomy_case = match_case  # one implementation with `docs-mcp search --filter` (search.filters)
 
 
+def schema_of(validator: Draft202012Validator) -> dict[str, Any]:
+    """The tool's input schema a validator was made from: an object (jsonschema's types also allow the
+    boolean schemas, which no tool has)."""
+    schema = validator.schema
+    assert isinstance(schema, dict), schema
+    return schema
+
+
 def check_arguments(tool: str, validator: Draft202012Validator, arguments: dict[str, Any] | None) -> str | None:
     """None if the arguments fit the validator's schema, else one sentence saying what to change."""
-    schema = validator.schema
+    schema = schema_of(validator)
     arguments = arguments or {}
     errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
     if not errors:
