@@ -58,6 +58,7 @@ print(json.dumps({"hooks": [type(f).__module__ for f in sys.meta_path if type(f)
 """
 
 
+@pytest.mark.slow
 def test_importing_docs_mcp_core_leaves_the_host_process_as_it_was() -> None:
     env = {k: v for k, v in os.environ.items() if k != "LANCEDB_LOG"}
     done = subprocess.run([sys.executable, "-c", HOST], capture_output=True, text=True, check=True, env=env)

@@ -67,6 +67,7 @@ def test_a_provider_from_another_package_builds_and_searches_an_index(
     assert salted.returncode == 0 and "config_fingerprint mismatch" in salted.stderr  # its fingerprint keys the cache
 
 
+@pytest.mark.slow
 def test_its_settings_are_build_options_and_docs_mcp_yaml_keys(plugin_env: dict[str, str], tmp_path: Path) -> None:
     shown = docs_mcp("build", "--help", env=plugin_env)
     assert shown.returncode == 0 and "--embedding-salt" in shown.stdout and "tiny: Salted hashes" in shown.stdout
@@ -114,6 +115,7 @@ print(json.dumps({"settings_at_import": settings_at_import, "built": built, "mod
 """
 
 
+@pytest.mark.slow
 def test_our_providers_build_and_search_without_scanning_the_installed_packages(
     example_docs: Path, tmp_path: Path
 ) -> None:
