@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from docs_mcp_core.indexing.chunks import analyze_corpus  # noqa: E402
-from docs_mcp_core.trust.report import validate_trust  # noqa: E402
+from docs_mcp_core.indexing.quarantine import trust_diagnostics  # noqa: E402
 from docs_mcp_core.trust.scan import scan  # noqa: E402
 
 
@@ -32,16 +32,16 @@ def main() -> None:
     total = 0
     for folder in args.folders:
         start = time.perf_counter()
-        chunks = list(analyze_corpus(folder).iter_chunks())
-        report = validate_trust(folder, chunks)
-        found = [d.format() for d in report.diagnostics]
+        chunkset = analyze_corpus(folder)
+        chunks = chunkset.chunk_count + sum(chunkset.quarantined.values())
+        found = [d.format() for d in trust_diagnostics(chunkset.flags())]
         whole = sorted(folder.rglob(args.whole_files)) if args.whole_files else []
         for path in whole:
             for f in scan(path.read_text(encoding="utf-8", errors="replace")):
                 found.append(f"{path.relative_to(folder)}:{f.line}: {f.severity}: {f.describe()}")
         total += len(found)
         extra = f" and {len(whole)} whole files" if whole else ""
-        print(f"{folder}: {len(chunks)} chunks{extra}, {len(found)} finding(s) ({time.perf_counter() - start:.1f} s)")
+        print(f"{folder}: {chunks} chunks{extra}, {len(found)} finding(s) ({time.perf_counter() - start:.1f} s)")
         for line in found:
             print(f"  {line}")
     print(f"{total} finding(s) in all")

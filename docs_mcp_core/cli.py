@@ -30,6 +30,8 @@ from .gc_freeze import settle
 from .process import own_process
 
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     from .output.vector_index import VectorIndexPolicy
     from .progress import Reporter
 
@@ -126,12 +128,12 @@ def validate(docs_dir: Path | None, fmt: str, list_files: bool, **source: Any) -
 
 def _validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
     from .indexing.chunks import analyze_corpus
+    from .indexing.quarantine import trust_diagnostics
     from .paths import check_docs_dir
-    from .trust.report import validate_trust
 
     chunkset = analyze_corpus(check_docs_dir(docs_dir, "--docs-dir"))
-    trust = validate_trust(docs_dir, chunkset.iter_chunks())
-    chunkset.diagnostics.extend(trust.diagnostics)
+    chunkset.diagnostics.extend(trust_diagnostics(chunkset.flags()))
+    quarantined = sum(chunkset.quarantined.values())
     files = len(chunkset.files) + sum(d.code == "not-utf8" for d in chunkset.diagnostics)
     if not chunkset.chunk_count and not has_errors(chunkset.diagnostics):
         chunkset.diagnostics.append(
@@ -162,9 +164,9 @@ def _validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
         for line in syntax.lines():
             click.echo(line)
         click.echo(format_text(chunkset.diagnostics, files, str(docs_dir)))
-        if trust.quarantined:
+        if quarantined:
             click.echo(
-                f"trust: {trust.quarantined} chunk(s) have text addressed to an AI agent or hidden from readers; "
+                f"trust: {quarantined} chunk(s) have text addressed to an AI agent or hidden from readers; "
                 "a build will not serve them. If a page is legitimate (a page about prompt injection), "
                 'allow it in .docs-mcp.json: "trust": {"allow": [{"path": …, "rule": …, "reason": …}]}'
             )
@@ -272,6 +274,7 @@ class _BuildOptions(TypedDict, total=False):
     workers: int | None
     pages: list[dict[str, Any]] | None
     corpus: str | None
+    signer: Ed25519PrivateKey | None
 
 
 @main.command(cls=ProviderCommand)
@@ -323,6 +326,15 @@ class _BuildOptions(TypedDict, total=False):
     help="Processes that parse and chunk changed files (default: one per CPU core, used only when at "
     "least 800 files need parsing); 1 parses in the build process.",
 )
+@click.option(
+    "--sign",
+    "sign_key",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="KEYFILE",
+    help="Sign metadata.json with this Ed25519 private key (PEM; `docs-mcp keygen` makes one), so that "
+    "`serve --verify` and `search --verify` accept the index.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings and errors on stderr.")
 @fail_cleanly
 def build(
@@ -338,6 +350,7 @@ def build(
     vector_index_min_rows: int | None,
     state_dir: Path | None,
     workers: int | None,
+    sign_key: Path | None,
     quiet: bool,
     **embedding: Any,
 ) -> None:
@@ -372,6 +385,11 @@ def build(
         remote.check_bucket()  # before anything is staged, parsed or embedded
     if cache_dir:
         check_writable_dir(cache_dir, "--cache-dir")
+    signer = None
+    if sign_key is not None:  # before anything is parsed or paid for
+        from .output.signature import load_private_key
+
+        signer = load_private_key(sign_key)
 
     reporter = StderrReporter(quiet=quiet)
     provider = make_provider(provider_settings(embedding, reporter))
@@ -388,6 +406,7 @@ def build(
         "allow_empty": allow_empty,
         "vector_index": VectorIndexPolicy(vector_index, vector_index_min_rows),
         "workers": workers,
+        "signer": signer,
     }
     try:
         with build_lock(local):  # staging a website or a repository writes under --index too: one build at a time
@@ -506,6 +525,15 @@ def make_weights(kwargs: dict[str, Any]) -> Any:
     )
 
 
+VERIFY_OPTION: dict[str, Any] = dict(
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="PUBKEY",
+    help="Refuse an index whose metadata.json is not signed by the private key of this Ed25519 public "
+    "key (PEM), at start and at every newly published build.",
+)
+
+
 @main.command()
 @index_option("search", help="The index folder a build wrote (or s3://BUCKET/PREFIX).")
 @click.argument("query")
@@ -513,13 +541,26 @@ def make_weights(kwargs: dict[str, Any]) -> Any:
 @click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE", help="Taxonomy filter; repeatable.")
 @click.option("--text-only", is_flag=True, help="Rank by text alone, even if the index has vectors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the search_docs result JSON.")
+@click.option("--verify", "verify_key", **VERIFY_OPTION)  # type: ignore[arg-type]
 @weight_options
 @fail_cleanly
 def search(
-    index: Path, query: str, limit: int, filters: tuple[str, ...], text_only: bool, as_json: bool, **weights: Any
+    index: Path,
+    query: str,
+    limit: int,
+    filters: tuple[str, ...],
+    text_only: bool,
+    as_json: bool,
+    verify_key: Path | None,
+    **weights: Any,
 ) -> None:
     """Search a built index from the shell, exactly as search_docs does."""
     from .search import run_search
+
+    if verify_key is not None:
+        from .output.verify import verify_index
+
+        verify_index(index, verify_key)
 
     parsed: dict[str, str] = {}
     for item in filters:
@@ -661,6 +702,7 @@ def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> lis
     is_flag=True,
     help="Load the query embedding model before serving (default: serve at once, text-only until loaded).",
 )
+@click.option("--verify", "verify_key", **VERIFY_OPTION)  # type: ignore[arg-type]
 @weight_options
 @fail_cleanly
 def serve(
@@ -679,6 +721,7 @@ def serve(
     allowed_origins: tuple[str, ...],
     tool_prefix: str | None,
     preload: bool,
+    verify_key: Path | None,
     **weights: Any,
 ) -> None:
     """Serve one index, or several corpora together, over MCP: search_docs, get_doc and the corpora's prompts."""
@@ -704,7 +747,13 @@ def serve(
         if not token:
             raise DocsMcpError(f"--auth-token-env {auth_token_env}: that environment variable is empty or unset")
         check_token(auth_token_env, token)
-    docs = create_server(served_corpora(index, config_file), tool_prefix=tool_prefix, weights=make_weights(weights))
+    corpora = served_corpora(index, config_file)
+    if verify_key is not None:  # every corpus, before anything of it is served
+        from .output.verify import verify_index
+
+        for corpus in corpora:
+            verify_index(corpus.out, verify_key)
+    docs = create_server(corpora, tool_prefix=tool_prefix, weights=make_weights(weights))
 
     def run() -> None:
         if preload:
@@ -995,12 +1044,31 @@ def skill(index_dirs: tuple[str, ...], config_file: Path | None, out_dir: Path |
 
 
 @main.command()
+@click.option(
+    "--out",
+    "prefix",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("docs-mcp-signing"),
+    show_default=True,
+    help="Write the private key to PREFIX.pem (owner-readable only) and the public key to PREFIX.pub.pem.",
+)
+@fail_cleanly
+def keygen(prefix: Path) -> None:
+    """Make an Ed25519 key pair for `build --sign` (the private key, for CI) and `--verify` (the public key)."""
+    from .output.signature import generate
+
+    private, public = Path(f"{prefix}.pem"), Path(f"{prefix}.pub.pem")
+    key = generate(private, public)
+    click.echo(f"wrote {private} (private: keep it in CI's secret store) and {public} (public: key ID {key})")
+
+
+@main.command()
 @index_option("audit", help="The index folder a build wrote (or s3://BUCKET/PREFIX).")
 @click.option(
     "--sql",
     default=None,
-    help="Read-only SQL over the tables `builds`, `chunk_events` and `page_events` (website corpora) "
-    "(default: the last build's summary).",
+    help="Read-only SQL over the tables `builds`, `chunk_events`, `trust_findings` and `page_events` (website "
+    "corpora) (default: the last build's summary).",
 )
 @fail_cleanly
 def audit(index: Path, sql: str | None) -> None:

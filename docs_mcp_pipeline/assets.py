@@ -115,6 +115,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "files_reused": chunkset.reused,
                 "workers": chunkset.workers,
                 "warnings": len(chunkset.warnings),
+                "quarantined": sum(chunkset.quarantined.values()),
                 "seconds": round(chunkset.seconds, 3),
                 "path": dg.MetadataValue.path(str(OutputLayout(docs_mcp.out_dir(context.partition_key)).chunks)),
             },

@@ -22,7 +22,9 @@ warnings.filterwarnings(
 )
 
 
-def _result(outcome: checks.CheckOutcome, corpus: str) -> dg.AssetCheckResult:
+def _result(
+    outcome: checks.CheckOutcome, corpus: str, severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.ERROR
+) -> dg.AssetCheckResult:
     """The outcome as Dagster records it, each number labelled with its corpus ("chunks (example)").
 
     Why: the UI plots a check's numbers by label over time, all partitions in one series; labelled
@@ -32,7 +34,9 @@ def _result(outcome: checks.CheckOutcome, corpus: str) -> dg.AssetCheckResult:
         (f"{key} ({corpus})" if isinstance(value, int | float) and not isinstance(value, bool) else key): value
         for key, value in outcome.metadata.items()
     }
-    return dg.AssetCheckResult(passed=outcome.passed, description=outcome.description, metadata=metadata)
+    return dg.AssetCheckResult(
+        passed=outcome.passed, description=outcome.description, metadata=metadata, severity=severity
+    )
 
 
 def _written(docs_mcp: DocsMcpConfig, corpus: str) -> tuple[Path, int]:
@@ -79,10 +83,24 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
         corpus = context.partition_key
         return _result(checks.vector_dimensions_match(docs_mcp.out_dir(corpus)), corpus)
 
+    @dg.asset_check(asset="lancedb_index", blocking=True, partitions_def=partitions)
+    def no_quarantined_chunks(context: dg.AssetCheckExecutionContext, docs_mcp: DocsMcpConfig) -> dg.AssetCheckResult:
+        """No chunk was quarantined by the trust scan (text addressed to an AI agent, or hidden from readers).
+
+        Quarantined chunks are never served either way. With the corpus's `trust_check: blocking` a
+        failure stops the run before `metadata` publishes (the last good index stays); with
+        `warning` (the default) the rest of the corpus is published and the check shows a warning.
+        """
+        corpus = context.partition_key
+        blocking = docs_mcp.config().get(corpus).trust_check == "blocking"
+        severity = dg.AssetCheckSeverity.ERROR if blocking else dg.AssetCheckSeverity.WARN
+        return _result(checks.trust_quarantine(docs_mcp.out_dir(corpus)), corpus, severity)
+
     return [
         chunk_ids_unique,
         index_rows_match_chunks,
         no_chunks_from_removed_files,
         taxonomy_within_limits,
         vector_dimensions_match,
+        no_quarantined_chunks,
     ]

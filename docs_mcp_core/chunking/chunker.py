@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 
 # Bump when chunk output changes for the same input: per-file chunk reuse keys on it (with the parsers'
 # versions, chunker_version()). 3: docs dialects, includes and reStructuredText (corpus/dialects.py);
-# 4: headings cut to MAX_HEADING_CHARS in what chunks carry.
-CHUNKER_VERSION = "4"
+# 4: headings cut to MAX_HEADING_CHARS in what chunks carry; 5: chunks hold only the visible text (comments,
+# hidden elements and invisible characters removed: indexing/quarantine.py).
+CHUNKER_VERSION = "5"
 PARSERS = ("markdown-it-py", "mdit-py-plugins", "docutils")
 _TARGET_LEVEL = {"h1": 1, "h2": 2, "h3": 3}
 

@@ -28,7 +28,9 @@ from .fingerprints import fingerprint_chunks
 from .lancedb_index import write_index
 from .metadata import publish_metadata
 
-if TYPE_CHECKING:  # object storage is imported only to build for it
+if TYPE_CHECKING:  # object storage is imported only to build for it, cryptography only to sign
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     from ..output.objectstore import RemoteOutput
 
 
@@ -61,13 +63,14 @@ def build(
     pages: list[dict[str, Any]] | None = None,
     vector_index: VectorIndexPolicy | None = None,
     publish_to: RemoteOutput | None = None,
+    signer: Ed25519PrivateKey | None = None,
 ) -> BuildSummary:
     """Every step in order, all under the output's build lock; validation errors stop it before anything is written.
 
     The lock is taken before anything is parsed or paid for, so a second build of the same
     output fails at once instead of embedding everything again. `force` re-parses every
     file, re-embeds every chunk and rewrites the table. `pages`: a website crawl's page events,
-    for the audit.
+    for the audit. `signer`: the key metadata.json is signed with (output/signature.py).
     """
     reporter = reporter or NullReporter()
     timer = Timer()
@@ -109,6 +112,7 @@ def build(
                 reporter=reporter,
                 corpus=corpus,
                 publish_to=publish_to,
+                signer=signer,
             )
             try:
                 record_build(

@@ -38,6 +38,18 @@ CREATE TABLE IF NOT EXISTS chunk_events (
     fingerprint VARCHAR,
     status VARCHAR  -- hit | miss | pruned
 );
+CREATE TABLE IF NOT EXISTS trust_findings (  -- the trust scan's findings in each build (docs/trust.md)
+    build_id VARCHAR,
+    filepath VARCHAR,
+    line INTEGER,         -- in the file
+    chunk_id VARCHAR,
+    rule VARCHAR,
+    severity VARCHAR,     -- error | warning
+    status VARCHAR,       -- quarantined (not served) | warning (served, visible text only) | allowed
+    found_in VARCHAR,     -- text | HTML comment | hidden element | image alt text | link title | link target | characters
+    excerpt VARCHAR,
+    allowed_by VARCHAR    -- the manifest and reason of the allow entry, for allowed
+);
 CREATE TABLE IF NOT EXISTS page_events (  -- website corpora: what each build's crawl did per page
     build_id VARCHAR,
     path VARCHAR,         -- the staged file
@@ -53,6 +65,7 @@ MIGRATIONS = (
     "ALTER TABLE builds ADD COLUMN IF NOT EXISTS backend VARCHAR",  # onnx | torch for the local provider
     "ALTER TABLE builds ADD COLUMN IF NOT EXISTS model_sha256 VARCHAR",  # what made the vectors, as in metadata.json
     "ALTER TABLE builds ADD COLUMN IF NOT EXISTS config_fingerprint VARCHAR",  # as in the embedding cache
+    "ALTER TABLE builds ADD COLUMN IF NOT EXISTS quarantined INTEGER",  # chunks the trust scan kept from serving
 )
 BUILD_COLUMNS = (
     "build_id",
@@ -73,6 +86,7 @@ BUILD_COLUMNS = (
     "backend",
     "model_sha256",
     "config_fingerprint",
+    "quarantined",
 )
 
 
@@ -141,10 +155,15 @@ def record_build(
         described.get("backend"),
         described.get("model_sha256"),
         provider.config_fingerprint,
+        sum(chunkset.quarantined.values()),
+    ]
+    findings = [
+        (build_id, path, f.line, f.chunk_id, f.rule, f.severity, f.status, f.where, f.excerpt, f.allowed_by)
+        for path, f in chunkset.flags()
     ]
     layout = OutputLayout(out)
     layout.state.mkdir(parents=True, exist_ok=True)
-    if defer and not rows and not pages and layout.audit.is_file():
+    if defer and not rows and not pages and not findings and layout.audit.is_file():
         line = json.dumps(dict(zip(BUILD_COLUMNS, build)), default=str) + "\n"
         with open(layout.audit_pending, "a", encoding="utf-8") as fh:  # one append per build, under its lock
             fh.write(line)
@@ -165,6 +184,8 @@ def record_build(
                 "unnest($4::VARCHAR[])",
                 [build_id, *(list(column) for column in zip(*rows))],
             )
+        if findings:
+            con.executemany("INSERT INTO trust_findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", findings)
         if pages:
             con.executemany(
                 "INSERT INTO page_events VALUES (?, ?, ?, ?, ?, ?)",
@@ -249,7 +270,7 @@ def query(out: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
             return columns, cursor.fetchall()
     except duckdb.PermissionException:
         raise DocsMcpError(
-            "audit SQL can only read the audit tables (builds, chunk_events, page_events): files, COPY ... TO, "
+            "audit SQL can only read the audit tables (builds, chunk_events, page_events, trust_findings): files, COPY ... TO, "
             "ATTACH and extensions are disabled"
         ) from None
     except duckdb.Error as exc:

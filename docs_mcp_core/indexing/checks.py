@@ -124,3 +124,31 @@ def vector_dimensions_match(out: Path) -> CheckOutcome:
             {"metadata_dimensions": expected, "table_dimensions": actual},
         )
     return CheckOutcome(True, f"vector dimensions {actual} match metadata.json", {"dimensions": actual or 0})
+
+
+def trust_quarantine(out: Path) -> CheckOutcome:
+    """No chunk of the written build was quarantined by the trust scan (docs/trust.md); when some were,
+    which, with file, line, rule and excerpt. Read from the build state the build wrote beside chunks.json."""
+    from ..output.build_state import read_state
+    from .quarantine import QUARANTINED, Flag
+
+    layout = OutputLayout(Path(out))
+    state = read_state(layout.pending_file_state) or read_state(layout.file_state) or {}
+    found = []
+    for path, entry in sorted((state.get("files") or {}).items()):
+        rows = entry.get("trust") if isinstance(entry, dict) else None
+        for row in rows if isinstance(rows, list) else []:
+            flag = Flag.from_row(row)
+            if flag is not None and flag.status == QUARANTINED:
+                found.append((path, flag))
+    chunks = sorted({(path, f.chunk_id) for path, f in found})
+    if not chunks:
+        return CheckOutcome(True, "no chunk quarantined by the trust scan", {"quarantined": 0})
+    listed = [f"{path}:{f.line}: {f.rule}: {f.excerpt}" for path, f in found[:20]]
+    files = len({path for path, _ in chunks})
+    return CheckOutcome(
+        False,
+        f"{len(chunks)} chunk(s) in {files} file(s) quarantined by the trust scan and not served, e.g. {listed[0]}; "
+        "`docs-mcp validate` lists them all; allow a legitimate page in its .docs-mcp.json (docs/trust.md)",
+        {"quarantined": len(chunks), "files": files, "findings": listed},
+    )

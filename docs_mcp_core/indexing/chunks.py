@@ -28,6 +28,7 @@ from .file_reuse import (
     load_previous,
 )
 from .parsing import Parsed, ParseJob, Parser
+from .quarantine import quarantine_line
 
 
 def _titles(chunks: list[Chunk]) -> list[str]:
@@ -68,7 +69,11 @@ def analyze_corpus(
     waiting: deque[FileRecord] = deque()  # files sent to the parser, in order, awaiting their result
     includes = scan.includes
     context = scan.context_key
-    parser = Parser(scan.manifests, workers, includes=includes, site=scan.site)
+    from ..trust.policy import load_trust
+
+    trust, trust_diags = load_trust(scan.root, scan.manifests)
+    diags.extend(trust_diags)
+    parser = Parser(scan.manifests, workers, includes=includes, site=scan.site, trust=trust)
     hashed = 0
 
     def take(results: Iterator[Parsed]) -> None:
@@ -76,7 +81,7 @@ def analyze_corpus(
             record = waiting.popleft()
             record.chunks, record.diagnostics, record.metadata = len(result.chunks), result.diagnostics, result.metadata
             record.titles = _titles(result.chunks)
-            record.included, record.constructs = result.included, result.constructs
+            record.included, record.constructs, record.flags = result.included, result.constructs, result.flags
             if result.chunks:
                 diags.extend(_duplicate_ids(result.chunks, seen_ids))
                 spill.add(record.relpath, result.chunks)
@@ -87,16 +92,17 @@ def analyze_corpus(
             path = root + rel  # a str: a Path per file shows in a no-op build of a big corpus
             stat = file_stat(path)
             rules = manifest_rules(rel, scan.manifests)
+            checked = context + "\0" + trust.key(rel)  # the trust policy decides what a file's chunks are too
             # as git trusts its index: a settled file with its recorded stat is not read again
             trusted = previous.trusted_sha256(rel, stat) if previous else None
-            key = file_key(rel, trusted, rules, context) if trusted else ""
+            key = file_key(rel, trusted, rules, checked) if trusted else ""
             hit = previous.match(rel, key, includes.project_root) if previous and trusted else None
             if hit is not None:
                 data, digest, problem = None, trusted or "", None
             else:
                 data, digest, problem = read_hashed(scan.root, rel)
                 hashed += 1
-                key = file_key(rel, digest, rules, context)
+                key = file_key(rel, digest, rules, checked)
                 # the same bytes decoded before: a reused file is not decoded again
                 hit = previous.match(rel, key, includes.project_root) if previous and data is not None else None
             text = None
@@ -106,10 +112,20 @@ def analyze_corpus(
                 diags.append(problem)
                 continue
             if hit is not None:
-                count, file_diags, metadata, titles, included = hit
+                count, file_diags, metadata, titles, included, flags = hit
                 files.append(
                     FileRecord(
-                        rel, digest, count, key, metadata, file_diags, titles, reused=True, stat=stat, included=included
+                        rel,
+                        digest,
+                        count,
+                        key,
+                        metadata,
+                        file_diags,
+                        titles,
+                        reused=True,
+                        stat=stat,
+                        included=included,
+                        flags=flags,
                     )
                 )
             else:
@@ -214,7 +230,9 @@ def chunk_corpus(
         raise ValidationFailed(chunkset.diagnostics)
     if not chunkset.chunk_count and not allow_empty:
         found = (
-            f"its {len(chunkset.files)} Markdown file(s) have no content"
+            f"the trust scan quarantined every chunk ({sum(chunkset.quarantined.values())}); see `docs-mcp validate`"
+            if chunkset.quarantined
+            else f"its {len(chunkset.files)} Markdown file(s) have no content"
             if chunkset.files
             else "it has no Markdown files (*.md, *.markdown, *.mdx, outside dot-folders and node_modules)"
         )
@@ -231,6 +249,9 @@ def chunk_corpus(
             f"{defaults} file(s) have no explicit chunking strategy; the default chunk_by: h2 applies "
             "(run `docs-mcp validate` for the list)"
         )
+    if chunkset.quarantined:
+        quarantined = chunkset.quarantined
+        reporter.warn(quarantine_line(sum(quarantined.values()), len(quarantined), str(docs_dir)))
     if chunkset.framework:
         reporter.info(f"docs framework: {chunkset.framework}")
     for note in chunkset.notes:

@@ -12,6 +12,7 @@ from ..errors import DocsMcpError
 from ..output.chunk import Chunk
 from .chunk_lines import Spill, chunk_line, parse_line
 from .file_reuse import PreviousChunks
+from .quarantine import QUARANTINED, Flag
 
 
 @dataclass
@@ -27,6 +28,7 @@ class FileRecord:
     stat: list[int] | None = None  # fsutil.file_stat when it was scanned
     included: dict[str, str] = field(default_factory=dict)  # files its includes read (project-relative) -> sha256
     constructs: list[tuple[str, int]] = field(default_factory=list)  # dialect constructs (parsed files only)
+    flags: list[Flag] = field(default_factory=list)  # trust findings (indexing/quarantine.py)
 
 
 @dataclass
@@ -133,6 +135,16 @@ class ChunkSet:
     @property
     def taxonomy_keys(self) -> list[str]:
         return sorted(self.taxonomy)
+
+    @property
+    def quarantined(self) -> dict[str, int]:
+        """Files with quarantined chunks -> how many (not served: not in chunks.json or the table)."""
+        found = {f.relpath: len({x.chunk_id for x in f.flags if x.status == QUARANTINED}) for f in self.files}
+        return {path: n for path, n in found.items() if n}
+
+    def flags(self) -> list[tuple[str, Flag]]:
+        """Every trust finding with its file, in path order."""
+        return [(f.relpath, flag) for f in self.files for flag in f.flags]
 
     @property
     def warnings(self) -> list[Diagnostic]:

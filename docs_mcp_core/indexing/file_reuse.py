@@ -27,6 +27,7 @@ from ..output.chunk import Chunk
 from ..output.layout import FILE_STATE, METADATA, OutputLayout
 from ..output.metadata import read_metadata
 from .chunk_lines import chunk_line, framed, head, read_lines
+from .quarantine import Flag
 
 
 def file_key(relpath: str, sha256: str, rules: Resolution, context: str = "") -> str:
@@ -128,9 +129,9 @@ class PreviousChunks:
 
     def match(
         self, relpath: str, key: str, project_root: str | None = None
-    ) -> tuple[int, list[Diagnostic], dict[str, str], list[str], dict[str, str]] | None:
-        """(chunk count, diagnostics, metadata, titles, included files) of an unchanged file whose included
-        files (under `project_root`) are unchanged too, or None if it must be parsed."""
+    ) -> tuple[int, list[Diagnostic], dict[str, str], list[str], dict[str, str], list[Flag]] | None:
+        """(chunk count, diagnostics, metadata, titles, included files, trust findings) of an unchanged file
+        whose included files (under `project_root`) are unchanged too, or None if it must be parsed."""
         entry = self.files.get(relpath)
         if entry is None or entry.get("key") != key:
             return None
@@ -140,12 +141,17 @@ class PreviousChunks:
         diags = [
             Diagnostic(relpath, *fields) for fields in entry.get("diagnostics", [])
         ]  # line, severity, message, code
+        rows = entry.get("trust", [])
+        flags = [Flag.from_row(row) for row in rows] if isinstance(rows, list) else [None]
+        if None in flags:
+            return None  # not as a build writes them: parsed again
         return (
             int(entry.get("chunks", 0)),
             diags,
             dict(entry.get("metadata", {})),
             list(entry.get("titles", [])),
             dict(included),
+            [f for f in flags if f is not None],
         )
 
     def trusted_sha256(self, relpath: str, stat: list[int] | None) -> str | None:

@@ -29,7 +29,9 @@ from .description import default_description
 from .file_reuse import publish_pending
 from .lancedb_index import read_published
 
-if TYPE_CHECKING:  # object storage is imported only to build for it
+if TYPE_CHECKING:  # object storage is imported only to build for it, cryptography only to sign
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     from ..output.objectstore import RemoteOutput
 
 
@@ -45,6 +47,7 @@ def publish_metadata(
     reporter: Reporter | None = None,
     corpus: str | None = None,
     publish_to: RemoteOutput | None = None,
+    signer: Ed25519PrivateKey | None = None,
 ) -> PublishedMetadata:
     """Write metadata.json: from this moment servers switch to the new table version.
 
@@ -77,7 +80,7 @@ def publish_metadata(
             index=entry,
             chunker_version=CHUNKER_VERSION,
         )
-        write_metadata(out, metadata)
+        write_metadata(out, metadata, signer)
         pause("publish")
         if index.chunks_sha256:
             publish_pending(out, index.chunks_sha256)

@@ -27,9 +27,14 @@ from ..errors import DocsMcpError
 from ..gc_freeze import settle
 from ..output.chunk import Chunk
 from ..process import own_process
+from .quarantine import Flag, screen_file
 
 if TYPE_CHECKING:  # worker processes are started only for many changed files
     from concurrent.futures import Future, ProcessPoolExecutor
+
+    from markdown_it.token import Token
+
+    from ..trust.policy import Trust
 
 # Files to parse before worker processes pay off (when the worker count is not given): a spawned
 # worker costs ~0.35 s to start and import the parser, a dub-ts file ~1.3 ms to parse, and each
@@ -58,18 +63,23 @@ class Parsed:
     metadata: dict[str, str]
     included: dict[str, str] = field(default_factory=dict)  # files its includes read -> sha256
     constructs: list[tuple[str, int]] = field(default_factory=list)  # dialect constructs seen (validate's table)
+    flags: list[Flag] = field(default_factory=list)  # trust findings (indexing/quarantine.py)
 
 
 _MANIFESTS: dict[str, LoadedManifest] = {}
 _INCLUDES: IncludeContext | None = None
 _SITE: SiteContext | None = None
+_TRUST: Trust | None = None
 
 
 def _init_worker(
-    manifests: dict[str, LoadedManifest], includes: IncludeContext | None = None, site: SiteContext | None = None
+    manifests: dict[str, LoadedManifest],
+    includes: IncludeContext | None = None,
+    site: SiteContext | None = None,
+    trust: Trust | None = None,
 ) -> None:
-    global _MANIFESTS, _INCLUDES, _SITE
-    _MANIFESTS, _INCLUDES, _SITE = manifests, includes, site
+    global _MANIFESTS, _INCLUDES, _SITE, _TRUST
+    _MANIFESTS, _INCLUDES, _SITE, _TRUST = manifests, includes, site, trust
     own_process()
     settle()  # the parser's imports and the manifests: not walked by each collection while parsing
 
@@ -79,32 +89,36 @@ def parse_one(
     manifests: dict[str, LoadedManifest],
     includes: IncludeContext | None = None,
     site: SiteContext | None = None,
+    trust: Trust | None = None,
 ) -> Parsed:
     """One file's chunks, diagnostics and metadata (frontmatter, hints and manifest rules applied); with
-    a docs framework's `site`, breadcrumbs that follow its navigation and the published page's URL."""
+    a docs framework's `site`, breadcrumbs that follow its navigation and the published page's URL; with
+    `trust`, only the chunks to serve (indexing/quarantine.py) and the file's findings."""
     source, diags = resolve_file(job.relpath, job.text, job.sha256, manifests, job.rules, includes)
     if source.left_out is not None:
         return Parsed([], diags, source.metadata, source.included, source.constructs)
     nav_title, sections = site.nav.get(job.relpath, (None, ())) if site is not None else (None, ())
+    flags: list[Flag] = []
     with mdx_mode(job.relpath.endswith(".mdx")):
-        chunks = chunk_markdown(
-            job.relpath,
-            source.body,
-            source.strategy,
-            source.metadata,
-            tokens=source.tokens,
-            title=source.title or nav_title,
-            sections=sections,
-        )
+
+        def chunked(body: str, tokens: list[Token] | None = None) -> list[Chunk]:
+            title = source.title or nav_title
+            return chunk_markdown(
+                job.relpath, body, source.strategy, source.metadata, tokens=tokens, title=title, sections=sections
+            )
+
+        chunks = chunked(source.body, source.tokens)
+        if trust is not None:
+            chunks, flags = screen_file(trust, job.relpath, job.text, source.body, chunks, chunked)
     if source.source_url:
         chunks = with_source_urls(chunks, source.source_url, source.source_anchors)
     else:
         chunks = with_site_urls(chunks, site, job.relpath, source.page, source.tokens)
-    return Parsed(chunks, diags, source.metadata, source.included, source.constructs)
+    return Parsed(chunks, diags, source.metadata, source.included, source.constructs, flags)
 
 
 def _parse_batch(jobs: list[ParseJob]) -> list[Parsed]:
-    return [parse_one(job, _MANIFESTS, _INCLUDES, _SITE) for job in jobs]
+    return [parse_one(job, _MANIFESTS, _INCLUDES, _SITE, _TRUST) for job in jobs]
 
 
 class Parser:
@@ -122,8 +136,10 @@ class Parser:
         min_files: int = PARALLEL_MIN_FILES,
         includes: IncludeContext | None = None,
         site: SiteContext | None = None,
+        trust: Trust | None = None,
     ) -> None:
         self.manifests = manifests
+        self.trust = trust
         self.includes = includes
         self.site = site
         self.workers = max(1, workers if workers is not None else default_workers())
@@ -136,7 +152,7 @@ class Parser:
 
     def feed(self, job: ParseJob) -> Iterator[Parsed]:
         if self.workers == 1:
-            yield parse_one(job, self.manifests, self.includes, self.site)
+            yield parse_one(job, self.manifests, self.includes, self.site, self.trust)
             return
         if self.pool is None:
             self.waiting.append(job)
@@ -151,7 +167,7 @@ class Parser:
 
     def finish(self) -> Iterator[Parsed]:
         for job in self.waiting:  # too few to pay for workers
-            yield parse_one(job, self.manifests, self.includes, self.site)
+            yield parse_one(job, self.manifests, self.includes, self.site, self.trust)
         self.waiting = []
         if self.batch:
             self._send()
@@ -175,7 +191,7 @@ class Parser:
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_init_worker,
-            initargs=(self.manifests, self.includes, self.site),
+            initargs=(self.manifests, self.includes, self.site, self.trust),
         )
         self.used_workers = self.workers
 

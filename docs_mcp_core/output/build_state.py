@@ -66,6 +66,7 @@ def state_json(
                 "metadata": f.metadata,
                 "diagnostics": [[d.line, d.severity, d.message, d.code] for d in f.diagnostics],
                 **({"included": f.included} if getattr(f, "included", None) else {}),
+                **({"trust": [flag.row() for flag in f.flags]} if getattr(f, "flags", None) else {}),
                 **({"passages": by_file[f.relpath]} if f.relpath in by_file else {}),
             }
             for f in files

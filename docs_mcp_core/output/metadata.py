@@ -11,16 +11,20 @@ from __future__ import annotations
 import datetime as dt
 import shlex
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from .. import __version__
 from ..errors import DocsMcpError
-from ..fsutil import loads_json, read_json, write_json_atomic
+from ..fsutil import loads_json, write_json_atomic
 from ..paths import MARKDOWN_SUFFIXES
 from .layout import METADATA, OutputLayout
+from .signature import check_read
 from .vector_index import MAX_DIMENSIONS
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 METADATA_VERSION = "1.0.0"  # the contract shared with the reference implementation
 SUPPORTED_MAJOR = 1
@@ -161,9 +165,15 @@ def build_metadata(
     )
 
 
-def write_metadata(out: Path, metadata: PublishedMetadata) -> Path:
+def write_metadata(out: Path, metadata: PublishedMetadata, signer: Ed25519PrivateKey | None = None) -> Path:
+    """Write metadata.json atomically; with `signer`, carrying its signature (output/signature.py)."""
     path = OutputLayout(out).metadata
-    write_json_atomic(path, metadata.to_json())
+    document = metadata.to_json()
+    if signer is not None:
+        from .signature import sign_document
+
+        document = sign_document(document, signer)
+    write_json_atomic(path, document)
     return path
 
 
@@ -208,18 +218,18 @@ def read_metadata(out: Path) -> PublishedMetadata | None:
     """The published metadata, or None if nothing was published; a broken file is a one-line error."""
     path = OutputLayout(out).metadata
     try:
-        data = read_json(path)
-    except ValueError as exc:
-        raise DocsMcpError(f"{path} is not valid JSON ({exc}); rebuild the index") from None
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
     except OSError as exc:
         raise DocsMcpError(f"cannot read {path} ({exc.strerror or exc}); rebuild the index") from None
-    if data is None:
-        return None
-    return check_metadata(data, path)
+    return parse_metadata(raw, path)
 
 
 def parse_metadata(data: bytes, path: Any) -> PublishedMetadata:
-    """metadata.json's bytes (from `path`, a file or an s3:// URL), parsed and checked; a one-line error otherwise."""
+    """metadata.json's bytes (from `path`, a file or an s3:// URL), parsed and checked; a one-line error otherwise.
+    A reader that requires a signature for that index checks it first (output/signature.py)."""
+    check_read(path, data)
     try:
         parsed = loads_json(data)
     except ValueError as exc:

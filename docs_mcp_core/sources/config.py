@@ -162,6 +162,8 @@ class CorpusConfig(BaseModel):
     cache_dir: StrictStr | None = None
     allow_empty: StrictBool = False  # publish even if the source has nothing to index (build --allow-empty)
     workers: Annotated[StrictInt, Field(ge=1)] | None = None  # processes that parse changed files (build --workers)
+    # the Dagster check on chunks the trust scan quarantined: "warning" publishes the rest, "blocking" publishes nothing
+    trust_check: Literal["warning", "blocking"] = "warning"
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     exclude: list[StrictStr] = Field(default_factory=list)  # globs relative to the docs folder; never staged
     package: PackageConfig | None = None  # what a project's lockfile is searched for (versions/lockfiles)

@@ -12,14 +12,17 @@ are let through, with the entry's reason. This is what a build and `docs-mcp val
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..corpus.globs import glob_match
 from ..corpus.json_locations import line_of
 from ..corpus.manifest import LoadedManifest, format_loc, nearest_manifest
 from ..diagnostics import Diagnostic, error
-from .rules import RuleSet, builtin_rules, load_rules_file
+from .rules import Anchors, RuleSet, builtin_rules, load_rules_file
 from .scan import Finding, scan
 
 
@@ -64,10 +67,20 @@ class Trust:
     default: Policy
     by_folder: dict[str, Policy] = field(default_factory=dict)  # manifest folder -> its policy
     manifests: dict[str, LoadedManifest] = field(default_factory=dict)
+    _keys: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
 
     def policy_for(self, relpath: str) -> Policy:
         loaded = nearest_manifest(relpath, self.manifests)
         return self.by_folder.get(loaded.folder, self.default) if loaded else self.default
+
+    def key(self, relpath: str) -> str:
+        """Changes when the rules or allow entries `relpath` is checked with change: a build reuses a file's
+        verdicts only under the same key."""
+        policy = self.policy_for(relpath)
+        found = self._keys.get(id(policy))
+        if found is None:
+            found = self._keys[id(policy)] = _policy_key(policy)
+        return found
 
     def check(self, content: str, relpath: str) -> Verdict:
         """Scan one chunk (its Markdown as written) of file `relpath` (relative to the docs root)."""
@@ -80,6 +93,31 @@ class Trust:
             else:
                 allowed.append((finding, entry))
         return Verdict(findings, allowed)
+
+
+def _anchors(anchors: Anchors) -> list[Any]:
+    return [sorted(anchors.words), list(anchors.prefixes), [_anchors(a) for a in anchors.also]]
+
+
+def _policy_key(policy: Policy) -> str:
+    rules = [
+        [
+            r.id,
+            r.severity,
+            r.source,
+            list(r.views),
+            [p.pattern for p in r.patterns],
+            [sorted(a) for a in r.anchors],
+            [_anchors(a) for a in r.pattern_anchors],
+            sorted(r.not_after),
+            list(r.unless),
+            r.check,
+        ]
+        for r in policy.rules.rules
+    ]
+    allow = [[a.path, a.rule, a.reason] for a in policy.allow]
+    data = json.dumps([rules, sorted(policy.rules.terms.items()), policy.folder, allow], default=str)
+    return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
 def load_trust(

@@ -86,6 +86,11 @@ class Views:
         return at + sum(n for where, n in self.cuts if where <= at)
 
 
+def hides(style: str) -> bool:
+    """Whether an inline `style` hides its element from readers (display:none, font-size:0, off-screen …)."""
+    return bool(_HIDING_STYLE.search(style))
+
+
 def _blank(text: str, fill: str = " ") -> str:
     """`text` with every character but newlines replaced by `fill`."""
     if "\n" not in text:

@@ -24,6 +24,7 @@ GOLDEN = {
     "2": "ada12e7e3ffdcbaefb5dd9d79aa06f093adccf3f8fd77439af6315b08fc14e20",  # shallower headings with text of their own start a chunk
     "3": "829b407e68c34585b7e53939c59a14295d2f6ab4bd223c7f4cba4e96564fae22",  # GitHub alerts read as "Note" instead of "[!NOTE]"
     "4": "829b407e68c34585b7e53939c59a14295d2f6ab4bd223c7f4cba4e96564fae22",  # headings cut to 500 characters (none here)
+    "5": "522551e5a315d7b3512acec5d2a641679ef55364e20991e2246460d57c86cef3",  # visible text only: HTML comments gone
 }
 
 

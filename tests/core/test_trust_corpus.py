@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_core.indexing.chunks import analyze_corpus
-from docs_mcp_core.trust.report import validate_trust
+from docs_mcp_core.indexing.quarantine import trust_diagnostics
 from docs_mcp_core.trust.rules import builtin_rules
 
 from ..conftest import EXAMPLE_DOCS, FIXTURES
@@ -32,14 +32,13 @@ FORMS = ("plain", "case", "spacing", "lookalike", "split", "hidden")
 
 
 def flagged(root: Path) -> tuple[dict[str, set[str]], list[str], list]:
-    """Rules flagged per file, the files that have chunks, and the diagnostics."""
+    """Rules flagged per file, the files scanned, and the diagnostics, as `docs-mcp validate` reports them."""
     chunkset = analyze_corpus(root)
-    chunks = list(chunkset.iter_chunks())
-    report = validate_trust(root, chunks)
+    diagnostics = trust_diagnostics(chunkset.flags())
     rules: dict[str, set[str]] = defaultdict(set)
-    for d in report.diagnostics:
+    for d in diagnostics:
         rules[d.path].add(d.code.removeprefix("trust-"))
-    return rules, sorted({c.filepath for c in chunks}), report.diagnostics
+    return rules, sorted(f.relpath for f in chunkset.files), diagnostics
 
 
 def test_every_injected_page_is_flagged_by_the_rule_it_targets() -> None:

@@ -19,6 +19,7 @@ from bs4 import BeautifulSoup, Tag
 from markdownify import MarkdownConverter
 
 from ...chunking.source_urls import heading_key
+from ...trust.views import hides
 
 # Where the documentation text lives, most specific first (MkDocs Material, Sphinx, Docusaurus,
 # VitePress, generic); the whole <body> when none matches.
@@ -142,6 +143,9 @@ def _main(soup: BeautifulSoup) -> Tag:
 def _clean(main: Tag) -> None:
     for el in main.select(", ".join(DROP_SELECTORS)):  # one pass: pages with highlighted code have many tags
         if not el.decomposed:
+            el.decompose()
+    for el in main.find_all(style=True):  # hidden by its style: converted, it would become visible text
+        if not el.decomposed and hides(str(el.get("style"))):
             el.decompose()
     for el in main.find_all("header"):
         if el.find(["h1", "h2", "h3", "h4", "h5", "h6"]) is None:

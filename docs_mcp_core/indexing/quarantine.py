@@ -1,0 +1,146 @@
+"""The trust scan in the build: every chunk scanned as written, only what a reader sees kept, flagged chunks left out.
+
+A file's chunks are scanned with the policy of its nearest manifest (trust/policy.py). A chunk
+with an `error` finding no allow entry covers is quarantined: it is not in chunks.json, the
+table or anything served. The chunks kept are made from the file's visible Markdown
+(trust/sanitize.py): HTML comments, hidden elements and invisible characters never reach
+the table, so snippets, documents, full-text search and embeddings see only what a reader
+sees. A file with nothing hidden is chunked once; one with hidden text is chunked again from
+its visible text, which can move or drop a chunk whose heading was hidden (its ID is then
+scanned anew). Findings are recorded per file (`Flag`), so a reused file reports them again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..diagnostics import Diagnostic
+from ..output.chunk import Chunk
+from ..progress import counted
+from ..trust.chars import strip_invisible
+from ..trust.policy import Trust
+from ..trust.report import chunk_start_line, finding_diagnostic
+from ..trust.sanitize import visible_markdown
+from ..trust.scan import Finding
+
+QUARANTINED, WARNED, ALLOWED = "quarantined", "warning", "allowed"
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One finding in one chunk of a built file, and what the build did about it."""
+
+    chunk_id: str
+    line: int  # in the file
+    rule: str
+    severity: str
+    where: str
+    excerpt: str
+    reason: str
+    count: int
+    status: str  # QUARANTINED (the chunk is not served), WARNED (served, visible text only) or ALLOWED
+    allowed_by: str = ""  # "manifest path: reason" of the allow entry, for ALLOWED
+
+    def row(self) -> list[Any]:
+        """As files.json keeps it."""
+        return [
+            self.chunk_id,
+            self.line,
+            self.rule,
+            self.severity,
+            self.where,
+            self.excerpt,
+            self.reason,
+            self.count,
+            self.status,
+            self.allowed_by,
+        ]
+
+    @classmethod
+    def from_row(cls, row: Any) -> Flag | None:
+        """None for a row not as `row` writes it (the file is then parsed again)."""
+        if not isinstance(row, list) or len(row) != 10:
+            return None
+        try:
+            flag = cls(str(row[0]), int(row[1]), *map(str, row[2:7]), int(row[7]), str(row[8]), str(row[9]))
+        except (TypeError, ValueError):
+            return None
+        return flag if flag.status in (QUARANTINED, WARNED, ALLOWED) else None
+
+    def finding(self) -> Finding:
+        return Finding(self.rule, self.severity, self.reason, self.where, 1, self.excerpt, self.count)
+
+    def diagnostic(self, relpath: str) -> Diagnostic:
+        """As validate prints it: `path:line: severity: where: “excerpt”: reason [rule]`."""
+        return finding_diagnostic(relpath, self.line, self.finding())
+
+
+def _flags(chunk: Chunk, start: int, findings: Iterable[Finding], status: Callable[[Finding], str]) -> list[Flag]:
+    return [
+        Flag(chunk.chunk_id, start + f.line - 1, f.rule, f.severity, f.where, f.excerpt, f.reason, f.count, status(f))
+        for f in findings
+    ]
+
+
+def screen_file(
+    trust: Trust,
+    relpath: str,
+    file_text: str,
+    body: str,
+    chunks: list[Chunk],
+    rechunk: Callable[[str], list[Chunk]],
+) -> tuple[list[Chunk], list[Flag]]:
+    """The chunks of one file to serve (visible text only, quarantined ones left out, renumbered in
+    document order) and its findings. `chunks` were made from `body`; `rechunk` makes them from
+    another body (the visible one) the same way."""
+    flags: list[Flag] = []
+    quarantined: set[str] = set()
+    lines = file_text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+    def check(chunk: Chunk) -> None:
+        verdict = trust.check(chunk.content, relpath)
+        if not verdict.findings and not verdict.allowed:
+            return
+        start = chunk_start_line(lines, chunk.content)
+        flags.extend(_flags(chunk, start, verdict.findings, lambda f: QUARANTINED if f.severity == "error" else WARNED))
+        for finding, entry in verdict.allowed:
+            flag = _flags(chunk, start, [finding], lambda f: ALLOWED)[0]
+            flags.append(replace(flag, allowed_by=f"{entry.manifest}: {entry.reason}"))
+        if verdict.quarantined:
+            quarantined.add(chunk.chunk_id)
+
+    for chunk in chunks:
+        check(chunk)
+    visible = visible_markdown(body)
+    served = chunks
+    if visible != body:
+        scanned = {c.chunk_id for c in chunks}
+        served = rechunk(visible)
+        for chunk in served:  # a chunk the visible text makes anew (a hidden heading moved it): scanned too
+            if chunk.chunk_id not in scanned:
+                check(chunk)
+    kept = [c for c in served if c.chunk_id not in quarantined]
+    out = []
+    for index, chunk in enumerate(kept):
+        heading, breadcrumb = strip_invisible(chunk.heading), strip_invisible(chunk.breadcrumb)
+        if index != chunk.chunk_index or heading != chunk.heading or breadcrumb != chunk.breadcrumb:
+            chunk = replace(chunk, chunk_index=index, heading=heading, breadcrumb=breadcrumb)
+        out.append(chunk)
+    return out, flags
+
+
+def trust_diagnostics(flags: Iterable[tuple[str, Flag]]) -> list[Diagnostic]:
+    """The findings validate reports (those an allow entry lets through are not), at their file's line."""
+    return [flag.diagnostic(path) for path, flag in flags if flag.status != ALLOWED]
+
+
+def quarantine_line(quarantined: int, files: int, docs_dir: str) -> str:
+    """The build's line about quarantined chunks: how many, and where to look."""
+    return (
+        f"trust: {counted(quarantined, 'chunk')} in {counted(files, 'file')} quarantined (text addressed to an AI "
+        f"agent, or hidden from readers) and not served; `docs-mcp validate --docs-dir {docs_dir}` lists file, "
+        "line, rule and excerpt (also in the cache audit's `trust_findings`); a legitimate page is let through "
+        "by an allow entry with a reason in its .docs-mcp.json (docs/trust.md)"
+    )

@@ -1,0 +1,31 @@
+"""`--verify PUBKEY`: check a published index's signature now, and require it on every later read (signature.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import DocsMcpError
+from .layout import METADATA, OutputLayout
+from .objectstore import RemoteOutput, is_remote
+from .signature import check_read, key_id, load_public_key, require
+
+
+def verify_index(location: Path | str, public_key: Path) -> str:
+    """Check the published metadata.json of `location` (a folder or s3:// URL) now and on every later read;
+    returns the verified key's ID. Raises DocsMcpError (one line) when it does not verify."""
+    public = load_public_key(public_key)
+    if is_remote(location):
+        remote = RemoteOutput.parse(str(location))
+        path: Path | str = f"{remote.url}/{METADATA}"
+        data = remote.read(METADATA)
+    else:
+        path = OutputLayout(Path(location)).metadata
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            data = None
+    if data is None:
+        raise DocsMcpError(f"refusing the index at {location}: it has no metadata.json to verify")
+    require(location, public)
+    check_read(path, data)
+    return key_id(public)
