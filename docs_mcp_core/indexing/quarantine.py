@@ -12,10 +12,12 @@ scanned anew). Findings are recorded per file (`Flag`), so a reused file reports
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..corpus.markdown import parser, top_level_blocks
 from ..diagnostics import Diagnostic
 from ..output.chunk import Chunk
 from ..progress import counted
@@ -26,6 +28,8 @@ from ..trust.sanitize import visible_markdown
 from ..trust.scan import Finding
 
 QUARANTINED, WARNED, ALLOWED = "quarantined", "warning", "allowed"
+_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)  # one left open runs to the end, as in a browser
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t].*)?$|^ {0,3}(?:=+|-+)[ \t]*$", re.MULTILINE)  # ATX, setext
 
 
 @dataclass(frozen=True)
@@ -116,8 +120,8 @@ def screen_file(
     visible = visible_markdown(body)
     served = chunks
     if visible != body:
+        served = _each_visible(chunks, body, visible) or rechunk(visible)
         scanned = {c.chunk_id for c in chunks}
-        served = rechunk(visible)
         for chunk in served:  # a chunk the visible text makes anew (a hidden heading moved it): scanned too
             if chunk.chunk_id not in scanned:
                 check(chunk)
@@ -134,6 +138,45 @@ def screen_file(
 def trust_diagnostics(flags: Iterable[tuple[str, Flag]]) -> list[Diagnostic]:
     """The findings validate reports (those an allow entry lets through are not), at their file's line."""
     return [flag.diagnostic(path) for path, flag in flags if flag.status != ALLOWED]
+
+
+def _headings(markdown: str) -> list[str]:
+    return [strip_invisible(line).strip() for line in _HEADING_LINE.findall(markdown)]
+
+
+def _plain(markdown: str) -> str:
+    """A chunk's plain text as the chunker makes it (chunking/splitting.py): its blocks' text, a blank line apart."""
+    return "\n\n".join(t for t in (block.text() for block in top_level_blocks(parser().parse(markdown))) if t)
+
+
+def _visible_text(chunk: Chunk, seen: str) -> str:
+    """The plain text of a chunk whose visible Markdown is `seen`. When comments and invisible characters were
+    all it hid, its plain text without those characters: comments never reach plain text (corpus/markdown.py)."""
+    rest = _COMMENT.sub("", chunk.content)
+    if "<" not in rest or visible_markdown(rest) == strip_invisible(rest):
+        return strip_invisible(chunk.content_text)
+    return _plain(seen)
+
+
+def _each_visible(chunks: list[Chunk], body: str, visible: str) -> list[Chunk] | None:
+    """The chunks with each one's visible text, when that is the file's visible text chunked as before: the
+    same heading lines, and every hidden construct inside one chunk (they removed as much as the file's
+    sanitizing did). None otherwise (a hidden heading, an element across a chunk's edge): chunk it again.
+
+    Chunking the visible file again costs a parse of it; most files with hidden text only have comments
+    within sections, and their changed chunks are re-read alone.
+    """
+    if _headings(body) != _headings(visible):
+        return None
+    out, removed = [], 0
+    for chunk in chunks:
+        seen = visible_markdown(chunk.content)
+        if seen != chunk.content:
+            removed += len(chunk.content) - len(seen)
+            seen = seen.strip("\n")  # a comment at its edge leaves an empty line, which chunks never start or end with
+            chunk = replace(chunk, content=seen, content_text=_visible_text(chunk, seen))
+        out.append(chunk)
+    return out if removed == len(body) - len(visible) else None
 
 
 def quarantine_line(quarantined: int, files: int, docs_dir: str) -> str:

@@ -57,6 +57,12 @@ def test_the_table_holds_only_visible_text(built: tuple[Path, Path, str]) -> Non
         for word in (*HIDDEN_WORDS, ZERO_WIDTH, "<!--", "display:none"):
             assert word not in install[field], (field, word)
     assert "Then set the region in parcelly.toml." in install["content"]
+    # a hidden heading makes no chunk: the file is chunked again from its visible text
+    assert [i for i in chunks(out) if i.startswith("guide.md")] == [
+        "guide.md#_preamble",
+        "guide.md#guide/install",
+        "guide.md#guide/support",
+    ]
     assert "region" in install["content_text"]
     for word in HIDDEN_WORDS:
         assert search_ids(out, word) == []
@@ -112,3 +118,30 @@ def test_an_allow_entry_without_a_reason_or_with_an_unknown_rule_fails_in_one_li
     assert result.returncode == 1
     assert "unknown rule 'no-such-rule'" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "out" / "metadata.json").exists()
+
+
+def test_sanitizing_each_chunk_gives_what_chunking_the_visible_text_again_gives(
+    dub_ts_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files whose hidden text stays inside a chunk skip a second parse; the chunks must be the same."""
+    from docs_mcp_core.indexing import parsing
+    from docs_mcp_core.indexing.chunks import analyze_corpus
+    from docs_mcp_core.trust.sanitize import visible_markdown
+
+    from ..conftest import EXAMPLE_DOCS
+
+    compared: list[str] = []
+    screen = parsing.screen_file
+
+    def both(trust, relpath, text, body, chunks, rechunk):  # type: ignore[no-untyped-def]
+        served, flags = screen(trust, relpath, text, body, chunks, rechunk)
+        visible = visible_markdown(body)
+        if visible != body and not any(f.status == "quarantined" for f in flags):
+            assert [c.to_dict() for c in served] == [c.to_dict() for c in rechunk(visible)], relpath
+            compared.append(relpath)
+        return served, flags
+
+    monkeypatch.setattr(parsing, "screen_file", both)
+    for root in (dub_ts_docs, EXAMPLE_DOCS, write_untrusted(tmp_path / "docs")):
+        analyze_corpus(root, workers=1)
+    assert len(compared) >= 18 and "guide.md" in compared

@@ -33,6 +33,14 @@ pomegranate
 
 </div>
 
+<div style="display: none">
+
+## Hidden section
+
+More pomegranate under a heading no reader sees.
+
+</div>
+
 ## Support
 
 Ask on the forum.
