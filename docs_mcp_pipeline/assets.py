@@ -98,6 +98,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     ) -> dg.MaterializeResult[Chunked]:
         """Every staged file parsed and chunked (unchanged files reused); validation errors fail the run."""
         with failure_on_error(), docs_mcp.build_lock(context):
+            docs_mcp.config().signer(context.partition_key)  # a key that cannot sign fails the run before it pays
             corpus = docs_mcp.config().get(context.partition_key)
             chunkset = chunk_corpus(
                 Path(staged_docs.path),
@@ -216,6 +217,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 reporter=DagsterReporter(context),
                 corpus=corpus,
                 publish_to=remote,
+                signer=config.signer(corpus),
             )
         return dg.MaterializeResult(
             value=Published(value.staged, value.chunkset, value.fingerprints, value.embedded, value.index, published),

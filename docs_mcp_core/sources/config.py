@@ -164,6 +164,7 @@ class CorpusConfig(BaseModel):
     workers: Annotated[StrictInt, Field(ge=1)] | None = None  # processes that parse changed files (build --workers)
     # the Dagster check on chunks the trust scan quarantined: "warning" publishes the rest, "blocking" publishes nothing
     trust_check: Literal["warning", "blocking"] = "warning"
+    sign_key: StrictStr | None = None  # an Ed25519 private key (PEM) metadata.json is signed with (build --sign)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     exclude: list[StrictStr] = Field(default_factory=list)  # globs relative to the docs folder; never staged
     package: PackageConfig | None = None  # what a project's lockfile is searched for (versions/lockfiles)
@@ -288,6 +289,15 @@ class Config(BaseModel):
         if remote is not None:
             return self.resolve(corpus.state_dir) if corpus.state_dir else remote.default_state_dir()
         return self.resolve(corpus.out or f"indexes/{name}")
+
+    def signer(self, name: str) -> Any:
+        """The corpus's signing key (`sign_key`, relative to this file), loaded; None when it signs nothing."""
+        key = self.get(name).sign_key
+        if key is None:
+            return None
+        from ..output.signature import load_private_key
+
+        return load_private_key(self.resolve(key), f"{self.path}: corpus {name!r}: sign_key")
 
     def remote(self, name: str) -> RemoteOutput | None:
         """The s3:// location the corpus is published to, if its `out` is one."""

@@ -40,3 +40,22 @@ def test_the_quarantine_check_warns_or_blocks_by_configuration(tmp_path: Path, m
         assert result.success and "metadata" in succeeded
         ids = {c["chunk_id"] for c in json.loads((out / "chunks.json").read_text())}
         assert QUARANTINED_ID not in ids and "attack.md#troubleshooting/timeouts" in ids
+
+
+@pytest.mark.slow
+def test_a_corpus_with_a_sign_key_publishes_a_signed_index(tmp_path: Path) -> None:
+    pytest.importorskip("cryptography")
+    from docs_mcp_core.errors import DocsMcpError
+    from docs_mcp_core.output.signature import generate
+    from docs_mcp_core.output.verify import verify_index
+
+    generate(tmp_path / "ci.pem", tmp_path / "ci.pub.pem")
+    generate(tmp_path / "other.pem", tmp_path / "other.pub.pem")
+    docs, out = write_untrusted(tmp_path / "docs"), tmp_path / "out"
+    corpus = {"name": "signed", "source": {"path": str(docs)}, "out": str(out), "sign_key": "ci.pem"}
+    corpus["embedding"] = {"provider": "hash", "dimensions": 32}
+    defs = build_definitions(str(write_config(tmp_path / "docs-mcp.yaml", [corpus])))
+    assert materialize(defs, "signed", dg.DagsterInstance.ephemeral()).success
+    verify_index(out, tmp_path / "ci.pub.pem")
+    with pytest.raises(DocsMcpError, match="signed by key"):
+        verify_index(out, tmp_path / "other.pub.pem")
