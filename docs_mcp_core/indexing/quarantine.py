@@ -68,7 +68,10 @@ class Flag:
         if not isinstance(row, list) or len(row) != 10:
             return None
         try:
-            flag = cls(str(row[0]), int(row[1]), *map(str, row[2:7]), int(row[7]), str(row[8]), str(row[9]))
+            chunk_id, rule, severity, where, excerpt, reason, status, allowed_by = (
+                str(row[i]) for i in (0, 2, 3, 4, 5, 6, 8, 9)
+            )
+            flag = cls(chunk_id, int(row[1]), rule, severity, where, excerpt, reason, int(row[7]), status, allowed_by)
         except (TypeError, ValueError):
             return None
         return flag if flag.status in (QUARANTINED, WARNED, ALLOWED) else None
@@ -103,8 +106,10 @@ def screen_file(
     quarantined: set[str] = set()
     lines = file_text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
 
+    policy = trust.policy_for(relpath)
+
     def check(chunk: Chunk) -> None:
-        verdict = trust.check(chunk.content, relpath)
+        verdict = trust.check(chunk.content, relpath, policy)
         if not verdict.findings and not verdict.allowed:
             return
         start = chunk_start_line(lines, chunk.content)

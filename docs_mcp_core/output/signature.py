@@ -102,9 +102,8 @@ def load_public_key(path: Path, option: str = "--verify") -> Ed25519PublicKey:
 
 def sign_document(document: dict[str, Any], private: Ed25519PrivateKey) -> dict[str, Any]:
     """`document` with its `signature` field (any earlier one replaced)."""
-    value = private.sign(canonical(document))
-    signature = {"algorithm": ALGORITHM, "key_id": key_id(private.public_key()), "value": base64.b64encode(value)}
-    signature["value"] = signature["value"].decode()
+    value = base64.b64encode(private.sign(canonical(document))).decode()
+    signature = {"algorithm": ALGORITHM, "key_id": key_id(private.public_key()), "value": value}
     return {**{k: v for k, v in document.items() if k != FIELD}, FIELD: signature}
 
 

@@ -82,9 +82,10 @@ class Trust:
             found = self._keys[id(policy)] = _policy_key(policy)
         return found
 
-    def check(self, content: str, relpath: str) -> Verdict:
-        """Scan one chunk (its Markdown as written) of file `relpath` (relative to the docs root)."""
-        policy = self.policy_for(relpath)
+    def check(self, content: str, relpath: str, policy: Policy | None = None) -> Verdict:
+        """Scan one chunk (its Markdown as written) of file `relpath` (relative to the docs root); `policy`:
+        the file's (policy_for), when the caller scans several of its chunks."""
+        policy = policy or self.policy_for(relpath)
         findings, allowed = [], []
         for finding in scan(content, policy.rules):
             entry = policy.allowance(relpath, finding)
