@@ -541,7 +541,7 @@ VERIFY_OPTION: dict[str, Any] = dict(
 @click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE", help="Taxonomy filter; repeatable.")
 @click.option("--text-only", is_flag=True, help="Rank by text alone, even if the index has vectors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the search_docs result JSON.")
-@click.option("--verify", "verify_key", **VERIFY_OPTION)  # type: ignore[arg-type]
+@click.option("--verify", "verify_key", **VERIFY_OPTION)
 @weight_options
 @fail_cleanly
 def search(
@@ -702,7 +702,7 @@ def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> lis
     is_flag=True,
     help="Load the query embedding model before serving (default: serve at once, text-only until loaded).",
 )
-@click.option("--verify", "verify_key", **VERIFY_OPTION)  # type: ignore[arg-type]
+@click.option("--verify", "verify_key", **VERIFY_OPTION)
 @weight_options
 @fail_cleanly
 def serve(

@@ -24,6 +24,7 @@ from ..progress import counted
 from ..trust.chars import strip_invisible
 from ..trust.policy import Trust
 from ..trust.report import chunk_start_line, finding_diagnostic
+from ..trust.rules import Severity
 from ..trust.sanitize import visible_markdown
 from ..trust.scan import Finding
 
@@ -77,7 +78,8 @@ class Flag:
         return flag if flag.status in (QUARANTINED, WARNED, ALLOWED) else None
 
     def finding(self) -> Finding:
-        return Finding(self.rule, self.severity, self.reason, self.where, 1, self.excerpt, self.count)
+        severity: Severity = "warning" if self.severity == "warning" else "error"
+        return Finding(self.rule, severity, self.reason, self.where, 1, self.excerpt, self.count)
 
     def diagnostic(self, relpath: str) -> Diagnostic:
         """As validate prints it: `path:line: severity: where: “excerpt”: reason [rule]`."""
