@@ -41,7 +41,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.build import CORPUS, MANIFEST, edit_one_percent, run_build  # noqa: E402
-from benchmarks.query import WARMUP, measure, measure_pair, queries  # noqa: E402
+from benchmarks.processes import checkout  # noqa: E402
+from benchmarks.query import measure, measure_pair, queries, unseen  # noqa: E402
 from docs_mcp_core.fsutil import dir_size  # noqa: E402
 
 TEXT = ["--embedding-provider", "none"]
@@ -91,12 +92,11 @@ def search_latency(index: Path, hybrid: bool, searches: int, reference: Path | N
     """p50/p95 of `index`; with `reference` (×1's index of the same kind), measured side by side with it
     and with the ratio of the two p50s."""
     if reference is not None:
-        asked = queries(json.loads((reference / "chunks.json").read_text()), searches + WARMUP)
         pair = anyio.run(
             measure_pair,
-            {"ours": (index, REPO), "reference": (reference, REPO)},
-            asked[:WARMUP],
-            asked[WARMUP:],
+            {"ours": (checkout("ours"), index), "reference": (checkout("x1"), reference)},
+            unseen(json.loads((reference / "chunks.json").read_text())),
+            searches,
             hybrid,
         )
         ours = pair["ours"]
@@ -109,8 +109,7 @@ def search_latency(index: Path, hybrid: bool, searches: int, reference: Path | N
     chunks = json.loads((index / "chunks.json").read_text())
     rng = random.Random(11)
     gets = [rng.choice(chunks)["chunk_id"] for _ in range(10)]
-    asked = queries(chunks, searches + WARMUP)
-    return {**anyio.run(measure, index, asked[:WARMUP], asked[WARMUP:], gets, hybrid), "ratio": 1.0}
+    return {**anyio.run(measure, index, unseen(chunks), searches, gets, hybrid), "ratio": 1.0}
 
 
 def measure_size(copies: int, root: Path, args: argparse.Namespace, reference: dict[str, Any] | None) -> dict[str, Any]:
