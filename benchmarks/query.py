@@ -244,7 +244,6 @@ def main() -> None:
         return
     from docs_mcp_core.embedding import make_provider
     from docs_mcp_core.indexing.build import build
-    from docs_mcp_core.output.layout import OutputLayout
     from docs_mcp_eval.benchmark import parse_spec
 
     work = Path(tempfile.mkdtemp(prefix="docs-mcp-query-"))
