@@ -1,8 +1,9 @@
 """Failpoints for tests: pause at a named phase when DOCS_MCP_TEST_PAUSE_AT names it.
 
 Phases: the build's (so a kill test can kill it exactly there), `query-model-load` (so a
-server test sees text-only answers before the query model is ready) and `request` (a search_docs
-or get_doc request holding its index version, so a test can publish under it).
+server test sees text-only answers before the query model is ready), `request` (a search_docs
+or get_doc request holding its index version, so a test can publish under it) and `indexes-opened`
+(a stdio server that has opened its indexes, before any request asked it to).
 DOCS_MCP_TEST_PAUSE_AT=write,publish:2 prints `docs-mcp-test: paused at <phase>` on stderr and
 sleeps 2 s (default 5) at each listed phase. With DOCS_MCP_TEST_RELEASE=<file> it waits
 instead until that file exists (at most 120 s), so a test decides when the phase goes on,

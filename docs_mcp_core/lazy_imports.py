@@ -1,4 +1,4 @@
-"""Keep `import lancedb` from paying for a REST client that docs-mcp never calls.
+"""Keep `import lancedb` and the MCP SDK's server from paying for code docs-mcp never calls.
 
 lancedb imports `lance_namespace` at module level, which imports model classes from the
 generated REST client `lance_namespace_urllib3_client`. That package's `__init__` also imports
@@ -13,6 +13,12 @@ Two deferrals, for that one package only:
 - while that `__init__` runs, `validate_call` builds each validator on the method's first call.
 The same code runs with the same checks, later or never; nothing changes if lancedb stops
 importing the client. Upstream made the same trade for `import lance` (lance-format/lance#9273).
+
+The MCP SDK's `mcp` and `mcp.server` packages are deferred the same way (the first deferral
+only): their `__init__`s import the SDK's client, its HTTP client, FastMCP (`MCPServer`) and
+their dependencies, none of which a stdio server uses, while `docs-mcp serve` imports only the
+submodules it needs (`mcp.types`, `mcp.server.lowlevel`, `mcp.server.stdio`). `from mcp import
+Client` and the like still work: a name the package has not got yet runs its `__init__`.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ if TYPE_CHECKING:
     from importlib.abc import Loader
 
 PACKAGE = "lance_namespace_urllib3_client"
+# package -> whether its `__init__` runs with pydantic's validate_call deferred too
+DEFERRED = {PACKAGE: True, "mcp": False, "mcp.server": False}
 
 
 def deferred_validate_call(real: Callable[..., Any]) -> Callable[..., Any]:
@@ -56,8 +64,9 @@ class _DeferringLoader:
     """The package's own loader: its `__init__` (which imports every API module) runs on the first
     missing attribute, with `validate_call` deferred; until then the package is its `__path__`."""
 
-    def __init__(self, inner: Loader) -> None:
+    def __init__(self, inner: Loader, validators: bool) -> None:
         self.inner = inner
+        self.validators = validators
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return self.inner.create_module(spec)
@@ -75,6 +84,9 @@ class _DeferringLoader:
         module.__dict__["__getattr__"] = run_init  # PEP 562: only for names not set yet
 
     def run_deferred(self, module: ModuleType) -> None:
+        if not self.validators:
+            self.inner.exec_module(module)
+            return
         import pydantic
 
         real = pydantic.validate_call
@@ -85,7 +97,7 @@ class _DeferringLoader:
             pydantic.validate_call = real
 
     def __getattr__(self, name: str) -> Any:  # resource readers and the like: the real loader's
-        if name == "inner":  # not set yet (a copy being made): no endless lookup
+        if name in ("inner", "validators"):  # not set yet (a copy being made): no endless lookup
             raise AttributeError(name)
         return getattr(self.inner, name)
 
@@ -96,12 +108,12 @@ class _Finder:
     def find_spec(
         self, name: str, path: Any = None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if name != PACKAGE:
+        if name not in DEFERRED:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is not None and spec.loader is not None:
             # a Loader by duck typing: subclassing importlib.abc.Loader would import it in every process
-            spec.loader = cast("Loader", _DeferringLoader(spec.loader))
+            spec.loader = cast("Loader", _DeferringLoader(spec.loader, DEFERRED[name]))
         return spec
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -14,15 +15,17 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn, cast
 
 import anyio
+import mcp.types  # noqa: F401 - first, so `from mcp import types` finds the submodule (lazy_imports.py)
 from jsonschema import Draft202012Validator
-from mcp import types
-from mcp.server import NotificationOptions, Server
+from mcp import types  # after `import mcp.types` above: a submodule, not the deferred package's __init__
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..errors import DocsMcpError
+from ..failpoints import pause
 from ..output.metadata import Prompt
 from ..output.objectstore import location
 from ..search import Library, SearchError, Served, Weights
@@ -160,6 +163,17 @@ class DocsServer:
                     await session.send_tool_list_changed()
                 except Exception as exc:  # noqa: BLE001 - a client that left must not fail the request at hand
                     log(f"could not send tools/list_changed: {exc}")
+
+    async def open_indexes(self) -> None:
+        """Open every corpus's index while the client initializes, so that its first search does not
+        wait for it: once lancedb's import (under way in a thread since create_server) is done, so
+        that `initialize` is answered first. An index that cannot be opened is left for the first
+        request to report, as before."""
+        await anyio.to_thread.run_sync(lambda: __import__("lancedb"), abandon_on_cancel=True)
+        for corpus in self.library.corpora:
+            with contextlib.suppress(Exception):  # reported by the request that needs it
+                await corpus.engine.index()
+        pause("indexes-opened")  # a failpoint: a test sees this happen before it sends a request
 
     async def watch(self, every: float = WATCH_SECONDS) -> None:
         """Notice a publish while the client is idle, so list_changed reaches it before its next call."""
@@ -421,6 +435,7 @@ async def serve_stdio(docs: DocsServer) -> None:
             read, write = await stack.enter_async_context(stdio_server(*streams))
             log(ready_line(docs, "stdio"))
             async with anyio.create_task_group() as tasks:
+                tasks.start_soon(docs.open_indexes)
                 tasks.start_soon(docs.watch)
                 await docs.server.run(read, write, docs.server.create_initialization_options())
                 tasks.cancel_scope.cancel()

@@ -103,3 +103,24 @@ def test_deferred_validate_call_over_pydantic_rejects_what_pydantic_rejects(bad:
     assert double(x=4) == 8
     with pytest.raises(pydantic.ValidationError):
         double(**bad)
+
+
+SERVER_PROBE = """
+import json, sys
+import docs_mcp_core.server.app, mcp.server.stdio
+loaded = sorted(m for m in ("mcp.client", "mcp.server.mcpserver", "httpx2") if m in sys.modules)
+from mcp import Client, StdioServerParameters
+from mcp.server import MCPServer, Server
+import mcp.types as types
+print(json.dumps({"loaded": loaded, "client": Client.__module__, "mcpserver": MCPServer.__module__,
+                  "server": Server.__module__, "tool": types.Tool.__name__,
+                  "params": StdioServerParameters(command="x").command}))
+"""
+
+
+def test_the_stdio_server_imports_no_mcp_client_nor_fastmcp_and_both_still_import() -> None:
+    done = subprocess.run([sys.executable, "-c", SERVER_PROBE], capture_output=True, text=True, check=True)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["loaded"] == [], "the server's imports ran the mcp package __init__s (client, FastMCP)"
+    assert found["client"] == "mcp.client.client" and found["mcpserver"].startswith("mcp.server.mcpserver")
+    assert found["server"] == "mcp.server.lowlevel.server" and found["tool"] == "Tool" and found["params"] == "x"

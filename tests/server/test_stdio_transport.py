@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,46 @@ def test_a_client_that_leaves_before_its_answers_ends_the_server_quietly(example
     assert proc.returncode == 0, err.decode()
     assert b"Traceback" not in err
     assert b"the client closed its end of stdout" in err
+
+
+def test_the_index_opens_while_the_client_initializes_before_any_search(tmp_path: Path, example_index: Path) -> None:
+    """The first search of a session finds the index open: the server opens it after answering `initialize`,
+    without waiting for a request (the failpoint marks that moment; no search has been sent by then)."""
+    paused, release = tmp_path / "paused", tmp_path / "release"
+    paused.mkdir()
+    env = {
+        **os.environ,
+        "DOCS_MCP_TEST_PAUSE_AT": "indexes-opened",
+        "DOCS_MCP_TEST_RELEASE": str(release),
+        "DOCS_MCP_TEST_PAUSED_DIR": str(paused),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, *serve_args(example_index)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(_line(INITIALIZE))
+        proc.stdin.flush()
+        mark = paused / f"indexes-opened-{proc.pid}"
+        for _ in range(1200):  # up to a minute on a busy machine; a server that never opens early fails here
+            if mark.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert mark.exists(), "the server did not open its index before a request asked for it"
+        release.touch()
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        proc.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        search = {"name": "search_docs", "arguments": {"query": "retries"}}
+        proc.stdin.write(_line({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": search}))
+        proc.stdin.flush()
+        answer = json.loads(proc.stdout.readline())
+        assert answer["id"] == 2 and not answer["result"].get("isError")
+        assert json.loads(answer["result"]["content"][0]["text"])["hits"]
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        proc.kill()
