@@ -1,0 +1,86 @@
+"""Search answers every shipped suite's questions with the top 10 it answered when they were recorded.
+
+Speed work on the engine must not move a hit: each suite's corpus is built text-only and with
+vectors (the `hash` provider: deterministic on every machine, so the fused text + vector
+ranking is checked without the model's floating point), and the first 10 chunk IDs of every
+case's query and follow-up are compared with tests/fixtures/rankings/<suite>.json. After a change
+that means to move rankings (and says so), rerecord with DOCS_MCP_RECORD_RANKINGS=1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.indexing.build import build
+from docs_mcp_core.search.engine import SearchEngine, loaded_embedder
+from docs_mcp_eval.cases import load_suite
+
+from ..conftest import REPO
+from .test_suites import SHIPPED, tune_module
+
+RECORDED = REPO / "tests" / "fixtures" / "rankings"
+RECORD = os.environ.get("DOCS_MCP_RECORD_RANKINGS") == "1"
+PROVIDERS = {"text": "none", "hybrid": "hash"}
+
+
+def questions(suite_file: Path) -> list[tuple[str, dict[str, str]]]:
+    """Every case's query and follow-up, with the case's filters, in suite order."""
+    asked = []
+    for case in load_suite(suite_file).cases:
+        asked += [(q, dict(case.filters)) for q in (case.query, case.follow_up) if q]
+    return asked
+
+
+async def top_tens(index: Path, asked: list[tuple[str, dict[str, str]]], hybrid: bool) -> dict[str, list[str]]:
+    engine = SearchEngine(index, embedder_factory=loaded_embedder if hybrid else None)
+    try:
+        found = {}
+        for query, filters in asked:
+            page = await engine.search(query, limit=10, filters=filters)
+            assert page.mode == ("hybrid" if hybrid else "text"), query
+            key = json.dumps([query, filters], sort_keys=True)
+            found[key] = [hit["chunk_id"] for hit in page.hits]
+        return found
+    finally:
+        engine.close()
+
+
+def dump(found: dict[str, dict[str, list[str]]]) -> str:
+    """One line per question (a reviewable diff when a change means to move rankings)."""
+    modes = [
+        f"{json.dumps(mode)}: {{\n"
+        + ",\n".join(f"  {json.dumps(key)}: {json.dumps(ids)}" for key, ids in sorted(found[mode].items()))
+        + "\n }"
+        for mode in sorted(found)
+    ]
+    return "{\n " + ",\n ".join(modes) + "\n}\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SHIPPED)
+def test_every_suite_question_gets_its_recorded_top_ten(name: str, tmp_path: Path) -> None:
+    tune = tune_module()
+    suite_file, docs = tune.SUITES[name]
+    if (docs / "sitemap.xml").is_file():  # a website: staged over HTTP, as tune.py does
+        docs = tune.stage_site(docs, tmp_path / "staged")
+    asked = questions(suite_file)
+    now = {}
+    for mode, provider in PROVIDERS.items():
+        index = tmp_path / f"index-{mode}"
+        build(docs, index, make_provider(ProviderSettings(provider)))
+        now[mode] = asyncio.run(top_tens(index, asked, hybrid=mode == "hybrid"))
+    recorded_file = RECORDED / f"{name}.json"
+    if RECORD:
+        recorded_file.write_text(dump(now))
+    recorded = json.loads(recorded_file.read_text())
+    for mode in PROVIDERS:
+        moved = [key for key in now[mode] if now[mode][key] != recorded[mode].get(key)]
+        assert not moved, f"{name}, {mode}: {len(moved)} of {len(asked)} top 10s moved, first {moved[0]}: " + (
+            f"now {now[mode][moved[0]]}, recorded {recorded[mode].get(moved[0])}"
+        )
