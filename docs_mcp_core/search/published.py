@@ -52,6 +52,20 @@ class ChunkInfo:
     lead: str = ""  # the sentence it opens with (derived_fields.lead_sentence)
 
 
+def pin_schema(table: Any, schema: Any) -> None:
+    """Answer the table's `schema()` from the one read when it was opened.
+
+    LanceDB asks the table for its Arrow schema before every query it runs (to see whether the
+    projection reads blob columns), converting it from Rust each time: a large share of a short
+    query's time in Python. The opened table version, pinned by checkout, cannot change its schema.
+    """
+
+    async def pinned() -> Any:
+        return schema
+
+    table.schema = pinned
+
+
 def metadata_signature(out: Path | str) -> tuple[Any, ...] | None:
     """What changes when a new index is published: metadata.json's stat, or on s3:// its content
     hash, polled at most every DOCS_MCP_S3_POLL_SECONDS."""
@@ -124,6 +138,7 @@ class PublishedIndex:
 
         count = max(1, await table.count_rows())
         schema = await table.schema()
+        pin_schema(table, schema)
         self.has_vectors = "vector" in schema.names
         self.vector_indexed = self.has_vectors and has_vector_index(list(await table.list_indices()))
         self.rows = count
