@@ -107,6 +107,8 @@ def test_deferred_validate_call_over_pydantic_rejects_what_pydantic_rejects(bad:
 
 SERVER_PROBE = """
 import json, sys
+from docs_mcp_core.process import own_process
+own_process()
 import docs_mcp_core.server.app, mcp.server.stdio
 loaded = sorted(m for m in ("mcp.client", "mcp.server.mcpserver", "httpx2") if m in sys.modules)
 from mcp import Client, StdioServerParameters

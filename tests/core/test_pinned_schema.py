@@ -8,7 +8,7 @@ from typing import Any
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.build import build
-from docs_mcp_core.search.engine import SearchEngine
+from docs_mcp_core.search.library import Library
 
 
 class CountingHandle:
@@ -31,17 +31,17 @@ def test_searches_use_the_schema_read_when_the_index_was_opened(example_docs: Pa
     build(example_docs, out, make_provider(ProviderSettings("hash")))
 
     async def run() -> tuple[int, list[str], list[str]]:
-        engine = SearchEngine(out)
+        library = Library.open([("", out, None)], query_model="none")
         try:
-            index = await engine.index()
-            before = [hit["chunk_id"] for hit in (await engine.search("retry a request")).hits]
+            before = [hit["chunk_id"] for hit in (await library.search("retry a request")).hits]
+            index = await library.corpora[0].engine.index()
             handle = CountingHandle(index.table._inner)
             index.table._inner = handle
-            after = [hit["chunk_id"] for hit in (await engine.search("create a shipment label")).hits]
-            after += [hit["chunk_id"] for hit in (await engine.search('"idempotency key"')).hits]
+            after = [hit["chunk_id"] for hit in (await library.search("create a shipment label")).hits]
+            after += [hit["chunk_id"] for hit in (await library.search('"idempotency key"')).hits]
             return handle.schema_calls, before, after
         finally:
-            engine.close()
+            library.close()
 
     calls, before, after = asyncio.run(run())
     assert before and after  # the searches ran their full-text (and phrase) queries through the handle

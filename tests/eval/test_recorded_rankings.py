@@ -18,7 +18,7 @@ import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.build import build
-from docs_mcp_core.search.engine import SearchEngine, loaded_embedder
+from docs_mcp_core.search.library import Library
 from docs_mcp_eval.cases import load_suite
 
 from ..conftest import REPO
@@ -38,17 +38,17 @@ def questions(suite_file: Path) -> list[tuple[str, dict[str, str]]]:
 
 
 async def top_tens(index: Path, asked: list[tuple[str, dict[str, str]]], hybrid: bool) -> dict[str, list[str]]:
-    engine = SearchEngine(index, embedder_factory=loaded_embedder if hybrid else None)
+    library = Library.open([("", index, None)], query_model="loaded" if hybrid else "none")
     try:
         found = {}
         for query, filters in asked:
-            page = await engine.search(query, limit=10, filters=filters)
+            page = await library.search(query, limit=10, filters=filters)
             assert page.mode == ("hybrid" if hybrid else "text"), query
             key = json.dumps([query, filters], sort_keys=True)
             found[key] = [hit["chunk_id"] for hit in page.hits]
         return found
     finally:
-        engine.close()
+        library.close()
 
 
 def dump(found: dict[str, dict[str, list[str]]]) -> str:
