@@ -94,7 +94,9 @@ def replay(index: str, searches: int, profile_out: str | None, trace: bool) -> N
     print(RESULT + json.dumps({"stage": "interpreter"} | own_memory() | {"modules": len(sys.modules)}), flush=True)
     stages = Stages()
     import docs_mcp_core.cli
+    from docs_mcp_core.process import own_process
 
+    own_process()  # as the console script does before anything else (process.py)
     stages.done("the console script's imports (docs_mcp_core.cli)")
     import mcp.server.stdio  # noqa: F401 - what serve_stdio imports as it starts
 
@@ -235,7 +237,7 @@ PARTS = {
     "numpy": "import numpy",
     "pyarrow (+ compute)": "import pyarrow, pyarrow.compute",
     "lancedb (with pyarrow, numpy)": "import lancedb",
-    "MCP SDK (what the server imports)": "import mcp.server.stdio, mcp.server.subscriptions; from mcp import types",
+    "MCP SDK (what the server imports)": "import mcp.types, mcp.server.lowlevel, mcp.server.stdio, mcp.server.subscriptions",
     "jsonschema": "import jsonschema",
     "onnxruntime": "import onnxruntime",
     "tokenizers": "import tokenizers",
@@ -263,6 +265,7 @@ def part(code: str) -> dict[str, float]:
     """A fresh interpreter that runs `code`: its memory then, and the time the code took."""
     probe = (
         f"import time, sys\nsys.path.insert(0, {str(REPO)!r})\nfrom benchmarks.serve_profile import own_memory\n"
+        "from docs_mcp_core.process import own_process\nown_process()  # as docs-mcp's own processes do\n"
         f"t = time.perf_counter()\n{code}\nprint(__import__('json').dumps(own_memory() | "
         "{'ms': (time.perf_counter() - t) * 1000}))"
     )
