@@ -587,11 +587,12 @@ def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> lis
     and ./docs-mcp.yaml or DOCS_MCP_CONFIG names a config with a serve section)."""
     from .output.objectstore import location
     from .server import CORPUS_NAME, ServedCorpus
-    from .sources.config import CONFIG_ENV, find_config, load_config
 
     if index_dirs and config_file:
         raise DocsMcpError("give --index (repeatable) or --config, not both")
-    if not index_dirs:
+    if not index_dirs:  # only then: the config's model imports every built-in provider (and its HTTP client)
+        from .sources.config import CONFIG_ENV, find_config, load_config
+
         path = find_config(config_file)
         if config_file is None and not path.is_file():
             raise DocsMcpError(

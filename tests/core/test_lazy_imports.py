@@ -126,3 +126,27 @@ def test_the_stdio_server_imports_no_mcp_client_nor_fastmcp_and_both_still_impor
     assert found["loaded"] == [], "the server's imports ran the mcp package __init__s (client, FastMCP)"
     assert found["client"] == "mcp.client.client" and found["mcpserver"].startswith("mcp.server.mcpserver")
     assert found["server"] == "mcp.server.lowlevel.server" and found["tool"] == "Tool" and found["params"] == "x"
+
+
+INDEX_PROBE = """
+import json, sys
+from docs_mcp_core.process import own_process
+own_process()
+from docs_mcp_core.cli import served_corpora
+served = served_corpora((sys.argv[1], "named=" + sys.argv[1]), None)
+loaded = sorted(m for m in ("docs_mcp_core.sources.config", "docs_mcp_core.embedding.openai_api") if m in sys.modules)
+print(json.dumps({"loaded": loaded, "names": [c.corpus_name for c in served]}))
+"""
+
+
+def test_serving_indexes_named_by_path_reads_no_config_and_imports_no_provider(tmp_path) -> None:
+    """docs-mcp.yaml's model imports every built-in provider (the OpenAI one brings its HTTP client):
+    `serve --index` never reads a config, so it must not pay for that."""
+    index = tmp_path / "index"
+    index.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", INDEX_PROBE, str(index)], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["loaded"] == [], "serve --index imported the config model and every provider"
+    assert found["names"] == ["index", "named"]
