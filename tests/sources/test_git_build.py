@@ -110,3 +110,26 @@ def test_validate_a_repository(docs_repo: Path) -> None:
     result = CliRunner().invoke(main, ["validate", "--git", str(docs_repo), "--subdir", "docs"])
     assert result.exit_code == 0, result.output
     assert "validated 1 markdown file(s): 0 error(s), 0 warning(s)" in result.stdout
+
+
+@pytest.mark.parametrize("from_git", [True, False])
+def test_a_file_mkdocs_yml_inherits_but_the_project_lacks_is_not_staged(tmp_path: Path, from_git: bool) -> None:
+    """Projects keep an INHERITed config out of the repository (sqlmodel's mkdocs.maybe-insiders.yml):
+    staging stages what is there instead of failing on what is not."""
+    repo = tmp_path / "proj"
+    write(repo, "mkdocs.yml", "INHERIT: mkdocs.insiders.yml\nsite_name: Proj\n")
+    write(repo, "docs/index.md", "# Proj\n\n## Start\n\nStart here.\n")
+    out = tmp_path / "index"
+    if from_git:
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", ".")
+        git(repo, "commit", "-qm", "docs")
+        result = build("--git", str(repo), "--subdir", "docs", "--index", str(out))
+    else:
+        from docs_mcp_core.sources.local import stage_local
+
+        staged = stage_local(repo / "docs", tmp_path / "staged")
+        assert "../mkdocs.yml" in staged.files and not any("insiders" in f for f in staged.files)
+        return
+    assert result.exit_code == 0, result.output
+    assert chunk_ids(out)
