@@ -281,7 +281,26 @@ class _BuildOptions(TypedDict, total=False):
 @click.option("--docs-dir", default=None, type=DOCS_DIR, help="Folder of Markdown files to index.")
 @web_options
 @git_options
-@index_option("build", help="The index folder to write (.lancedb/, chunks.json, metadata.json), or s3://BUCKET/PREFIX.")
+@index_option(
+    "build",
+    help="The index folder to write (.lancedb/, chunks.json, metadata.json), or s3://BUCKET/PREFIX "
+    "(with --config: the corpus's `out`).",
+    required=False,
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Build a corpus of this docs-mcp.yaml (with --corpus): every version of a versioned corpus.",
+)
+@click.option("--corpus", "corpus_name", default=None, help="With --config: the corpus to build.")
+@click.option(
+    "--version-label",
+    default=None,
+    help="Build this version of a versioned corpus: into INDEX/versions/LABEL, listed in INDEX/versions.json "
+    "(with --config: only this one of the corpus's versions).",
+)
 @click.option("--description", default=None, help="Corpus description shown to agents in the search_docs tool.")
 @click.option(
     "--source-commit",
@@ -339,7 +358,10 @@ class _BuildOptions(TypedDict, total=False):
 @fail_cleanly
 def build(
     docs_dir: Path | None,
-    index: Path | str,
+    index: Path | str | None,
+    config_path: Path | None,
+    corpus_name: str | None,
+    version_label: str | None,
     description: str | None,
     source_commit: str | None,
     cache_dir: Path | None,
@@ -368,6 +390,22 @@ def build(
     settle()
     timer = Timer()
 
+    if config_path is not None or corpus_name is not None:
+        build_from_config(config_path, corpus_name, version_label, index, docs_dir, embedding, quiet, force, workers)
+        return
+    if index is None:
+        raise DocsMcpError("give --index PATH (the index folder to write), or --config docs-mcp.yaml --corpus NAME")
+    if version_label is not None:
+        from .versions.spec import check_label
+
+        try:
+            check_label(version_label, "--version-label")
+        except ValueError as exc:
+            raise DocsMcpError(str(exc)) from None
+        if is_remote(index):
+            raise DocsMcpError(
+                "--version-label builds into a local --index folder; s3:// outputs are not versioned yet"
+            )
     web, repo = one_source(docs_dir, embedding)
     if repo is not None and source_commit:
         raise DocsMcpError("--source-commit goes with --docs-dir or --url: a --git build records the commit it staged")
@@ -410,34 +448,115 @@ def build(
     }
     try:
         with build_lock(local):  # staging a website or a repository writes under --index too: one build at a time
+            from .output.layout import OutputLayout
+
             pages = None
             corpus = None
+            staging = OutputLayout(local).version_staged(version_label) if version_label else OutputLayout(local).staged
             if web is not None:
-                from .output.layout import OutputLayout
                 from .sources.web.stage import corpus_name, stage_url
 
-                staged = stage_url(web, OutputLayout(local).staged, reporter, force=force)
+                staged = stage_url(web, staging, reporter, force=force)
                 docs_dir, pages, corpus = (
                     Path(staged.path),
                     staged.crawl.get("events"),
                     corpus_name(web.url, Path(staged.path)),
                 )
             elif repo is not None:
-                from .output.layout import OutputLayout
                 from .sources.git import repo_name
 
-                staged = stage_repo(repo, OutputLayout(local).staged, reporter)
+                staged = stage_repo(repo, staging, reporter)
                 docs_dir, corpus = Path(staged.path), repo_name(repo[0])
                 options["source_commit"] = staged.source_commit
             assert docs_dir is not None
             options["pages"], options["corpus"] = pages, corpus
             if remote is not None:
                 summary = build_remote(docs_dir, remote.url, provider, state_dir=local, **options)
+            elif version_label is not None:
+                from .indexing.versioned import build_version
+
+                source_url = web.url if web is not None else None
+                ref = repo[1] if repo is not None else None
+                opts = {k: v for k, v in options.items() if k not in ("cache_dir", "reporter")}
+                if cache_dir:
+                    raise DocsMcpError(
+                        "--cache-dir does not go with --version-label: the versions share INDEX/.embedding-cache"
+                    )
+                summary = build_version(
+                    docs_dir, local, version_label, provider, ref=ref, source_url=source_url, reporter=reporter, **opts
+                )
             else:
                 summary = run_build(docs_dir, local, provider, **options)
     finally:
         provider.close()
     reporter.info(done_line(summary, provider, timer.seconds))
+
+
+def build_from_config(
+    config_path: Path | None,
+    name: str | None,
+    label: str | None,
+    index: Path | str | None,
+    docs_dir: Path | None,
+    embedding: dict[str, Any],
+    quiet: bool,
+    force: bool,
+    workers: int | None,
+) -> None:
+    """`build --config FILE --corpus NAME`: every version of a versioned corpus (or `label`), each a line;
+    an unversioned corpus as the pipeline builds it. Exits 1 when a version failed (the others are built)."""
+    from .embedding import make_provider
+    from .output.layout import OutputLayout
+    from .progress import StderrReporter, Timer
+    from .sources.config import load_config
+
+    if name is None:
+        raise DocsMcpError("--config goes with --corpus NAME (the corpus of docs-mcp.yaml to build)")
+    if index is not None or docs_dir is not None or embedding.get("url") or embedding.get("git_repo"):
+        raise DocsMcpError("--config --corpus builds the corpus's source into its `out`: drop --index and the source")
+    config = load_config(config_path)
+    corpus = config.get(name)
+    reporter = StderrReporter(quiet=quiet)
+    provider = make_provider(corpus.embedding.settings())  # the corpus's embedding block, as the pipeline's
+    timer = Timer()
+    try:
+        if corpus.versions is None:
+            if label is not None:
+                raise DocsMcpError(f"corpus {name!r} has no 'versions' in {config.path}; drop --version-label")
+            from .indexing.build import build as run_build
+            from .output.lock import build_lock
+            from .sources.staged_docs import stage_corpus
+
+            out = config.out_dir(name)
+            with build_lock(out):
+                staged = stage_corpus(config, name, OutputLayout(out).staged, reporter=reporter)
+                summary = run_build(
+                    Path(staged.path),
+                    out,
+                    provider,
+                    corpus=name,
+                    description=corpus.description,
+                    source_commit=staged.source_commit,
+                    reporter=reporter,
+                    force=force,
+                    workers=workers,
+                )
+            reporter.info(done_line(summary, provider, timer.seconds))
+            return
+        from .sources.versioned_build import build_versions
+
+        result = build_versions(
+            config, name, provider, labels=[label] if label else None, reporter=reporter, force=force, workers=workers
+        )
+    finally:
+        provider.close()
+    for built_label, summary in result.built.items():
+        reporter.info(f"version {built_label}: " + done_line(summary, provider, summary.seconds))
+    if result.failed:
+        raise DocsMcpError(
+            f"{len(result.failed)} of {len(result.failed) + len(result.built)} version(s) of {name!r} failed "
+            f"({', '.join(result.failed)}); the others are built"
+        )
 
 
 def done_line(summary: Any, provider: Any, seconds: float) -> str:

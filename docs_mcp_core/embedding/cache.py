@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,6 +89,10 @@ class EmbedResult:
     commit: bool = False  # the cache must be rewritten to exactly this build's entries once it is published
     passages: list[int] | None = None  # passages (fingerprints) per chunk, in order; None: one each, one vector a row
     passages_key: str = ""  # fingerprint.passages_key of the config the fingerprints were made under ("": no vectors)
+    kept: dict[str, str] = field(
+        default_factory=dict
+    )  # other versions' entries the commit keeps: fingerprint -> chunk_id
+    shared: int = 0  # fingerprints found in the cache that another version of the corpus uses too
 
     def load_vectors(self, fingerprints: list[str] | None = None) -> np.ndarray | None:
         """One row per fingerprint (per passage when `passages` is set), or per one of `fingerprints`."""
@@ -531,11 +535,14 @@ def embed_with_cache(
     *,
     rebuild: bool = False,
     reporter: Reporter | None = None,
+    keep: Collection[str] = (),
 ) -> EmbedResult:
     """Seed 000's lifecycle: clean up, load, match, embed misses. The pruned cache is written by commit_cache.
 
     `inputs`: the text of each fingerprint, or a function giving the texts of the missing ones (a build
-    whose chunks are mostly unchanged does not split them into passages again to find none missing)."""
+    whose chunks are mostly unchanged does not split them into passages again to find none missing).
+    `keep`: the fingerprints the other published versions of a versioned corpus use; the cache is shared
+    by every version, so pruning keeps them too (the cache holds the union of what every version uses)."""
     reporter = reporter or NullReporter()
     stats = CacheStats()
     if not makes_vectors(provider):
@@ -544,12 +551,15 @@ def embed_with_cache(
     dims = provider.dimensions
     cache.recover()
     unique = list(dict.fromkeys(fingerprints))
+    keep = frozenset(keep)
+    others = keep - set(unique)
     first_id = dict(zip(reversed(fingerprints), reversed(chunk_ids)))
     meta = None if rebuild else cache.load()
     pending = False if rebuild else cache.load_pending()
     if rebuild and cache.pending.exists():
         shutil.rmtree(cache.pending, ignore_errors=True)
     events: dict[str, str] = {}
+    for_others: dict[str, str] = {}  # other versions' entries the commit keeps
 
     def result(sources: list[Path], commit: bool, pruned: list[tuple[str, str]]) -> EmbedResult:
         return EmbedResult(
@@ -564,9 +574,11 @@ def embed_with_cache(
             chunk_ids=list(chunk_ids),
             commit=commit,
             passages_key=passages_key(provider.config_fingerprint),
+            kept=for_others,
+            shared=sum(1 for fp in unique if fp in keep and events.get(fp) == "hit"),
         )
 
-    if meta is not None and not pending and meta.get("entries_digest") == entries_digest(unique):
+    if meta is not None and not pending and meta.get("entries_digest") == entries_digest([*unique, *others]):
         # The cache holds exactly this build's vectors: nothing to embed, nothing to rewrite. Its files
         # matched their checksums; a cache written before checksums existed has its vectors read instead
         # (if any is unsound, the lookup below says so and only those are embedded again).
@@ -591,10 +603,12 @@ def embed_with_cache(
             table = _open(cache.path)
             have.update(fp for fp, _ in _lookup(table, unique, dims, bad_cached))
             current = set(unique)
-            pruned = [(fp, cid) for fp, cid in _entries(table) if fp not in current]
+            entries = _entries(table)
+            for_others = {fp: cid for fp, cid in entries if fp in others}
+            pruned = [(fp, cid) for fp, cid in entries if fp not in current and fp not in others]
         except Exception as exc:  # noqa: BLE001 - damage the file check could not see
             cache.drop(cache.path, f"the vectors table is unreadable ({_reason(exc)})")
-            have, pruned, meta = set(), [], None
+            have, pruned, meta, for_others = set(), [], None, {}
         else:
             sources.append(cache.path)
             if bad_cached:
@@ -634,7 +648,8 @@ def embed_with_cache(
 
 
 def commit_cache(embedded: EmbedResult, provider: EmbeddingProvider, reporter: Reporter | None = None) -> None:
-    """After publish: rewrite the cache to exactly the published build's vectors and drop `.pending`.
+    """After publish: rewrite the cache to exactly the published build's vectors (and those other versions
+    of the corpus use, `embedded.kept`) and drop `.pending`.
 
     Deferred to here so that a build killed before publishing leaves the cache still holding
     every vector the published index uses. A failure only costs a warning: the index is
@@ -646,7 +661,8 @@ def commit_cache(embedded: EmbedResult, provider: EmbeddingProvider, reporter: R
     cache = EmbeddingCache(Path(embedded.cache_dir), provider, reporter)
     first_id = dict(zip(reversed(embedded.fingerprints), reversed(embedded.chunk_ids)))
     try:
-        cache.write(list(dict.fromkeys(embedded.fingerprints)), first_id, [Path(s) for s in embedded.sources])
+        wanted = [*dict.fromkeys(embedded.fingerprints), *(fp for fp in embedded.kept if fp not in first_id)]
+        cache.write(wanted, {**embedded.kept, **first_id}, [Path(s) for s in embedded.sources])
     except Exception as exc:  # noqa: BLE001 - the index is published; the next build retries this
         shutil.rmtree(cache.tmp, ignore_errors=True)
         reporter.warn(f"could not update the embedding cache ({_reason(exc)}); the next build will")

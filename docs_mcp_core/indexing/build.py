@@ -7,6 +7,7 @@ name (docs_mcp_pipeline/assets.py), which calls the same function.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,6 +65,7 @@ def build(
     vector_index: VectorIndexPolicy | None = None,
     publish_to: RemoteOutput | None = None,
     signer: Ed25519PrivateKey | None = None,
+    keep_vectors: Collection[str] = (),
 ) -> BuildSummary:
     """Every step in order, all under the output's build lock; validation errors stop it before anything is written.
 
@@ -71,6 +73,8 @@ def build(
     output fails at once instead of embedding everything again. `force` re-parses every
     file, re-embeds every chunk and rewrites the table. `pages`: a website crawl's page events,
     for the audit. `signer`: the key metadata.json is signed with (output/signature.py).
+    `keep_vectors`: what the other versions of a versioned corpus use from the shared embedding cache
+    (indexing/versioned.py), kept when the cache is pruned.
     """
     reporter = reporter or NullReporter()
     timer = Timer()
@@ -97,6 +101,7 @@ def build(
                 cache_dir=cache_dir,
                 rebuild_cache=rebuild_cache or force,
                 reporter=reporter,
+                keep=keep_vectors,
             )
             info = write_index(
                 out, chunkset, embedded, reporter, force=force, vector_index=vector_index, publish_to=publish_to

@@ -4,6 +4,7 @@ misses sent to the provider; and the model load a build starts early."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Collection
 from pathlib import Path
 
 from ..embedding import EmbeddingProvider, hooks, makes_vectors, multivector
@@ -55,8 +56,11 @@ def embed_chunks(
     cache_dir: Path,
     rebuild_cache: bool = False,
     reporter: Reporter | None = None,
+    keep: Collection[str] = (),
 ) -> EmbedResult:
-    """Vectors for every passage of every chunk: cache hits reused, only misses sent to the provider."""
+    """Vectors for every passage of every chunk: cache hits reused, only misses sent to the provider.
+
+    `keep`: fingerprints the other versions of a versioned corpus use (the cache is theirs too)."""
     if not makes_vectors(provider):
         return embed_with_cache(
             [], [], fingerprints, provider, Path(cache_dir), rebuild=rebuild_cache, reporter=reporter
@@ -74,6 +78,7 @@ def embed_chunks(
         Path(cache_dir),
         rebuild=rebuild_cache,
         reporter=reporter,
+        keep=keep,
     )
     # a list of vectors per row only when there are rows: LanceDB fails to create a multivector table from none
     embedded.passages = counts if multivector(provider) and counts else None

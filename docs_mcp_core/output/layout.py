@@ -23,6 +23,8 @@ WRITING_MARKER = "index-writing"
 TABLE_FILES = "table-files.json"
 STAGED_LISTING = "staged-files.json"
 PAGE_STATE = "pages.json"
+VERSIONS_MANIFEST = "versions.json"
+VERSIONS = "versions"
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,25 @@ class OutputLayout:
     def staged(self) -> Path:
         """Where a pipeline stages the corpus's source files before chunking."""
         return self.state / "staged" / "docs"
+
+    # A versioned corpus: one complete output per version under one corpus folder, one embedding cache.
+    @property
+    def versions_manifest(self) -> Path:
+        """The published versions of a versioned corpus (output/versions_manifest.py); written last."""
+        return self.root / VERSIONS_MANIFEST
+
+    def version(self, label: str) -> Path:
+        """The output folder of one version: laid out as an unversioned output."""
+        return self.root / VERSIONS / label
+
+    def version_staged(self, label: str) -> Path:
+        """Where one version's source files are staged (its own listing and page state beside them)."""
+        return self.state / "staged" / label / "docs"
+
+    @property
+    def mirror(self) -> Path:
+        """The bare git mirror every version of a git corpus is staged from."""
+        return self.state / "mirror.git"
 
 
 def staged_listing(staged: str | os.PathLike[str]) -> Path:

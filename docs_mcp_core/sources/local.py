@@ -30,6 +30,8 @@ class StagedDocs:
     removed: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the walk skipped (symlinks, FIFOs...), one line each
     crawl: dict[str, Any] = field(default_factory=dict)  # website sources: counts, requests by status, page events
+    ref: str | None = None  # one version of a versioned corpus: the git ref it was staged from
+    source_url: str | None = None  # or its URL
 
 
 def listing_version(files: dict[str, str]) -> str:

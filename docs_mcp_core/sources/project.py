@@ -67,7 +67,9 @@ def project_files(
         return os.path.isfile(path) and _inside(os.path.realpath(path), real_root)
 
     # a file the config names but the project lacks (an INHERIT of a file kept out of the repository) is not staged
-    found = {rel(str(p)) for p in config_files(framework) if _inside(os.path.realpath(p), real_root) and is_file(str(p))}
+    found = {
+        rel(str(p)) for p in config_files(framework) if _inside(os.path.realpath(p), real_root) and is_file(str(p))
+    }
     queue = [(str(docs / page), 0) for page in pages]
     seen: set[str] = set()
     while queue:

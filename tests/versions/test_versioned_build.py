@@ -1,0 +1,131 @@
+"""Versioned builds on the real sqlmodel repository (five release tags): each version its own published
+index under one corpus output, listed in versions.json; one embedding cache that keeps the union of what
+every version uses, so a version embeds only what no other version paid for; a version that leaves the
+config leaves the output; a bad version is one line and the rest builds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.embedding.cache import CacheStats
+from docs_mcp_core.indexing.versioned import version_fingerprints
+from docs_mcp_core.output.layout import OutputLayout
+from docs_mcp_core.sources.config import load_config
+from docs_mcp_core.sources.versioned_build import build_versions
+
+from ..reliability.clitools import docs_mcp, search_ids
+from .conftest import TAGS
+
+pytestmark = pytest.mark.slow
+
+
+def write_config(root: Path, repo: Path, versions: str) -> Path:
+    path = root / "docs-mcp.yaml"
+    path.write_text(
+        "corpora:\n"
+        "  - name: sqlmodel\n"
+        f"    source: {{git: {repo}, subdir: docs}}\n"
+        "    out: out/sqlmodel\n"
+        "    embedding: {provider: hash}\n"
+        f"    versions: {versions}\n"
+    )
+    return path
+
+
+def cache_entries(out: Path) -> int:
+    meta = json.loads((OutputLayout(out).embedding_cache / "cache-meta.json").read_text())
+    return int(meta["entries"])
+
+
+def build(config: Path, labels: list[str] | None = None):  # type: ignore[no-untyped-def]
+    provider = make_provider(ProviderSettings(provider="hash"))
+    try:
+        return build_versions(load_config(config), "sqlmodel", provider, labels=labels)
+    finally:
+        provider.close()
+
+
+def test_versions_share_one_cache_that_keeps_the_union(sqlmodel_repo: Path, tmp_path: Path) -> None:
+    config = write_config(tmp_path, sqlmodel_repo, '{tags: "0.0.*", keep: 3}')
+    out = tmp_path / "out" / "sqlmodel"
+    result = build(config)
+    assert not result.failed
+    assert list(result.built) == TAGS[-3:]  # oldest first
+    manifest = json.loads(OutputLayout(out).versions_manifest.read_text())
+    assert [v["label"] for v in manifest["versions"]] == TAGS[:-4:-1]  # newest first
+    assert manifest["default"] == TAGS[-1]
+    commits = {v["label"]: v["source_commit"] for v in manifest["versions"]}
+    assert all(c and len(c) == 40 for c in commits.values()) and len(set(commits.values())) == 3
+
+    # each version is its own searchable index
+    for label in TAGS[-3:]:
+        assert search_ids(OutputLayout(out).version(label), "relationship attributes")
+
+    # the first version pays for everything; the next ones only for what no earlier one embedded
+    first, *later = result.built.values()
+    assert first.embedded.stats.embedded == len(set(first.embedded.fingerprints))
+    for summary in later:
+        assert summary.embedded.shared > 0
+        assert summary.embedded.stats.embedded < len(set(summary.embedded.fingerprints))
+
+    # the cache holds the union of every version's vectors, not only the last build's
+    key = first.embedded.passages_key
+    union = set().union(*(version_fingerprints(OutputLayout(out).version(label), key) for label in TAGS[-3:]))
+    assert cache_entries(out) == len(union)
+
+    # so building the oldest again embeds nothing
+    again = build(config, labels=[TAGS[-3]])
+    stats: CacheStats = again.built[TAGS[-3]].embedded.stats
+    assert stats.embedded == 0 and stats.misses == 0
+
+    # a version that falls out of `keep` leaves versions.json, its folder, and (at the next build) the cache
+    write_config(tmp_path, sqlmodel_repo, '{tags: "0.0.*", keep: 2}')
+    result = build(config)
+    assert result.removed == [TAGS[-3]]
+    assert not OutputLayout(out).version(TAGS[-3]).exists()
+    manifest = json.loads(OutputLayout(out).versions_manifest.read_text())
+    assert [v["label"] for v in manifest["versions"]] == TAGS[:-3:-1]
+    union = set().union(*(version_fingerprints(OutputLayout(out).version(label), key) for label in TAGS[-2:]))
+    assert cache_entries(out) == len(union)
+
+
+def test_a_missing_ref_is_one_line_and_the_rest_builds(sqlmodel_repo: Path, tmp_path: Path) -> None:
+    config = write_config(tmp_path, sqlmodel_repo, '{refs: ["0.0.39", "9.9.9"]}')
+    result = docs_mcp("build", "--config", config, "--corpus", "sqlmodel")
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    missing = [line for line in result.stderr.splitlines() if "9.9.9" in line]
+    assert len(missing) == 1 and "left out" in missing[0], result.stderr
+    manifest = json.loads(OutputLayout(tmp_path / "out" / "sqlmodel").versions_manifest.read_text())
+    assert [v["label"] for v in manifest["versions"]] == ["0.0.39"]
+
+
+def test_a_bad_version_spec_is_one_error_line(sqlmodel_repo: Path, tmp_path: Path) -> None:
+    config = write_config(tmp_path, sqlmodel_repo, '{tags: "0.0.*", urls: {a: "https://example.com/"}}')
+    result = docs_mcp("build", "--config", config, "--corpus", "sqlmodel")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, result.stderr
+    assert "docs-mcp.yaml: corpora[0].versions: set exactly one of" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_version_label_builds_into_one_corpus_output(sqlmodel_repo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "corpus"
+    for tag in TAGS[-2:]:
+        result = docs_mcp(
+            "build", "--git", sqlmodel_repo, "--ref", tag, "--subdir", "docs", "--index", out,
+            "--version-label", tag, "--embedding-provider", "hash",
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    manifest = json.loads(OutputLayout(out).versions_manifest.read_text())
+    assert [v["label"] for v in manifest["versions"]] == TAGS[:-3:-1]
+    assert all(v["ref"] == v["label"] for v in manifest["versions"])
+    assert not OutputLayout(out).metadata.exists()  # the corpus folder itself is no unversioned index
+    bad = docs_mcp("build", "--docs-dir", tmp_path, "--index", out, "--version-label", "../x")
+    assert bad.returncode == 1 and "cannot label a version" in bad.stderr and "Traceback" not in bad.stderr
