@@ -10,6 +10,7 @@ from typing import Any
 import dagster as dg
 
 from docs_mcp_core.chunking.chunker import CHUNKER_VERSION
+from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.fsutil import dir_size
 from docs_mcp_core.indexing.cache_audit import record_build
 from docs_mcp_core.indexing.cached_vectors import embed_chunks
@@ -17,21 +18,39 @@ from docs_mcp_core.indexing.chunks import chunk_corpus
 from docs_mcp_core.indexing.fingerprints import fingerprint_chunks
 from docs_mcp_core.indexing.lancedb_index import write_index
 from docs_mcp_core.indexing.metadata import publish_metadata
+from docs_mcp_core.indexing.versioned import list_version, other_versions_vectors
 from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.sources.git import staged_line
 from docs_mcp_core.sources.local import StagedDocs
 from docs_mcp_core.sources.staged_docs import stage_corpus
+from docs_mcp_core.sources.versioned_build import resolve_and_prune, stage_version
 
+from .partitions import split_key
 from .resources import DagsterReporter, DocsMcpConfig, failure_on_error
 from .values import Chunked, Embedded, Fingerprinted, Indexed, Published
 
 GROUP = "docs_index"
 COMMIT_TAG = "docs_mcp/commit"  # set by docs_repo_sensor: the exact commit a run must index
+CORPUS_TAG = "docs_mcp/corpus"  # on the sensor's runs of a version: dagster.yaml queues one run per corpus
 EMBEDDING_POOL = "embedding_api"  # Dagster concurrency pool of the steps that call the embedding provider
 
 
-def staged_path(docs_mcp: DocsMcpConfig, corpus: str) -> Path:
-    return OutputLayout(docs_mcp.out_dir(corpus)).staged
+def staged_path(docs_mcp: DocsMcpConfig, key: str) -> Path:
+    corpus, label = split_key(key)
+    layout = OutputLayout(docs_mcp.corpus_out(key))
+    return layout.staged if label is None else layout.version_staged(label)
+
+
+def stage_partition(docs_mcp: DocsMcpConfig, key: str, reporter: DagsterReporter) -> StagedDocs:
+    """Stage one version of a versioned corpus, after taking out of its output the versions the config no
+    longer names (as `docs-mcp build --config` does)."""
+    config = docs_mcp.config()
+    corpus, label = split_key(key)
+    assert label is not None
+    if config.remote(corpus) is not None:
+        raise DocsMcpError(f"corpus {corpus!r}: an s3:// out is not versioned yet; give a folder as its out")
+    resolved, _ = resolve_and_prune(config, corpus, reporter)
+    return stage_version(config, corpus, resolved.get(label), docs_mcp.corpus_out(key), reporter)
 
 
 def published_path(remote: str | None, local: Path) -> dict[str, dg.MetadataValue]:
@@ -47,21 +66,25 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     def staged_docs(context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig) -> dg.MaterializeResult[StagedDocs]:
         """The corpus source (a folder, one commit of a git repo, or a docs website fetched with conditional
         requests) copied into a deterministic folder."""
-        corpus = context.partition_key
+        key = context.partition_key
+        corpus, label = split_key(key)
         with failure_on_error():
             config = docs_mcp.config()
-            if (remote := config.remote(corpus)) is not None:
+            if label is None and (remote := config.remote(corpus)) is not None:
                 remote.check_bucket()  # before anything is staged, parsed or embedded
             web = config.web_source(corpus) is not None
             with docs_mcp.build_lock(context):  # held until the run ends: one build per output
-                staged = stage_corpus(
-                    config,
-                    corpus,
-                    staged_path(docs_mcp, corpus),
-                    commit=context.run.tags.get(COMMIT_TAG),
-                    reporter=DagsterReporter(context),  # a website's per-page lines, as they happen
-                )
-            if (repo := config.git_source(corpus)) is not None:
+                if label is None:
+                    staged = stage_corpus(
+                        config,
+                        corpus,
+                        staged_path(docs_mcp, key),
+                        commit=context.run.tags.get(COMMIT_TAG),
+                        reporter=DagsterReporter(context),  # a website's per-page lines, as they happen
+                    )
+                else:
+                    staged = stage_partition(docs_mcp, key, DagsterReporter(context))
+            if label is None and (repo := config.git_source(corpus)) is not None:
                 source = config.get(corpus).source
                 context.log.info(staged_line(staged, repo, source.ref, source.subdir))
         for line in staged.warnings if not web else []:  # skipped symlinks and special files, as build reports them
@@ -88,6 +111,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                     {"added": staged.added[:50], "changed": staged.changed[:50], "removed": staged.removed[:50]}
                 ),
                 "path": dg.MetadataValue.path(staged.path),
+                **({"version": label, "ref": staged.ref or "", "source_url": staged.source_url or ""} if label else {}),
                 **crawl,
             },
         )
@@ -98,8 +122,9 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     ) -> dg.MaterializeResult[Chunked]:
         """Every staged file parsed and chunked (unchanged files reused); validation errors fail the run."""
         with failure_on_error(), docs_mcp.build_lock(context):
-            docs_mcp.config().signer(context.partition_key)  # a key that cannot sign fails the run before it pays
-            corpus = docs_mcp.config().get(context.partition_key)
+            name = split_key(context.partition_key)[0]
+            docs_mcp.config().signer(name)  # a key that cannot sign fails the run before it pays
+            corpus = docs_mcp.config().get(name)
             chunkset = chunk_corpus(
                 Path(staged_docs.path),
                 DagsterReporter(context),
@@ -146,14 +171,17 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
     ) -> dg.MaterializeResult[Embedded]:
         """Cache hits reused, only misses embedded (kept in .pending); the cache is pruned once `metadata` publishes."""
         corpus = context.partition_key
+        label = split_key(corpus)[1]
         with failure_on_error(), docs_mcp.build_lock(context):
             provider = docs_mcp.provider(corpus)
+            keep = other_versions_vectors(docs_mcp.corpus_out(corpus), label, provider) if label else set()
             result = embed_chunks(
                 fingerprints.chunkset,
                 fingerprints.fingerprints,
                 provider,
                 cache_dir=docs_mcp.cache_dir(corpus),
                 reporter=DagsterReporter(context),
+                keep=keep,
             )
         stats = result.stats
         return dg.MaterializeResult(
@@ -167,6 +195,11 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "hit_rate": round(stats.hit_rate, 2),
                 "embedded": stats.embedded,
                 "pruned": stats.pruned,
+                **(
+                    {"shared_with_other_versions": result.shared, "kept_for_other_versions": len(result.kept)}
+                    if label
+                    else {}
+                ),
                 "seconds": round(stats.seconds, 3),
                 "tokens": stats.tokens,
                 "estimated_cost_usd": round(stats.cost, 6),
@@ -179,8 +212,9 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, cached_vectors: Embedded
     ) -> dg.MaterializeResult[Indexed]:
         """chunks.json and a fully indexed LanceDB table version, checked before it is published."""
+        corpus, label = split_key(context.partition_key)
         out = docs_mcp.out_dir(context.partition_key)
-        remote = docs_mcp.config().remote(context.partition_key)
+        remote = docs_mcp.config().remote(corpus) if label is None else None
         value = cached_vectors
         with failure_on_error(), docs_mcp.build_lock(context):
             info = write_index(out, value.chunkset, value.embedded, DagsterReporter(context), publish_to=remote)
@@ -200,17 +234,17 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, lancedb_index: Indexed
     ) -> dg.MaterializeResult[Published]:
         """metadata.json, written last: the publish marker the MCP server watches."""
-        corpus = context.partition_key
+        corpus, label = split_key(context.partition_key)
         config = docs_mcp.config()
-        out = config.out_dir(corpus)
-        remote = config.remote(corpus)
+        out = docs_mcp.out_dir(context.partition_key)
+        remote = config.remote(corpus) if label is None else None
         value = lancedb_index
         with failure_on_error(), docs_mcp.build_lock(context):
             published = publish_metadata(
                 out,
                 value.chunkset,
                 value.index,
-                docs_mcp.provider(corpus),
+                docs_mcp.provider(context.partition_key),
                 description=config.get(corpus).description,
                 source_commit=value.staged.source_commit,
                 embedded=value.embedded,
@@ -219,6 +253,18 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 publish_to=remote,
                 signer=config.signer(corpus),
             )
+            if label is not None:  # versions.json last: the corpus-level publish marker
+                spec = config.get(corpus)
+                list_version(
+                    docs_mcp.corpus_out(context.partition_key),
+                    label,
+                    published,
+                    corpus=corpus,
+                    ref=value.staged.ref,
+                    source_url=value.staged.source_url,
+                    configured_default=spec.versions.default if spec.versions else None,
+                    package=spec.package.model_dump() if spec.package else None,
+                )
         return dg.MaterializeResult(
             value=Published(value.staged, value.chunkset, value.fingerprints, value.embedded, value.index, published),
             metadata={
@@ -238,8 +284,8 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
         context: dg.AssetExecutionContext, docs_mcp: DocsMcpConfig, metadata: Published
     ) -> dg.MaterializeResult[Any]:
         """One row per build and one per chunk per build (hit, miss or pruned), kept across builds."""
-        corpus = context.partition_key
-        out = docs_mcp.out_dir(corpus)
+        corpus, label = split_key(context.partition_key)
+        out = docs_mcp.out_dir(context.partition_key)
         record = context.instance.get_run_record_by_id(context.run_id)
         started = record.start_time if record and record.start_time else time.time()
         with failure_on_error(), docs_mcp.build_lock(context):
@@ -251,7 +297,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 chunkset=metadata.chunkset,
                 fingerprints=metadata.fingerprints,
                 embedded=metadata.embedded,
-                provider=docs_mcp.provider(corpus),
+                provider=docs_mcp.provider(context.partition_key),
                 table_version=metadata.index.version,
                 seconds=time.time() - started,
                 pages=metadata.staged.crawl.get("events"),
@@ -263,6 +309,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "hits": stats.hits,
                 "misses": stats.misses,
                 "pruned": stats.pruned,
+                **({"version": label, "shared_with_other_versions": metadata.embedded.shared} if label else {}),
                 "path": dg.MetadataValue.path(str(OutputLayout(out).audit)),
                 "query": dg.MetadataValue.md(f"`docs-mcp audit --index {out}` or `duckdb {OutputLayout(out).audit}`"),
             }

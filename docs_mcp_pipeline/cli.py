@@ -26,6 +26,7 @@ from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.sources.config import Config, find_config, load_config
 
 from .definitions import JOB
+from .partitions import VERSIONS_PARTITIONS, partition_key, split_key
 
 # The instance settings for a run without DAGSTER_HOME: what the repository's dagster.yaml says
 # about output (the steps' own lines, not Dagster's DEBUG record of every event).
@@ -50,11 +51,13 @@ def pipeline_group() -> None:
 @fail_cleanly
 def launch(corpora: tuple[str, ...], everything: bool, config_file: Path | None) -> None:
     """Materialize every asset of each CORPUS (a partition of docs_index_job) with `dg launch`, in this process,
-    recorded in the Dagster instance of DAGSTER_HOME; exit 1 if a run fails."""
+    recorded in the Dagster instance of DAGSTER_HOME; exit 1 if a run fails. A versioned corpus runs once per
+    version (CORPUS@LABEL names one)."""
     config = load_config(find_config(config_file))
     names = check_names(config, corpora, everything)
     failed = []
     with instance_home() as home:
+        names = partition_keys(config, names, home)
         for name in names:
             started = dt.datetime.now(dt.UTC)
             env = {**os.environ, "DOCS_MCP_CONFIG": str(config.path.resolve()), "DAGSTER_HOME": home}
@@ -68,6 +71,32 @@ def launch(corpora: tuple[str, ...], everything: bool, config_file: Path | None)
         raise DocsMcpError(f"the run of {', '.join(failed)} failed; its log is above and in the Dagster UI")
 
 
+def partition_keys(config: Config, names: list[str], home: str) -> list[str]:
+    """The partitions to run: a corpus's name, or each version of a versioned corpus (its versions resolved
+    now); with versioned corpora the keys are added to the instance's dynamic partitions first."""
+    if not any(c.versions is not None for c in config.corpora):
+        return names
+    import dagster as dg
+
+    from docs_mcp_core.sources.versions import resolve_versions
+
+    keys: list[str] = []
+    for name in names:
+        corpus, label = split_key(name)
+        resolved = resolve_versions(config, corpus)
+        if resolved is None:
+            keys.append(corpus)
+            continue
+        for note in resolved.notes:
+            click.echo(f"warning: {note}", err=True)
+        labels = [resolved.get(label).label] if label else list(reversed(resolved.labels))
+        keys += [partition_key(corpus, each) for each in labels]
+    with dg.DagsterInstance.from_config(home) as instance:
+        existing = set(instance.get_dynamic_partitions(VERSIONS_PARTITIONS))
+        instance.add_dynamic_partitions(VERSIONS_PARTITIONS, [k for k in keys if k not in existing])
+    return keys
+
+
 def check_names(config: Config, corpora: tuple[str, ...], everything: bool) -> list[str]:
     """The corpora to run, in order, or one error naming the corpora the config has."""
     known = config.names
@@ -76,7 +105,7 @@ def check_names(config: Config, corpora: tuple[str, ...], everything: bool) -> l
     if everything:
         return known
     for name in corpora:
-        if name not in known:
+        if split_key(name)[0] not in known:
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise DocsMcpError(f"no corpus {name!r} in {config.path}{hint}; its corpora: {', '.join(known)}")

@@ -10,6 +10,7 @@ from docs_mcp_core.sources.config import load_config
 from .assets import build_assets
 from .checks import build_checks
 from .execution import StepValuesIOManager, docs_mcp_executor
+from .partitions import partitions_for
 from .resources import DocsMcpConfig
 from .sensors import build_schedule, build_sensor
 
@@ -18,13 +19,13 @@ JOB = "docs_index_job"
 
 def build_definitions(config_path: str | None = None) -> dg.Definitions:
     config = load_config(config_path)
-    partitions = dg.StaticPartitionsDefinition(config.names)
+    partitions = partitions_for(config)
     job = dg.define_asset_job(JOB, selection=dg.AssetSelection.all(), partitions_def=partitions)
     return dg.Definitions(
         assets=build_assets(partitions),
         asset_checks=build_checks(partitions),
         jobs=[job],
-        sensors=[build_sensor(config, JOB)],
+        sensors=[build_sensor(config, JOB, dynamic=isinstance(partitions, dg.DynamicPartitionsDefinition))],
         schedules=[build_schedule(config, JOB)],
         resources={"docs_mcp": DocsMcpConfig(config_path=str(config.path)), "io_manager": StepValuesIOManager()},
         executor=docs_mcp_executor,  # in-process unless a run's config asks for multiprocess

@@ -19,6 +19,8 @@ from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.output.lock import BuildLock
 from docs_mcp_core.sources.config import Config, load_config
 
+from .partitions import split_key
+
 
 class DocsMcpConfig(dg.ConfigurableResource["DocsMcpConfig"]):  # the resource is its own value
     """Points at docs-mcp.yaml (empty: $DOCS_MCP_CONFIG, else ./docs-mcp.yaml).
@@ -58,7 +60,7 @@ class DocsMcpConfig(dg.ConfigurableResource["DocsMcpConfig"]):  # the resource i
         Raises the core's DocsMcpError ("another docs-mcp build is writing to …") when another
         build or run holds it.
         """
-        out = self.out_dir(context.partition_key)
+        out = self.corpus_out(context.partition_key)  # a versioned corpus: its versions build one after another
         key = os.path.realpath(out)
         lock = self._locks.get(key)
         if lock is None:
@@ -75,16 +77,26 @@ class DocsMcpConfig(dg.ConfigurableResource["DocsMcpConfig"]):  # the resource i
     def config(self) -> Config:
         return load_config(self.config_path or None)
 
-    def out_dir(self, corpus: str) -> Path:
-        return self.config().out_dir(corpus)
+    def corpus_out(self, key: str) -> Path:
+        """The corpus's output folder (a partition key names a corpus, or one version of it)."""
+        return self.config().out_dir(split_key(key)[0])
 
-    def cache_dir(self, corpus: str) -> Path:
+    def out_dir(self, key: str) -> Path:
+        """The index folder the partition builds: the corpus's output, or one version's folder in it."""
+        corpus, label = split_key(key)
+        out = self.config().out_dir(corpus)
+        return out if label is None else OutputLayout(out).version(label)
+
+    def cache_dir(self, key: str) -> Path:
+        """The corpus's embedding cache, shared by all its versions."""
         config = self.config()
+        corpus = split_key(key)[0]
         configured = config.get(corpus).cache_dir
         return config.resolve(configured) if configured else OutputLayout(config.out_dir(corpus)).embedding_cache
 
-    def provider(self, corpus: str) -> EmbeddingProvider:
+    def provider(self, key: str) -> EmbeddingProvider:
         """The corpus's embedding provider, built on first use and shared by the run's assets."""
+        corpus = split_key(key)[0]
         provider = self._providers.get(corpus)
         if provider is None:
             provider = self._providers[corpus] = make_provider(self.config().get(corpus).embedding.settings())
