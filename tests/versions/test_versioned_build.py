@@ -129,3 +129,50 @@ def test_version_label_builds_into_one_corpus_output(sqlmodel_repo: Path, tmp_pa
     assert not OutputLayout(out).metadata.exists()  # the corpus folder itself is no unversioned index
     bad = docs_mcp("build", "--docs-dir", tmp_path, "--index", out, "--version-label", "../x")
     assert bad.returncode == 1 and "cannot label a version" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def page(title: str, body: str, links: str = "") -> str:
+    return f"<html><head><title>{title}</title></head><body><main><h1>{title}</h1><p>{body}</p>{links}</main></body></html>"
+
+
+def test_website_and_folder_versions(tmp_path: Path) -> None:
+    """One URL per version of a website (a real HTTP server on 127.0.0.1), one folder per version."""
+    from ..fakes.docs_site import DocsSite
+
+    site = tmp_path / "site"
+    for label, words in (("1.0", "The client retries twice."), ("2.0", "The client retries three times.")):
+        (site / label / "retries").mkdir(parents=True)
+        (site / label / "index.html").write_text(page("Home", "Welcome.", '<a href="retries/">Retries</a>'))
+        (site / label / "retries" / "index.html").write_text(page("Retries", words))
+    for label, words in (("1.0", "Use the old flag."), ("2.0", "Use the new flag.")):
+        (tmp_path / "handbook" / f"v{label}").mkdir(parents=True)
+        (tmp_path / "handbook" / f"v{label}" / "flags.md").write_text(f"# Flags\n\n## Usage\n\n{words}\n")
+    with DocsSite(site) as server:
+        url = server.url
+        config = tmp_path / "docs-mcp.yaml"
+        config.write_text(
+            "corpora:\n"
+            "  - name: web\n"
+            f"    source: {{url: '{server.url}'}}\n"
+            "    embedding: {provider: hash}\n"
+            '    versions: {urls: {"1.0": /1.0/, "2.0": /2.0/}}\n'
+            "  - name: handbook\n"
+            "    source: {path: handbook}\n"
+            "    embedding: {provider: hash}\n"
+            '    versions: {paths: {"1.0": v1.0, "2.0": v2.0, "3.0": v3.0}, default: "1.0"}\n'
+        )
+        provider = make_provider(ProviderSettings(provider="hash"))
+        try:
+            web = build_versions(load_config(config), "web", provider)
+            handbook = build_versions(load_config(config), "handbook", provider)
+        finally:
+            provider.close()
+    assert sorted(web.built) == ["1.0", "2.0"] and not web.failed
+    manifest = json.loads(OutputLayout(tmp_path / "indexes" / "web").versions_manifest.read_text())
+    assert [v["source_url"] for v in manifest["versions"]] == [f"{url}2.0/", f"{url}1.0/"]
+    assert search_ids(OutputLayout(tmp_path / "indexes" / "web").version("2.0"), "retries three times")
+    # the missing folder is one line and left out; the configured default is kept
+    assert sorted(handbook.built) == ["1.0", "2.0"] and not handbook.failed
+    assert any("version '3.0' left out" in note for note in handbook.resolved.notes)
+    manifest = json.loads(OutputLayout(tmp_path / "indexes" / "handbook").versions_manifest.read_text())
+    assert manifest["default"] == "1.0" and [v["label"] for v in manifest["versions"]] == ["2.0", "1.0"]
