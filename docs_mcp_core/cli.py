@@ -701,9 +701,30 @@ def search(
         click.echo(f"    {hit['snippet']}")
 
 
-def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> list[Any]:
+def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None, project: Path | None = None) -> list[Any]:
     """`--index [NAME=]PATH` values, or docs-mcp.yaml's serve section (with --config, or when no --index is given
-    and ./docs-mcp.yaml or DOCS_MCP_CONFIG names a config with a serve section)."""
+    and ./docs-mcp.yaml or DOCS_MCP_CONFIG names a config with a serve section). A versioned corpus output
+    is served at the version `project` locks, else its default (versions/serving.py)."""
+    return [_one_version(corpus, project) for corpus in _served_corpora(index_dirs, config_file)]
+
+
+def _one_version(corpus: Any, project: Path | None) -> Any:
+    """The corpus, or for a versioned output its served version (named after the corpus); each note is a line."""
+    from .server import ServedCorpus
+    from .versions.serving import served_version
+
+    if isinstance(corpus.out, str) or not Path(corpus.out).is_dir():
+        return corpus
+    chosen = served_version(Path(corpus.out), project)
+    for note in chosen.notes:
+        click.echo(f"docs-mcp: {note}", err=True)
+    if chosen.label is None:
+        return corpus
+    name = corpus.name or chosen.corpus or Path(os.path.abspath(corpus.out)).name
+    return ServedCorpus(chosen.index, name, corpus.description)
+
+
+def _served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> list[Any]:
     from .output.objectstore import location
     from .server import CORPUS_NAME, ServedCorpus
 
@@ -823,6 +844,14 @@ def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> lis
     help="Load the query embedding model before serving (default: serve at once, text-only until loaded).",
 )
 @click.option("--verify", "verify_key", **VERIFY_OPTION)
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="A project folder: a versioned corpus is served at the version its lockfile pins (uv.lock, "
+    "poetry.lock, package-lock.json, go.mod, Cargo.lock, …) instead of its default; a line says when "
+    "that version is not indexed and which one answers.",
+)
 @weight_options
 @fail_cleanly
 def serve(
@@ -842,6 +871,7 @@ def serve(
     tool_prefix: str | None,
     preload: bool,
     verify_key: Path | None,
+    project: Path | None,
     **weights: Any,
 ) -> None:
     """Serve one index, or several corpora together, over MCP: search_docs, get_doc and the corpora's prompts."""
@@ -867,7 +897,7 @@ def serve(
         if not token:
             raise DocsMcpError(f"--auth-token-env {auth_token_env}: that environment variable is empty or unset")
         check_token(auth_token_env, token)
-    corpora = served_corpora(index, config_file)
+    corpora = served_corpora(index, config_file, project)
     if verify_key is not None:  # every corpus, before anything of it is served
         from .output.verify import verify_index
 
@@ -935,7 +965,7 @@ def _index_options(command: str, several: str, alias: bool) -> list[Callable[...
 
 
 def checked_corpora(
-    index_dirs: tuple[str, ...], config_file: Path | None, what: str
+    index_dirs: tuple[str, ...], config_file: Path | None, what: str, project: Path | None = None
 ) -> tuple[list[tuple[Any, Any]], Path | None]:
     """The corpora `serve` would serve for these options (served_corpora: one parser), each with its
     published metadata (a path that is no index is refused here, not in a client later), and the
@@ -953,7 +983,7 @@ def checked_corpora(
                 f"nothing to {what}: pass --index [NAME=]PATH (repeatable) or --config docs-mcp.yaml (none at "
                 f"{config}, and {CONFIG_ENV} is unset)"
             )
-    corpora = served_corpora(index_dirs, config_file if index_dirs else config)
+    corpora = served_corpora(index_dirs, config_file if index_dirs else config, project)
     check_corpora(corpora)
     checked = []
     for corpus in corpora:
@@ -1003,6 +1033,12 @@ def _absolute(out: Path | str) -> str:
     help="With --write: the file to merge into [default: the client's project file in this folder, or its "
     "user file if it has no project file].",
 )
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Serve versioned corpora at the version this project folder's lockfile pins (`serve --project`).",
+)
 @fail_cleanly
 def mcp_config(
     client: str,
@@ -1013,6 +1049,7 @@ def mcp_config(
     name: str | None,
     write: bool,
     write_path: Path | None,
+    project: Path | None,
 ) -> None:
     """Configure an MCP client for this install: the entry on stdout (JSON, or TOML for Codex), where it
     goes on stderr; or, with --write, merged into the client's file."""
@@ -1021,6 +1058,8 @@ def mcp_config(
     if write_path is not None and not write:
         raise DocsMcpError("--path goes with --write (it names the file to merge into)")
     if url is not None:
+        if project is not None:
+            raise DocsMcpError("--project goes with a local index (--index/--config): a --url server pins its own")
         if index_dirs or config_file:
             raise DocsMcpError("give --url (an HTTP server) or a local index (--index/--config), not both")
         if not url.startswith(("http://", "https://")):
@@ -1029,13 +1068,17 @@ def mcp_config(
     else:
         if token_env:
             raise DocsMcpError("--token-env goes with --url (a local stdio server needs no token)")
-        checked, config = checked_corpora(index_dirs, config_file, "configure")
+        from .versions.serving import corpus_output
+
+        checked, config = checked_corpora(index_dirs, config_file, "configure", project)
         corpora = [corpus for corpus, _ in checked]
         args = ["serve"]
         if config is not None:
             args += ["--config", str(config)]
+        if project is not None:  # the server pins at start, so a new lock is read when the client restarts it
+            args += ["--project", os.path.abspath(project)]
         for corpus in corpora if config is None else []:
-            path = _absolute(corpus.out)
+            path = _absolute(corpus.out if isinstance(corpus.out, str) else corpus_output(corpus.out))
             args += ["--index", f"{corpus.name}={path}" if corpus.name else path]
         launch = Launch(command=[*docs_mcp_command(), *args])
         default_name = server_name(corpora[0].corpus_name) if len(corpora) == 1 else "docs"

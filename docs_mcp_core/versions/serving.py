@@ -1,0 +1,62 @@
+"""Which version of a versioned corpus output a server answers from: the one a project's lockfile pins
+(by the pinning rule), else the corpus's default; and the one line that says so when they differ."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import DocsMcpError
+from ..output.layout import OutputLayout
+from ..output.versions_manifest import read_manifest
+from .lockfiles import find_locked
+from .pinning import pin_version
+
+
+@dataclass
+class ServedVersion:
+    index: Path  # the index folder to serve: the version's, or the output itself when it is not versioned
+    label: str | None = None  # None: an unversioned output
+    labels: list[str] = field(default_factory=list)  # every published version, newest first
+    notes: list[str] = field(default_factory=list)  # one line each: lockfiles not read, locked X served Y
+    corpus: str | None = None  # the corpus name versions.json records
+
+
+def served_version(out: Path, project: Path | None = None, label: str | None = None) -> ServedVersion:
+    """The version of `out` to serve: `label` if given, else the one `project` locks (when versions.json names
+    the corpus's package), else the default. An output that is not versioned is served as it is."""
+    out = Path(out)
+    manifest = read_manifest(out)
+    if manifest is None:
+        if label is not None:
+            raise DocsMcpError(f"{out} is not a versioned corpus output (no versions.json); drop the version")
+        return ServedVersion(out)
+    labels = [v["label"] for v in manifest["versions"]]
+    if not labels:
+        raise DocsMcpError(f"{OutputLayout(out).versions_manifest} lists no version; build one first")
+    notes: list[str] = []
+    if label is not None:
+        if label not in labels:
+            raise DocsMcpError(f"{out} has no version {label!r}; it has: {', '.join(labels)}")
+        chosen = label
+    else:
+        chosen = manifest.get("default") or labels[0]
+        package = manifest.get("package")
+        if project is not None and package:
+            lookup = find_locked(Path(project), package["name"], package["ecosystem"])
+            notes += lookup.notes
+            locked = lookup.locked.version if lookup.locked else None
+            pin = pin_version(package["name"], locked, labels, manifest.get("default"))
+            chosen = pin.label or chosen
+            if pin.notice:
+                notes.append(pin.notice)
+    return ServedVersion(OutputLayout(out).version(chosen), chosen, labels, notes, manifest.get("corpus"))
+
+
+def corpus_output(index: Path) -> Path:
+    """The corpus output a served version folder belongs to (OUT/versions/LABEL → OUT), else `index` itself."""
+    index = Path(index)
+    root = index.parent.parent
+    if index.parent.name == "versions" and OutputLayout(root).versions_manifest.is_file():
+        return root
+    return index

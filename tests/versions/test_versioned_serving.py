@@ -1,0 +1,99 @@
+"""`serve --project DIR` on a versioned corpus output: the version the project's lockfile pins answers
+(by the pinning rule), with one line when the locked version is not indexed; without a project, the
+default; `mcp-config --project` writes a server entry that pins the same way."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.sources.config import load_config
+from docs_mcp_core.sources.versioned_build import build_versions
+
+from ..reliability.clitools import docs_mcp
+from ..server.conftest import stdio_client
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def handbook(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder corpus in two versions whose text differs: 1.0 says "old flag", 2.0 "new flag"."""
+    root = tmp_path_factory.mktemp("handbook")
+    for label, words in (("1.0", "Use the old flag."), ("2.0", "Use the new flag.")):
+        (root / "handbook" / label).mkdir(parents=True)
+        (root / "handbook" / label / "flags.md").write_text(f"# Flags\n\n## Usage\n\n{words}\n")
+    config = root / "docs-mcp.yaml"
+    config.write_text(
+        "corpora:\n"
+        "  - name: handbook\n"
+        "    source: {path: handbook}\n"
+        "    embedding: {provider: none}\n"
+        "    package: {name: handbook, ecosystem: pypi}\n"
+        '    versions: {paths: {"1.0": "1.0", "2.0": "2.0"}}\n'
+    )
+    provider = make_provider(ProviderSettings(provider="none"))
+    result = build_versions(load_config(config), "handbook", provider)
+    assert sorted(result.built) == ["1.0", "2.0"]
+    return root / "indexes" / "handbook"
+
+
+def project(tmp_path: Path, pin: str) -> Path:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "requirements.txt").write_text(f"handbook=={pin}\n")
+    return tmp_path / "app"
+
+
+def serve_stderr(*args: str | Path) -> str:
+    """The lines a stdio server writes at start (stdin closed at once, so it ends)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "docs_mcp_core.cli", "serve", *map(str, args)],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stderr
+
+
+async def answer(index: Path, *extra: str) -> str:
+    async with stdio_client(index, *extra) as client:
+        result = await client.call_tool("search_docs", {"query": "flag usage"})
+        assert not result.is_error, result.content[0].text
+        hits = json.loads(result.content[0].text)["hits"]
+        return " ".join(h.get("content") or h.get("text") or json.dumps(h) for h in hits)
+
+
+@pytest.mark.anyio
+async def test_the_locked_version_answers(handbook: Path, tmp_path: Path) -> None:
+    assert "new flag" in await answer(handbook)  # no project: the default, the newest
+    assert "old flag" in await answer(handbook, "--project", str(project(tmp_path, "1.0")))
+
+
+@pytest.mark.anyio
+async def test_a_locked_version_not_indexed_is_one_line(handbook: Path, tmp_path: Path) -> None:
+    app = project(tmp_path, "1.0.5")
+    lines = [line for line in serve_stderr("--index", handbook, "--project", app).splitlines() if "locked" in line]
+    assert lines == [
+        "docs-mcp: handbook 1.0.5 is locked; indexed versions are 1.0, 2.0; answering from 1.0 "
+        "(the nearest lower release of 1.0.x)"
+    ]
+    assert "old flag" in await answer(handbook, "--project", str(app))
+
+
+def test_mcp_config_project_serves_the_corpus_output(handbook: Path, tmp_path: Path) -> None:
+    app = project(tmp_path, "2.0")
+    result = docs_mcp("mcp-config", "--client", "cursor", "--index", handbook, "--project", app)
+    assert result.returncode == 0, result.stderr
+    args = json.loads(result.stdout)["mcpServers"]["handbook-docs"]["args"]
+    assert args[args.index("--project") + 1] == str(app)
+    assert args[args.index("--index") + 1].endswith(str(handbook))  # the corpus, not a version: pinned at start
