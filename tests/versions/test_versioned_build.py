@@ -176,3 +176,15 @@ def test_website_and_folder_versions(tmp_path: Path) -> None:
     assert any("version '3.0' left out" in note for note in handbook.resolved.notes)
     manifest = json.loads(OutputLayout(tmp_path / "indexes" / "handbook").versions_manifest.read_text())
     assert manifest["default"] == "1.0" and [v["label"] for v in manifest["versions"]] == ["2.0", "1.0"]
+
+
+def test_config_build_of_an_unversioned_corpus(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.md").write_text("# Notes\n\n## One\n\nPlain text.\n")
+    config = tmp_path / "docs-mcp.yaml"
+    config.write_text("corpora:\n  - name: notes\n    source: {path: notes}\n    embedding: {provider: none}\n")
+    result = docs_mcp("build", "--config", config, "--corpus", "notes")
+    assert result.returncode == 0, result.stderr
+    assert search_ids(tmp_path / "indexes" / "notes", "plain text")
+    labelled = docs_mcp("build", "--config", config, "--corpus", "notes", "--version-label", "1.0")
+    assert labelled.returncode == 1 and "has no 'versions'" in labelled.stderr and "Traceback" not in labelled.stderr
