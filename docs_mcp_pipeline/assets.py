@@ -262,6 +262,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                     corpus=corpus,
                     ref=value.staged.ref,
                     source_url=value.staged.source_url,
+                    source_date=value.staged.source_date,
                     configured_default=spec.versions.default if spec.versions else None,
                     package=spec.package.model_dump() if spec.package else None,
                 )

@@ -61,6 +61,7 @@ def build_version(
     *,
     ref: str | None = None,
     source_url: str | None = None,
+    source_date: str | None = None,
     configured_default: str | None = None,
     package: dict[str, str] | None = None,
     reporter: Reporter | None = None,
@@ -97,6 +98,7 @@ def build_version(
             corpus=options.get("corpus") or out.resolve().name,
             ref=ref,
             source_url=source_url,
+            source_date=source_date,
             configured_default=configured_default,
             package=package,
         )
@@ -111,6 +113,7 @@ def list_version(
     corpus: str,
     ref: str | None = None,
     source_url: str | None = None,
+    source_date: str | None = None,
     configured_default: str | None = None,
     package: dict[str, str] | None = None,
 ) -> dict[str, Any]:
@@ -124,6 +127,7 @@ def list_version(
         "ref": ref,
         "source_commit": stats.source_commit,
         "source_url": source_url,
+        "source_date": source_date,
         "indexed_at": stats.indexed_at,
         "chunks": stats.total_chunks,
     }

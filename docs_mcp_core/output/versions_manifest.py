@@ -17,7 +17,17 @@ from .layout import OutputLayout
 
 SCHEMA = 1
 # What each entry records: where the version came from, and when it was indexed.
-ENTRY_FIELDS = ("label", "version", "path", "ref", "source_commit", "source_url", "indexed_at", "chunks")
+ENTRY_FIELDS = (
+    "label",
+    "version",
+    "path",
+    "ref",
+    "source_commit",
+    "source_url",
+    "source_date",  # when the version's docs last changed: commit date, newest Last-Modified, newest file
+    "indexed_at",
+    "chunks",
+)
 
 
 def read_manifest(out: Path) -> dict[str, Any] | None:

@@ -32,6 +32,7 @@ class StagedDocs:
     crawl: dict[str, Any] = field(default_factory=dict)  # website sources: counts, requests by status, page events
     ref: str | None = None  # one version of a versioned corpus: the git ref it was staged from
     source_url: str | None = None  # or its URL
+    source_date: str | None = None  # when its docs last changed (UTC ISO 8601), when known
 
 
 def listing_version(files: dict[str, str]) -> str:

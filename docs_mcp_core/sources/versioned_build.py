@@ -5,19 +5,22 @@ resolved, staged or built is one line; the other versions still build."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
+import email.utils
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..embedding import EmbeddingProvider
 from ..errors import DocsMcpError
+from ..fsutil import read_json
 from ..indexing.build import BuildSummary
 from ..indexing.versioned import build_version, remove_versions
-from ..output.layout import OutputLayout
+from ..output.layout import OutputLayout, page_state
 from ..output.versions_manifest import manifest_entries
 from ..progress import NullReporter, Reporter
 from .config import Config
-from .git import stage_git
+from .git import git, stage_git
 from .local import StagedDocs, stage_local
 from .versions import CorpusVersion, ResolvedVersions, resolve_versions
 
@@ -38,9 +41,38 @@ def stage_version(
 ) -> StagedDocs:
     """Stage one version of corpus `name` into OUT/.docs-mcp/staged/<label>/docs: a git ref at the commit it
     was resolved to (one mirror for every version), a version's URL, or a version's folder."""
-    staged = _stage(config, name, version, OutputLayout(out).version_staged(version.label), out, reporter)
+    dest = OutputLayout(out).version_staged(version.label)
+    staged = _stage(config, name, version, dest, out, reporter)
     staged.ref, staged.source_url = version.ref, version.url
+    staged.source_date = source_date(version, staged, out)
     return staged
+
+
+def _utc(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def source_date(version: CorpusVersion, staged: StagedDocs, out: Path) -> str | None:
+    """When the version's docs were last changed, for freshness: the commit's date (git), the newest
+    Last-Modified a page was served with (a website), the newest file modification (a folder)."""
+    try:
+        if version.ref is not None and staged.source_commit:
+            stamp = str(git("show", "-s", "--format=%cI", staged.source_commit, cwd=OutputLayout(out).mirror))
+            return _utc(dt.datetime.fromisoformat(stamp.strip()))
+        if version.url is not None:
+            state = read_json(page_state(OutputLayout(out).version_staged(version.label))) or {}
+            dates = [
+                email.utils.parsedate_to_datetime(p["last_modified"])
+                for p in state.get("pages", {}).values()
+                if isinstance(p, dict) and p.get("last_modified")
+            ]
+            return _utc(max(dates)) if dates else None
+        if version.path is not None:
+            stamps = [(version.path / rel).stat().st_mtime for rel in staged.files if not rel.startswith("../")]
+            return _utc(dt.datetime.fromtimestamp(max(stamps), dt.UTC)) if stamps else None
+    except (DocsMcpError, OSError, ValueError, TypeError):
+        return None  # freshness is a hint: a date that cannot be read is left out
+    return None
 
 
 def _stage(
@@ -124,6 +156,7 @@ def build_versions(
                 provider,
                 ref=version.ref,
                 source_url=version.url,
+                source_date=staged.source_date,
                 configured_default=corpus.versions.default if corpus.versions else None,
                 package=package,
                 reporter=reporter,

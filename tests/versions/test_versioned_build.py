@@ -60,6 +60,8 @@ def test_versions_share_one_cache_that_keeps_the_union(sqlmodel_repo: Path, tmp_
     assert manifest["default"] == TAGS[-1]
     commits = {v["label"]: v["source_commit"] for v in manifest["versions"]}
     assert all(c and len(c) == 40 for c in commits.values()) and len(set(commits.values())) == 3
+    dates = [v["source_date"] for v in manifest["versions"]]  # the tags' commit dates, newest first
+    assert all(d and d.endswith("Z") for d in dates) and dates == sorted(dates, reverse=True)
 
     # each version is its own searchable index
     for label in TAGS[-3:]:
@@ -170,12 +172,14 @@ def test_website_and_folder_versions(tmp_path: Path) -> None:
     assert sorted(web.built) == ["1.0", "2.0"] and not web.failed
     manifest = json.loads(OutputLayout(tmp_path / "indexes" / "web").versions_manifest.read_text())
     assert [v["source_url"] for v in manifest["versions"]] == [f"{url}2.0/", f"{url}1.0/"]
+    assert all(v["source_date"] for v in manifest["versions"])  # the newest Last-Modified of the pages
     assert search_ids(OutputLayout(tmp_path / "indexes" / "web").version("2.0"), "retries three times")
     # the missing folder is one line and left out; the configured default is kept
     assert sorted(handbook.built) == ["1.0", "2.0"] and not handbook.failed
     assert any("version '3.0' left out" in note for note in handbook.resolved.notes)
     manifest = json.loads(OutputLayout(tmp_path / "indexes" / "handbook").versions_manifest.read_text())
     assert manifest["default"] == "1.0" and [v["label"] for v in manifest["versions"]] == ["2.0", "1.0"]
+    assert all(v["source_date"] for v in manifest["versions"])  # the newest file's modification
 
 
 def test_config_build_of_an_unversioned_corpus(tmp_path: Path) -> None:
