@@ -1145,8 +1145,19 @@ def get(index_dir: Path, chunk_id: str, context: int, max_chars: int | None, off
 
 
 @main.command()
-@click.option("--from", "old_index", required=True, type=INDEX_DIR, help="The built index of the older version.")
-@click.option("--to", "new_index", required=True, type=INDEX_DIR, help="The built index of the newer version.")
+@click.option(
+    "--from", "old_index", required=True, type=INDEX_DIR, help="The built index of the older version (or its label)."
+)
+@click.option(
+    "--to", "new_index", required=True, type=INDEX_DIR, help="The built index of the newer version (or its label)."
+)
+@click.option(
+    "--index",
+    "corpus_out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="A versioned corpus output (versions.json): --from and --to are then two of its version labels.",
+)
 @click.option("--query", default=None, help="Rank the changes by relevance to this (most relevant first).")
 @click.option(
     "--max-chars",
@@ -1158,13 +1169,23 @@ def get(index_dir: Path, chunk_id: str, context: int, max_chars: int | None, off
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the changes as one JSON document.")
 @fail_cleanly
-def diff(old_index: Path | str, new_index: Path | str, query: str | None, max_chars: int, as_json: bool) -> None:
+def diff(
+    old_index: Path | str,
+    new_index: Path | str,
+    corpus_out: Path | None,
+    query: str | None,
+    max_chars: int,
+    as_json: bool,
+) -> None:
     """What changed between two built indexes of a corpus (two versions of its docs): sections changed,
     renamed, added and removed, each with a short diff or its new text."""
     from .versions.changes import what_changed
     from .versions.published import read_chunks
     from .versions.report import Budget, to_json, to_text
+    from .versions.serving import served_version
 
+    if corpus_out is not None:  # labels of one versioned corpus
+        old_index, new_index = (served_version(corpus_out, label=str(v)).index for v in (old_index, new_index))
     old_chunks, new_chunks = read_chunks(old_index), read_chunks(new_index)
     found = what_changed(old_chunks, new_chunks, query)
     budget = Budget(per_change=min(Budget.per_change, max_chars), total=max_chars)

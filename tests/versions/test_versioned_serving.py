@@ -97,3 +97,12 @@ def test_mcp_config_project_serves_the_corpus_output(handbook: Path, tmp_path: P
     args = json.loads(result.stdout)["mcpServers"]["handbook-docs"]["args"]
     assert args[args.index("--project") + 1] == str(app)
     assert args[args.index("--index") + 1].endswith(str(handbook))  # the corpus, not a version: pinned at start
+
+
+def test_diff_between_two_labels_of_a_versioned_output(handbook: Path) -> None:
+    result = docs_mcp("diff", "--index", handbook, "--from", "1.0", "--to", "2.0")
+    assert result.returncode == 0, result.stderr
+    assert "1 changed" in result.stdout.splitlines()[0]
+    assert "-Use the old flag." in result.stdout and "+Use the new flag." in result.stdout
+    missing = docs_mcp("diff", "--index", handbook, "--from", "0.9", "--to", "2.0")
+    assert missing.returncode == 1 and "has no version '0.9'; it has: 2.0, 1.0" in missing.stderr
