@@ -411,7 +411,7 @@ def build(
         raise DocsMcpError("--source-commit goes with --docs-dir or --url: a --git build records the commit it staged")
     if docs_dir is not None:
         check_docs_dir(docs_dir, "--docs-dir")
-    remote = RemoteOutput.parse(index) if is_remote(index) else None
+    remote = RemoteOutput.parse(str(index)) if is_remote(index) else None
     if remote is None:
         if state_dir:
             raise DocsMcpError(
@@ -517,7 +517,8 @@ def build_from_config(
     config = load_config(config_path)
     corpus = config.get(name)
     reporter = StderrReporter(quiet=quiet)
-    provider = make_provider(corpus.embedding.settings())  # the corpus's embedding block, as the pipeline's
+    # the corpus's embedding block, as the pipeline's (a model made from ProviderSettings: mypy cannot see it)
+    provider = make_provider(corpus.embedding.settings())  # type: ignore[attr-defined]
     timer = Timer()
     try:
         if corpus.versions is None:
