@@ -106,6 +106,8 @@ class DocsServer:
             on_call_tool=self.call_tool,
             on_list_prompts=self.list_prompts,
             on_get_prompt=self.get_prompt,
+            on_list_resources=self.list_resources,
+            on_read_resource=self.read_resource,
             on_subscriptions_listen=ListenHandler(self.bus),
         )
 
@@ -312,7 +314,42 @@ class DocsServer:
             raise MCPError(types.INTERNAL_ERROR, f"prompt '{params.name}' has a broken template: {exc}") from None
         return types.GetPromptResult(description=prompt.description, messages=messages)
 
+    # resources ----------------------------------------------------------------------------------
+    async def list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    name="corpora",
+                    uri=CORPORA_URI,
+                    mime_type="application/json",
+                    description="The corpora served, each with where its answers come from and when it was "
+                    "indexed; for a versioned corpus, the version served and every indexed version.",
+                )
+            ]
+        )
 
+    async def read_resource(self, ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        if params.uri != CORPORA_URI:
+            raise MCPError(types.INVALID_PARAMS, f"Resource '{params.uri}' not found. Available: {CORPORA_URI}.")
+        from ..versions.serving import corpus_record  # lockfile readers and all: not on the server's start path
+
+        served = await self._serving()
+        corpora = [
+            corpus_record(
+                corpus.name,
+                corpus.out,
+                corpus.describe(index),
+                {"indexed_at": index.metadata.stats.indexed_at, "source_commit": index.metadata.stats.source_commit},
+            )
+            for corpus, index in served.pairs
+        ]
+        text = json.dumps({"corpora": corpora}, indent=2, ensure_ascii=False)
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=CORPORA_URI, mime_type="application/json", text=text)]
+        )
+
+
+CORPORA_URI = "docs-mcp://corpora"
 CORPUS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")  # no ':' (the chunk ID prefix), '#' or spaces
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import DocsMcpError
 from ..output.layout import OutputLayout
@@ -60,3 +61,21 @@ def corpus_output(index: Path) -> Path:
     if index.parent.name == "versions" and OutputLayout(root).versions_manifest.is_file():
         return root
     return index
+
+
+def corpus_record(name: str, index: Path | str, description: str, stats: dict[str, Any]) -> dict[str, Any]:
+    """What the corpora resource says of one served corpus: where its answers come from and how fresh
+    they are; for a version of a versioned output, which version and which others are indexed."""
+    record: dict[str, Any] = {"name": name, "description": description, **stats}
+    if isinstance(index, str):
+        return record
+    out = corpus_output(Path(index))
+    manifest = read_manifest(out) if out != Path(index) else None
+    if manifest is not None:
+        record["version"] = Path(index).name
+        record["default_version"] = manifest.get("default")
+        record["versions"] = [
+            {k: v.get(k) for k in ("label", "ref", "source_commit", "source_url", "source_date", "indexed_at")}
+            for v in manifest["versions"]
+        ]
+    return record

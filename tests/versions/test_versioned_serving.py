@@ -106,3 +106,15 @@ def test_diff_between_two_labels_of_a_versioned_output(handbook: Path) -> None:
     assert "-Use the old flag." in result.stdout and "+Use the new flag." in result.stdout
     missing = docs_mcp("diff", "--index", handbook, "--from", "0.9", "--to", "2.0")
     assert missing.returncode == 1 and "has no version '0.9'; it has: 2.0, 1.0" in missing.stderr
+
+
+@pytest.mark.anyio
+async def test_corpora_resource_lists_the_served_version_and_the_others(handbook: Path, tmp_path: Path) -> None:
+    async with stdio_client(handbook, "--project", str(project(tmp_path, "1.0"))) as client:
+        listed = (await client.list_resources()).resources
+        assert [str(r.uri) for r in listed] == ["docs-mcp://corpora"]
+        read = await client.read_resource("docs-mcp://corpora")
+        (corpus,) = json.loads(read.contents[0].text)["corpora"]
+    assert corpus["name"] == "handbook" and corpus["version"] == "1.0" and corpus["default_version"] == "2.0"
+    assert [v["label"] for v in corpus["versions"]] == ["2.0", "1.0"]
+    assert all(v["source_date"] and v["indexed_at"] for v in corpus["versions"]) and corpus["indexed_at"]
