@@ -44,6 +44,18 @@ def read_manifest(out: Path) -> dict[str, Any] | None:
     return data
 
 
+def version_label(index: Path | str) -> str | None:
+    """The label of the version an index folder holds, when it is one version of a versioned corpus
+    output (OUT/versions/LABEL, with OUT/versions.json); else None."""
+    if isinstance(index, str) and "://" in index:
+        return None
+    index = Path(index)
+    root = index.parent.parent
+    if index.parent.name == "versions" and OutputLayout(root).versions_manifest.is_file():
+        return index.name
+    return None
+
+
 def manifest_entries(out: Path) -> list[dict[str, Any]]:
     """The published versions (newest first); none for an output that is not versioned yet."""
     manifest = read_manifest(out)

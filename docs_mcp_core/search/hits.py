@@ -12,6 +12,7 @@ class SearchHit(TypedDict):
 
     chunk_id: str  # `corpus:` first when several corpora are served
     corpus: NotRequired[str]  # only when several corpora are served
+    version: NotRequired[str]  # only for a version of a versioned corpus: its label
     score: float
     heading: str
     breadcrumb: str

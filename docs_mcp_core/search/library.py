@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..errors import SearchError
 from ..failpoints import pause
+from ..output.versions_manifest import version_label
 from . import answers
 from . import cursor as cursors
 from .engine import SearchEngine
@@ -147,7 +148,12 @@ class Library:
 
         return cls(
             [
-                Corpus(name, SearchEngine(out, weights or Weights(), embedder_factory=factory, log=log), description)
+                Corpus(
+                    name,
+                    SearchEngine(out, weights or Weights(), embedder_factory=factory, log=log),
+                    description,
+                    version_label(out),
+                )
                 for name, out, description in indexes
             ]
         )
@@ -352,6 +358,8 @@ class Library:
                 "metadata": info.metadata,
                 "chars": index.sizes.get(chunk_id, 0),
             }
+            if c.version is not None:  # one version of a versioned corpus: which one answered
+                hit["version"] = c.version
             if info.source_url:  # website corpora: the page to cite
                 hit["source_url"] = info.source_url
             hits.append(hit)

@@ -21,6 +21,7 @@ class Corpus:
     name: str
     engine: SearchEngine
     description: str | None = None  # from docs-mcp.yaml's serve section; else the index's own
+    version: str | None = None  # one version of a versioned corpus output: its label
 
     @property
     def out(self) -> Path | str:

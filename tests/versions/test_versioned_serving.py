@@ -118,3 +118,11 @@ async def test_corpora_resource_lists_the_served_version_and_the_others(handbook
     assert corpus["name"] == "handbook" and corpus["version"] == "1.0" and corpus["default_version"] == "2.0"
     assert [v["label"] for v in corpus["versions"]] == ["2.0", "1.0"]
     assert all(v["source_date"] and v["indexed_at"] for v in corpus["versions"]) and corpus["indexed_at"]
+
+
+@pytest.mark.anyio
+async def test_hits_say_which_version_answered(handbook: Path, tmp_path: Path) -> None:
+    async with stdio_client(handbook, "--project", str(project(tmp_path, "1.0"))) as client:
+        result = await client.call_tool("search_docs", {"query": "flag usage"})
+        hits = json.loads(result.content[0].text)["hits"]
+    assert hits and all(hit["version"] == "1.0" for hit in hits)
