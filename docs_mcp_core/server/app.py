@@ -90,6 +90,7 @@ class DocsServer:
     def __init__(self, library: Library, *, tool_prefix: str | None = None) -> None:
         self.library = library
         self.search_name, self.get_doc_name = tool_names(tool_prefix)
+        self.changes_name = f"{tool_prefix}_{WHAT_CHANGED}" if tool_prefix else WHAT_CHANGED
         self._schemas_for: Served | None = None
         self._schema_cache: dict[str, Draft202012Validator] = {}
         # tools/list_changed: the tool signature each handshake-era connection with a channel last saw, and a
@@ -218,10 +219,78 @@ class DocsServer:
                     input_schema=tools.schema_of(schemas[self.get_doc_name]),
                     annotations=annotations,
                 ),
+                *self._changes_tool(index, annotations),
             ]
         )
 
+    # what_changed: only when a served corpus is a version of a versioned output with other versions
+    def _versioned(self, index: Served) -> dict[str, tuple[Any, list[str]]]:
+        from ..versions.serving import indexed_labels
+
+        found = {corpus.name: (corpus, indexed_labels(corpus.out)) for corpus, _ in index.pairs if corpus.version}
+        return {name: pair for name, pair in found.items() if len(pair[1]) > 1}
+
+    def _changes_schema(self, versioned: dict[str, tuple[Any, list[str]]]) -> dict[str, Any]:
+        labels = sorted({label for _, found in versioned.values() for label in found})
+        version = {"type": "string", "enum": labels}
+        properties: dict[str, Any] = {
+            "from": {**version, "description": "The older version."},
+            "to": {**version, "description": "The newer version."},
+            "query": {"type": "string", "description": "Rank the changes by relevance to this, most relevant first."},
+        }
+        if len(versioned) > 1:
+            properties["corpus"] = {"type": "string", "enum": sorted(versioned), "description": "The corpus."}
+        required = ["from", "to", *(["corpus"] if len(versioned) > 1 else [])]
+        return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+    def _changes_tool(self, index: Served, annotations: types.ToolAnnotations) -> list[types.Tool]:
+        versioned = self._versioned(index)
+        if not versioned:
+            return []
+        served = ", ".join(f"{name} {corpus.version}" for name, (corpus, _) in versioned.items())
+        return [
+            types.Tool(
+                name=self.changes_name,
+                description="What changed in the docs between two indexed versions (serving "
+                f"{served}): sections changed, renamed, added and removed, each with a short diff or its "
+                "new text. Use it when upgrading, or when the project's version differs from the docs'.",
+                input_schema=self._changes_schema(versioned),
+                annotations=annotations,
+            )
+        ]
+
+    async def _call_changes(self, arguments: dict[str, Any]) -> types.CallToolResult:
+        from ..versions.serving import changes_between
+
+        index = await self.library.served()
+        versioned = self._versioned(index)
+        problem = (
+            tools.check_arguments(self.changes_name, Draft202012Validator(self._changes_schema(versioned)), arguments)
+            if versioned
+            else f"{self.changes_name}: no served corpus has two indexed versions."
+        )
+        if problem:
+            return _text(problem, error=True)
+        corpus, labels = versioned[arguments.get("corpus") or next(iter(versioned))]
+        for side in ("from", "to"):
+            if arguments[side] not in labels:
+                return _text(
+                    f"corpus '{corpus.name}' has no version '{arguments[side]}'; it has: {', '.join(labels)}",
+                    error=True,
+                )
+        text = await anyio.to_thread.run_sync(
+            lambda: changes_between(
+                Path(corpus.out), arguments["from"], arguments["to"], arguments.get("query"), served=corpus.version
+            )
+        )
+        return _text(text)
+
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name == self.changes_name:
+            try:
+                return await self._call_changes(dict(params.arguments or {}))
+            except DocsMcpError as exc:
+                return _text(str(exc), error=True)
         if params.name not in (self.search_name, self.get_doc_name):
             return _text(
                 f"Unknown tool '{params.name}'. Available: {self.search_name}, {self.get_doc_name}.", error=True
@@ -350,6 +419,7 @@ class DocsServer:
 
 
 CORPORA_URI = "docs-mcp://corpora"
+WHAT_CHANGED = "what_changed"
 CORPUS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")  # no ':' (the chunk ID prefix), '#' or spaces
 
 

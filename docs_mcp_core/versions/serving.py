@@ -79,3 +79,29 @@ def corpus_record(name: str, index: Path | str, description: str, stats: dict[st
             for v in manifest["versions"]
         ]
     return record
+
+
+def indexed_labels(index: Path | str) -> list[str]:
+    """Every indexed version of the versioned corpus output `index` is one version of (newest first); none
+    for an index that is not such a version."""
+    if isinstance(index, str):
+        return []
+    out = corpus_output(Path(index))
+    manifest = read_manifest(out) if out != Path(index) else None
+    return [v["label"] for v in manifest["versions"]] if manifest else []
+
+
+def changes_between(index: Path, old: str, new: str, query: str | None = None, *, served: str | None = None) -> str:
+    """What changed from version `old` to `new` of the corpus `index` is a version of, as `docs-mcp diff`
+    prints it; a section of the served version can be read with get_doc, the others are shown in full."""
+    from .changes import what_changed
+    from .published import read_chunks
+    from .report import to_text
+
+    out = corpus_output(Path(index))
+    old_dir, new_dir = (served_version(out, label=label).index for label in (old, new))
+    found = what_changed(read_chunks(old_dir), read_chunks(new_dir), query)
+    read_more = (
+        'get_doc {{"chunk_id": "{chunk_id}"}}' if new == served else f"docs-mcp get --index {new_dir} {{chunk_id}}"
+    )
+    return to_text(found, old, new, read_more=read_more)

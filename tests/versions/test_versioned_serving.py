@@ -126,3 +126,17 @@ async def test_hits_say_which_version_answered(handbook: Path, tmp_path: Path) -
         result = await client.call_tool("search_docs", {"query": "flag usage"})
         hits = json.loads(result.content[0].text)["hits"]
     assert hits and all(hit["version"] == "1.0" for hit in hits)
+
+
+@pytest.mark.anyio
+async def test_what_changed_tool(handbook: Path) -> None:
+    async with stdio_client(handbook) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools) == {"search_docs", "get_doc", "what_changed"}
+        assert tools["what_changed"].input_schema["properties"]["from"]["enum"] == ["1.0", "2.0"]
+        result = await client.call_tool("what_changed", {"from": "1.0", "to": "2.0", "query": "flag"})
+        assert not result.is_error, result.content[0].text
+        text = result.content[0].text
+        assert text.startswith("1.0 → 2.0: 1 changed") and "-Use the old flag." in text and "+Use the new flag." in text
+        bad = await client.call_tool("what_changed", {"from": "0.9", "to": "2.0"})
+        assert bad.is_error and "0.9" in bad.content[0].text
