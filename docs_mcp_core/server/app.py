@@ -127,7 +127,7 @@ class DocsServer:
         schemas = self._schemas(index)
         return json.dumps(
             [
-                tools.search_description(index.metadata, index.hybrid),
+                self._search_description(index),
                 schemas[self.search_name].schema,
                 schemas[self.get_doc_name].schema,
             ],
@@ -203,13 +203,12 @@ class DocsServer:
         index = await self._serving()
         await self._follow(ctx, index)
         schemas = self._schemas(index)
-        hybrid = index.hybrid
         annotations = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
         return types.ListToolsResult(
             tools=[
                 types.Tool(
                     name=self.search_name,
-                    description=tools.search_description(index.metadata, hybrid),
+                    description=self._search_description(index),
                     input_schema=tools.schema_of(schemas[self.search_name]),
                     annotations=annotations,
                 ),
@@ -222,6 +221,15 @@ class DocsServer:
                 *self._changes_tool(index, annotations),
             ]
         )
+
+    def _search_description(self, index: Served) -> str:
+        """The search tool's description; for a versioned corpus, which version answers and how fresh it is."""
+        text = tools.search_description(index.metadata, index.hybrid)
+        if not any(corpus.version for corpus, _ in index.pairs):
+            return text
+        from ..versions.serving import version_note
+
+        return text + version_note([(corpus.name, corpus.out) for corpus, _ in index.pairs if corpus.version])
 
     # what_changed: only when a served corpus is a version of a versioned output with other versions
     def _versioned(self, index: Served) -> dict[str, tuple[Any, list[str]]]:

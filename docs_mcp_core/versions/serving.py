@@ -105,3 +105,23 @@ def changes_between(index: Path, old: str, new: str, query: str | None = None, *
         'get_doc {{"chunk_id": "{chunk_id}"}}' if new == served else f"docs-mcp get --index {new_dir} {{chunk_id}}"
     )
     return to_text(found, old, new, read_more=read_more)
+
+
+def version_note(served: list[tuple[str, Path | str]]) -> str:
+    """One sentence for the search tool's description naming the version each versioned corpus is served
+    at, when its docs last changed, and the other indexed versions; empty when none is versioned."""
+    parts = []
+    for name, index in served:
+        if isinstance(index, str):
+            continue
+        out = corpus_output(Path(index))
+        manifest = read_manifest(out) if out != Path(index) else None
+        if manifest is None:
+            continue
+        label = Path(index).name
+        entry = next((v for v in manifest["versions"] if v["label"] == label), {})
+        date = f", docs as of {entry['source_date'][:10]}" if entry.get("source_date") else ""
+        others = [v["label"] for v in manifest["versions"] if v["label"] != label]
+        also = f"; also indexed: {', '.join(others)} (what_changed compares them)" if others else ""
+        parts.append(f"{name} {label}{date}{also}")
+    return f" Version served: {'; '.join(parts)}." if parts else ""

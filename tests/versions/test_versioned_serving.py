@@ -140,3 +140,12 @@ async def test_what_changed_tool(handbook: Path) -> None:
         assert text.startswith("1.0 → 2.0: 1 changed") and "-Use the old flag." in text and "+Use the new flag." in text
         bad = await client.call_tool("what_changed", {"from": "0.9", "to": "2.0"})
         assert bad.is_error and "0.9" in bad.content[0].text
+
+
+@pytest.mark.anyio
+async def test_search_description_names_the_served_version(handbook: Path, tmp_path: Path) -> None:
+    async with stdio_client(handbook, "--project", str(project(tmp_path, "1.0"))) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    description = tools["search_docs"].description or ""
+    assert "Version served: handbook 1.0, docs as of 20" in description
+    assert "also indexed: 2.0 (what_changed compares them)" in description
