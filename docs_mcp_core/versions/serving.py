@@ -119,7 +119,7 @@ def version_note(served: list[tuple[str, Path | str]]) -> str:
         if manifest is None:
             continue
         label = Path(index).name
-        entry = next((v for v in manifest["versions"] if v["label"] == label), {})
+        entry: dict[str, Any] = next((v for v in manifest["versions"] if v["label"] == label), {})
         date = f", docs as of {entry['source_date'][:10]}" if entry.get("source_date") else ""
         others = [v["label"] for v in manifest["versions"] if v["label"] != label]
         also = f"; also indexed: {', '.join(others)} (what_changed compares them)" if others else ""
