@@ -722,7 +722,7 @@ def _one_version(corpus: Any, project: Path | None) -> Any:
     if chosen.label is None:
         return corpus
     name = corpus.name or chosen.corpus or Path(os.path.abspath(corpus.out)).name
-    return ServedCorpus(chosen.index, name, corpus.description)
+    return ServedCorpus(chosen.index, name, corpus.description, chosen.notice)
 
 
 def _served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> list[Any]:

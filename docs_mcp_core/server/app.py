@@ -87,8 +87,11 @@ class DocsServer:
     """Binds the served corpora (one or several: a search Library) to MCP tools and prompts;
     tool names may carry a prefix."""
 
-    def __init__(self, library: Library, *, tool_prefix: str | None = None) -> None:
+    def __init__(
+        self, library: Library, *, tool_prefix: str | None = None, notices: dict[str, str] | None = None
+    ) -> None:
         self.library = library
+        self.notices = notices or {}  # corpus name -> the pinning notice, told in the search tool's description
         self.search_name, self.get_doc_name = tool_names(tool_prefix)
         self.changes_name = f"{tool_prefix}_{WHAT_CHANGED}" if tool_prefix else WHAT_CHANGED
         self._schemas_for: Served | None = None
@@ -229,7 +232,9 @@ class DocsServer:
             return text
         from ..versions.serving import version_note
 
-        return text + version_note([(corpus.name, corpus.out) for corpus, _ in index.pairs if corpus.version])
+        notes = " ".join(f"Note: {self.notices[c.name]}." for c, _ in index.pairs if c.name in self.notices)
+        versioned = [(corpus.name, corpus.out) for corpus, _ in index.pairs if corpus.version]
+        return text + version_note(versioned) + (f" {notes}" if notes else "")
 
     # what_changed: only when a served corpus is a version of a versioned output with other versions
     def _versioned(self, index: Served) -> dict[str, tuple[Any, list[str]]]:
@@ -438,6 +443,7 @@ class ServedCorpus:
     out: Path | str  # a folder, or an s3:// URL
     name: str | None = None
     description: str | None = None
+    notice: str | None = None  # a versioned corpus served at another version than the project locks: why
 
     @property
     def corpus_name(self) -> str:
@@ -483,7 +489,8 @@ def create_server(
     check_corpora(corpora)
     library = Library.open([(c.corpus_name, location(c.out), c.description) for c in corpora], weights=weights, log=log)
     threading.Thread(target=lambda: __import__("lancedb"), name="warm-imports", daemon=True).start()
-    return DocsServer(library, tool_prefix=tool_prefix)
+    notices = {c.corpus_name: c.notice for c in corpora if c.notice}
+    return DocsServer(library, tool_prefix=tool_prefix, notices=notices)
 
 
 def serve_then_exit(serve: Callable[[], None]) -> NoReturn:

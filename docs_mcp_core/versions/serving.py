@@ -21,6 +21,7 @@ class ServedVersion:
     labels: list[str] = field(default_factory=list)  # every published version, newest first
     notes: list[str] = field(default_factory=list)  # one line each: lockfiles not read, locked X served Y
     corpus: str | None = None  # the corpus name versions.json records
+    notice: str | None = None  # the pinning rule's notice: the locked version is not the one served
 
 
 def served_version(out: Path, project: Path | None = None, label: str | None = None) -> ServedVersion:
@@ -36,6 +37,7 @@ def served_version(out: Path, project: Path | None = None, label: str | None = N
     if not labels:
         raise DocsMcpError(f"{OutputLayout(out).versions_manifest} lists no version; build one first")
     notes: list[str] = []
+    notice = None
     if label is not None:
         if label not in labels:
             raise DocsMcpError(f"{out} has no version {label!r}; it has: {', '.join(labels)}")
@@ -51,7 +53,8 @@ def served_version(out: Path, project: Path | None = None, label: str | None = N
             chosen = pin.label or chosen
             if pin.notice:
                 notes.append(pin.notice)
-    return ServedVersion(OutputLayout(out).version(chosen), chosen, labels, notes, manifest.get("corpus"))
+                notice = pin.notice
+    return ServedVersion(OutputLayout(out).version(chosen), chosen, labels, notes, manifest.get("corpus"), notice)
 
 
 def corpus_output(index: Path) -> Path:

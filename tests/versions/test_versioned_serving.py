@@ -88,6 +88,9 @@ async def test_a_locked_version_not_indexed_is_one_line(handbook: Path, tmp_path
         "(the nearest lower release of 1.0.x)"
     ]
     assert "old flag" in await answer(handbook, "--project", str(app))
+    async with stdio_client(handbook, "--project", str(app)) as client:  # the agent is told too
+        description = {t.name: t.description for t in (await client.list_tools()).tools}["search_docs"] or ""
+    assert "Note: handbook 1.0.5 is locked; indexed versions are 1.0, 2.0; answering from 1.0" in description
 
 
 def test_mcp_config_project_serves_the_corpus_output(handbook: Path, tmp_path: Path) -> None:
