@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..errors import SearchError
 from ..failpoints import pause
-from ..output.versions_manifest import version_label
+from ..output.versions_manifest import read_manifest, version_label
 from . import answers
 from . import cursor as cursors
 from .engine import SearchEngine
@@ -111,6 +111,9 @@ class Library:
     by_name: dict[str, Corpus] = field(init=False)
     # corpus -> the reason last logged, and the index a search failed to read (None: it failed to open)
     _down: dict[str, tuple[str, PublishedIndex | None]] = field(init=False, default_factory=dict)
+    # a versioned corpus's other versions, opened on first use: (corpus, label) -> its Corpus
+    _other_versions: dict[tuple[str, str], Corpus] = field(init=False, default_factory=dict)
+    _engine_for: Callable[[Path | str], SearchEngine] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.by_name = {corpus.name: corpus for corpus in self.corpora}
@@ -146,17 +149,54 @@ class Library:
                     embedders[key] = QueryEmbedder(embedding, **({"log": log} if log else {}))
                 return embedders[key]
 
-        return cls(
-            [
-                Corpus(
-                    name,
-                    SearchEngine(out, weights or Weights(), embedder_factory=factory, log=log),
-                    description,
-                    version_label(out),
-                )
-                for name, out, description in indexes
-            ]
+        def engine_for(out: Path | str) -> SearchEngine:
+            return SearchEngine(out, weights or Weights(), embedder_factory=factory, log=log)
+
+        library = cls(
+            [Corpus(name, engine_for(out), description, version_label(out)) for name, out, description in indexes]
         )
+        library._engine_for = engine_for
+        return library
+
+    def versions(self) -> dict[str, list[str]]:
+        """Each versioned corpus's indexed versions (newest first): what `version` may name."""
+        found = {}
+        for corpus in self.corpora:
+            if corpus.version is not None:
+                manifest = read_manifest(Path(corpus.out).parent.parent)
+                found[corpus.name] = [v["label"] for v in manifest["versions"]] if manifest else [corpus.version]
+        return found
+
+    def at_version(self, name: str | None, version: str) -> tuple[Corpus, Corpus]:
+        """(the served corpus, the one to answer from) for `version` of corpus `name` (or of the one
+        versioned corpus); the other versions share the served one's query model."""
+        versions = self.versions()
+        if name is None and len(versions) == 1:
+            name = next(iter(versions))
+        if name not in versions:
+            which = ", ".join(versions) or "none"
+            raise SearchError(f"version needs a versioned corpus (name it with corpus); versioned: {which}")
+        corpus = self.by_name[name]
+        if version not in versions[name]:
+            raise SearchError(f"corpus '{name}' has no version '{version}'; indexed: {', '.join(versions[name])}")
+        if version == corpus.version:
+            return corpus, corpus
+        other = self._other_versions.get((name, version))
+        if other is None:
+            assert self._engine_for is not None
+            other = Corpus(name, self._engine_for(Path(corpus.out).parent / version), corpus.description, version)
+            self._other_versions[(name, version)] = other
+        return corpus, other
+
+    async def _with_version(self, served: Served, name: str | None, version: str | None) -> Served:
+        if version is None:
+            return served
+        corpus, other = self.at_version(name, version)
+        if other is corpus:
+            return served
+        index = await other.engine.index()
+        pairs = tuple((other, index) if c is corpus else (c, i) for c, i in served.pairs)
+        return Served(pairs, served.unavailable)
 
     def _report(self, corpus: Corpus, reason: str | None, *, read: PublishedIndex | None = None) -> None:
         """One log line when a corpus becomes unreadable, one when it recovers (not one per request).
@@ -271,6 +311,7 @@ class Library:
         cursor: str | None = None,
         max_chars: int | None = None,
         corpus: str | None = None,
+        version: str | None = None,
     ) -> SearchPage:
         """One page of hits from the corpora the request covers; with `max_chars`, only the leading hits
         whose JSON fits (see answers.fit_page).
@@ -285,7 +326,7 @@ class Library:
             raise SearchError("query must be a non-empty string: describe what you are looking for")
         if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise SearchError(f"limit must be an integer from 1 to {MAX_LIMIT}")
-        served = await self.served()
+        served = await self._with_version(await self.served(), corpus, version)
         pause("request")
         retried: set[str] = set()
         failed: dict[str, str] = {}
@@ -296,7 +337,7 @@ class Library:
                 name = exc.corpus.name
                 if name not in retried and await exc.corpus.engine.moved_on(exc.index):
                     retried.add(name)
-                    served = await self.served()
+                    served = await self._with_version(await self.served(), corpus, version)
                     continue
                 if not served.several:
                     raise exc.error from None
@@ -395,10 +436,29 @@ class Library:
 
     # -- get_doc ----------------------------------------------------------------------------
     async def get_doc(
-        self, chunk_id: str, context: int = 0, *, max_chars: int | None = None, offset: int = 0, tool: str = "get_doc"
+        self,
+        chunk_id: str,
+        context: int = 0,
+        *,
+        max_chars: int | None = None,
+        offset: int = 0,
+        tool: str = "get_doc",
+        version: str | None = None,
     ) -> str:
         """get_doc in the corpus the ID names: `corpus:ID` always works with several corpora; a bare
-        ID or file path works when exactly one corpus has it (else the error lists the prefixed IDs)."""
+        ID or file path works when exactly one corpus has it (else the error lists the prefixed IDs).
+        With `version`, from that version of the (named, or only) versioned corpus."""
+        if version is not None:
+            if not isinstance(chunk_id, str):
+                raise SearchError("chunk_id must be a string, exactly as search_docs returns it")
+            name, sep, rest = chunk_id.partition(":")
+            named = sep and name in self.by_name and self.several
+            _, other = self.at_version(name if named else None, version)
+            prefix = f"{other.name}:" if self.several else ""
+            bare = rest if named else chunk_id
+            return await other.engine.get_doc(
+                bare, context, max_chars=max_chars, offset=offset, tool=tool, prefix=prefix
+            )
         if not self.several:
             return await self.corpora[0].engine.get_doc(
                 chunk_id, context, max_chars=max_chars, offset=offset, tool=tool

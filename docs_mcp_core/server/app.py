@@ -196,9 +196,20 @@ class DocsServer:
         if not index.same(self._schemas_for):
             self._schemas_for = index
             corpora = index.corpora()
+            search = tools.search_schema(index.taxonomy, corpora, index.by_corpus)
+            get_doc = tools.get_doc_schema(corpora)
+            versions = self.library.versions()
+            if versions:  # a versioned corpus: any indexed version can answer, the served one by default
+                served = ", ".join(f"{c.name} {c.version}" for c, _ in index.pairs if c.version)
+                version = {
+                    "type": "string",
+                    "enum": sorted({label for labels in versions.values() for label in labels}),
+                    "description": f"The docs version to answer from [default: the one served, {served}].",
+                }
+                search["properties"]["version"] = get_doc["properties"]["version"] = version
             self._schema_cache = {
-                self.search_name: Draft202012Validator(tools.search_schema(index.taxonomy, corpora, index.by_corpus)),
-                self.get_doc_name: Draft202012Validator(tools.get_doc_schema(corpora)),
+                self.search_name: Draft202012Validator(search),
+                self.get_doc_name: Draft202012Validator(get_doc),
             }
         return self._schema_cache
 
@@ -324,8 +335,15 @@ class DocsServer:
                 cursor = arguments.pop("cursor", None)
                 max_chars = arguments.pop("max_chars", None)
                 corpus = arguments.pop("corpus", None)
+                version = arguments.pop("version", None)
                 page = await self.library.search(
-                    query, limit=limit, filters=arguments, cursor=cursor, max_chars=max_chars, corpus=corpus
+                    query,
+                    limit=limit,
+                    filters=arguments,
+                    cursor=cursor,
+                    max_chars=max_chars,
+                    corpus=corpus,
+                    version=version,
                 )
                 return _text(json.dumps(page.to_json(), ensure_ascii=False))  # compact: fewer tokens for the agent
             text = await self.library.get_doc(
@@ -334,6 +352,7 @@ class DocsServer:
                 max_chars=arguments.get("max_chars"),
                 offset=arguments.get("offset", 0),
                 tool=self.get_doc_name,
+                version=arguments.get("version"),
             )
             return _text(text)
         except SearchError as exc:

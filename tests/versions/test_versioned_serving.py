@@ -152,3 +152,22 @@ async def test_search_description_names_the_served_version(handbook: Path, tmp_p
     description = tools["search_docs"].description or ""
     assert "Version served: handbook 1.0, docs as of 20" in description
     assert "also indexed: 2.0 (what_changed compares them)" in description
+
+
+@pytest.mark.anyio
+async def test_version_argument_answers_from_another_indexed_version(handbook: Path, tmp_path: Path) -> None:
+    async with stdio_client(handbook, "--project", str(project(tmp_path, "1.0"))) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["search_docs"].input_schema["properties"]["version"]["enum"] == ["1.0", "2.0"]
+        assert "version" in tools["get_doc"].input_schema["properties"]
+        pinned = json.loads((await client.call_tool("search_docs", {"query": "flag usage"})).content[0].text)
+        other = json.loads(
+            (await client.call_tool("search_docs", {"query": "flag usage", "version": "2.0"})).content[0].text
+        )
+        assert {h["version"] for h in pinned["hits"]} == {"1.0"} and {h["version"] for h in other["hits"]} == {"2.0"}
+        chunk = other["hits"][0]["chunk_id"]
+        newer = await client.call_tool("get_doc", {"chunk_id": chunk, "version": "2.0"})
+        older = await client.call_tool("get_doc", {"chunk_id": chunk})
+        assert "new flag" in newer.content[0].text and "old flag" in older.content[0].text
+        bad = await client.call_tool("search_docs", {"query": "flag", "version": "9.9"})
+        assert bad.is_error
