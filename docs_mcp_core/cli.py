@@ -294,7 +294,7 @@ class _BuildOptions(TypedDict, total=False):
     default=None,
     help="Build a corpus of this docs-mcp.yaml (with --corpus): every version of a versioned corpus.",
 )
-@click.option("--corpus", "corpus_name", default=None, help="With --config: the corpus to build.")
+@click.option("--corpus", "config_corpus", default=None, help="With --config: the corpus to build.")
 @click.option(
     "--version-label",
     default=None,
@@ -360,7 +360,7 @@ def build(
     docs_dir: Path | None,
     index: Path | str | None,
     config_path: Path | None,
-    corpus_name: str | None,
+    config_corpus: str | None,
     version_label: str | None,
     description: str | None,
     source_commit: str | None,
@@ -390,8 +390,8 @@ def build(
     settle()
     timer = Timer()
 
-    if config_path is not None or corpus_name is not None:
-        build_from_config(config_path, corpus_name, version_label, index, docs_dir, embedding, quiet, force, workers)
+    if config_path is not None or config_corpus is not None:
+        build_from_config(config_path, config_corpus, version_label, index, docs_dir, embedding, quiet, force, workers)
         return
     if index is None:
         raise DocsMcpError("give --index PATH (the index folder to write), or --config docs-mcp.yaml --corpus NAME")
@@ -477,7 +477,7 @@ def build(
 
                 source_url = web.url if web is not None else None
                 ref = repo[1] if repo is not None else None
-                opts = {k: v for k, v in options.items() if k not in ("cache_dir", "reporter")}
+                opts: dict[str, Any] = {k: v for k, v in options.items() if k not in ("cache_dir", "reporter")}
                 if cache_dir:
                     raise DocsMcpError(
                         "--cache-dir does not go with --version-label: the versions share INDEX/.embedding-cache"
@@ -517,8 +517,7 @@ def build_from_config(
     config = load_config(config_path)
     corpus = config.get(name)
     reporter = StderrReporter(quiet=quiet)
-    # the corpus's embedding block, as the pipeline's (a model made from ProviderSettings: mypy cannot see it)
-    provider = make_provider(corpus.embedding.settings())  # type: ignore[attr-defined]
+    provider = make_provider(corpus.embedding.settings())  # the corpus's embedding block, as the pipeline's
     timer = Timer()
     try:
         if corpus.versions is None:
