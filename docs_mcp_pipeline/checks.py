@@ -14,6 +14,7 @@ from docs_mcp_core.indexing import checks
 from docs_mcp_core.output.layout import OutputLayout, staged_listing
 
 from .assets import staged_path
+from .partitions import split_key
 from .resources import DocsMcpConfig
 
 # Partitioned asset checks are a preview feature in Dagster 1.13; keep the notice out of run logs.
@@ -92,7 +93,7 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
         `warning` (the default) the rest of the corpus is published and the check shows a warning.
         """
         corpus = context.partition_key
-        blocking = docs_mcp.config().get(corpus).trust_check == "blocking"
+        blocking = docs_mcp.config().get(split_key(corpus)[0]).trust_check == "blocking"
         severity = dg.AssetCheckSeverity.ERROR if blocking else dg.AssetCheckSeverity.WARN
         return _result(checks.trust_quarantine(docs_mcp.out_dir(corpus)), corpus, severity)
 
