@@ -423,8 +423,9 @@ class DocsServer:
                     name="corpora",
                     uri=CORPORA_URI,
                     mime_type="application/json",
-                    description="The corpora served, each with where its answers come from and when it was "
-                    "indexed; for a versioned corpus, the version served and every indexed version.",
+                    description="The corpora served, each with where its answers come from, when it was "
+                    "indexed and whether it can be read now; for a versioned corpus, the version served and every "
+                    "indexed version.",
                 )
             ]
         )
@@ -444,6 +445,10 @@ class DocsServer:
             )
             for corpus, index in served.pairs
         ]
+        for record, (corpus, _) in zip(corpora, served.pairs, strict=True):  # as /healthz sees it now
+            health, record["available"] = await self.library.health(corpus)
+            if not record["available"]:
+                record["unavailable"] = health["message"]
         text = json.dumps({"corpora": corpora}, indent=2, ensure_ascii=False)
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=CORPORA_URI, mime_type="application/json", text=text)]

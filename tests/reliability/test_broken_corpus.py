@@ -70,6 +70,19 @@ def by_name(body: dict) -> dict[str, dict]:
     return {corpus["name"]: corpus for corpus in body["corpora"]}
 
 
+def corpora_resource(base: str) -> dict:
+    """The server's docs-mcp://corpora resource, read with one plain JSON-RPC request."""
+    request = urllib.request.Request(
+        f"{base}/mcp",
+        data=json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "docs-mcp://corpora"}}
+        ).encode(),
+        headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+    )
+    with urllib.request.urlopen(request, timeout=20) as response:
+        return json.loads(json.loads(response.read())["result"]["contents"][0]["text"])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "damage", [drop_lancedb, drop_data_files, drop_search_indexes], ids=["no-lancedb", "no-data-files", "no-fts"]
@@ -111,6 +124,9 @@ def test_a_broken_corpus_is_reported_and_the_others_keep_answering(
             assert status == 200 and body["status"] == "degraded", body
             assert by_name(body)["A"]["status"] == "ok"
             assert by_name(body)["X"]["status"] == "error" and str(x) in by_name(body)["X"]["message"]
+            listed = by_name(corpora_resource(base))  # and in the server's resources
+            assert listed["A"]["available"] and "unavailable" not in listed["A"]
+            assert not listed["X"]["available"] and f"the index at {x} cannot be read" in listed["X"]["unavailable"]
 
             client.close()  # a keep-alive connection idle through the build would be closed by the server
             build(corpora[2], x, "--force")  # repaired in place: no restart
@@ -119,6 +135,7 @@ def test_a_broken_corpus_is_reported_and_the_others_keep_answering(
             page = json.loads(text)
             assert "unavailable" not in page and any(hit["corpus"] == "X" for hit in page["hits"])
             assert health(base) == (200, {**health(base)[1], "status": "ok"})
+            assert all(corpus["available"] for corpus in corpora_resource(base)["corpora"])
         finally:
             client.close()
     server_log = log.read_text()
