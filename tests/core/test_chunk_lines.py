@@ -122,8 +122,9 @@ def live_chunks() -> int:
 
 @pytest.mark.slow
 def test_the_chunk_step_holds_no_chunk_in_memory_cold_or_reusing(example_docs: Path, tmp_path: Path) -> None:
+    held = live_chunks()  # other tests' fixtures in this process may hold chunks: count only this test's
     cold = chunk_corpus(example_docs, workers=1, spill_dir=tmp_path)
-    assert cold.chunk_count > 50 and live_chunks() == 0  # they wait on disk, not in the process
+    assert cold.chunk_count > 50 and live_chunks() == held  # they wait on disk, not in the process
     ids = [c.chunk_id for c in cold.iter_chunks()]
     assert len(ids) == cold.chunk_count
     del cold
@@ -133,5 +134,5 @@ def test_the_chunk_step_holds_no_chunk_in_memory_cold_or_reusing(example_docs: P
     page = example_docs / "guides" / "errors.md"
     page.write_text(page.read_text() + "\nOne more line.\n")
     warm = chunk_corpus(example_docs, reuse_from=out, workers=1)
-    assert warm.reused == len(warm.files) - 1 and live_chunks() == 0  # the unchanged files' chunks are not loaded
+    assert warm.reused == len(warm.files) - 1 and live_chunks() == held  # unchanged files' chunks are not loaded
     assert [c.chunk_id for c in warm.iter_chunks()] == ids

@@ -28,7 +28,7 @@ from .test_webserver import free_port, graphql
 
 BIN = Path(sys.executable).parent
 CORPORA = ("alpha", "beta")
-CHECKS = 5  # four blocking checks on lancedb_index, one on metadata
+CHECKS = 6  # four blocking checks on lancedb_index, the trust check on it, one on metadata
 MULTIPROCESS = {"execution": {"config": {"multiprocess": {"start_method": {"forkserver": {}}}}}}
 BACKFILL = """mutation($params: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $params) {
   __typename ... on LaunchBackfillSuccess { backfillId launchedRunIds } ... on PythonError { message } } }"""
