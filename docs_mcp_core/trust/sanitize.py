@@ -18,17 +18,41 @@ until nothing changes, as taking something out can join the halves of another hi
 
 from __future__ import annotations
 
+import re
+
 from .chars import strip_invisible
 from .views import split_views
+
+# An attribute that can hide its element, in lower-cased text: a word of its own after a space
+# (views.py `_hiding`; a literal first lets the search skip ahead).
+_HIDDEN_ATTR = re.compile(r"hidden(?<=\shidden)(?![a-z0-9_.:-])")
+_STYLE_ATTR = re.compile(r"style(?<=\sstyle)\s*=")
 
 
 def visible_markdown(text: str) -> str:
     """`text` as a reader sees it (see the module docstring)."""
     while True:  # until nothing changes: a removal can bring the two halves of a construct together
-        out = strip_invisible(_without_hidden(text) if "<" in text else text)
+        out = strip_invisible(_without_hidden(text) if _may_hide(text) else text)
         if out == text:
             return out
         text = out
+
+
+def _may_hide(text: str) -> bool:
+    """Whether `text` has what anything the lexer takes out starts with: a comment, a script, style or
+    template tag, a `hidden` or `style` attribute. Names are ASCII, so lower case finds every spelling.
+    Text without any is not taken apart: it can lose only invisible characters."""
+    if "<" not in text:
+        return False
+    low = text.lower()
+    return (
+        "<!--" in low
+        or "<script" in low
+        or "<style" in low
+        or "<template" in low
+        or ("hidden" in low and _HIDDEN_ATTR.search(low) is not None)
+        or ("style" in low and _STYLE_ATTR.search(low) is not None)
+    )
 
 
 def _without_hidden(text: str) -> str:
