@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,30 @@ def dub_ts_docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in `repo` as a test's committer would (an identity set, whatever the machine's config)."""
+    return subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
+def commit_docs_repo(repo: Path) -> Path:
+    """A git repository with a docs/ subfolder (a manifest and one guide) beside code and a README: one commit."""
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, "docs/.docs-mcp.json", '{"version": "1", "strategy": {"chunk_by": "h2"}}')
+    write(repo, "docs/guide.md", "# Guide\n\n## Install\n\nRun the installer.\n")
+    write(repo, "src/app.py", "print('not docs')\n")
+    write(repo, "README.md", "# Outside the docs subdir\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "docs v1")
+    return repo
 
 
 def write(root: Path, rel: str, text: str) -> Path:

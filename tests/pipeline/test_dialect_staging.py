@@ -7,7 +7,6 @@ chunks a build of the folder itself makes, and stage nothing else of the project
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import dagster as dg
@@ -20,17 +19,11 @@ from docs_mcp_core.sources.git import stage_git
 from docs_mcp_core.sources.local import stage_local
 from docs_mcp_pipeline import build_definitions
 
-from ..conftest import write
+from ..conftest import git, write
 from .conftest import write_config
 
 SQLMODEL = Path(__file__).parents[1] / "fixtures" / "sqlmodel-docs"
 VITE = Path(__file__).parents[1] / "fixtures" / "vite-docs"
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=repo, check=True, capture_output=True
-    )
 
 
 def chunks(out: Path) -> list[dict]:

@@ -1,7 +1,6 @@
 """The Dagster staging leaves out what build and validate leave out: config, manifest and .gitignore excludes."""
 
 import json
-import subprocess
 from pathlib import Path
 
 import dagster as dg
@@ -9,16 +8,10 @@ import pytest
 
 from docs_mcp_pipeline import build_definitions
 
-from ..conftest import write
+from ..conftest import git, write
 from .conftest import write_config
 
 PAGE = "# {0}\n\n## Section\n\nText about {0}.\n"
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=repo, check=True, capture_output=True
-    )
 
 
 @pytest.mark.slow

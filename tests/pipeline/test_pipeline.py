@@ -1,7 +1,6 @@
 """The full pipeline: git sources and the repo sensor, partitions, staleness, audit, asset checks."""
 
 import json
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -16,32 +15,13 @@ from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_pipeline import build_definitions
 from docs_mcp_pipeline.assets import COMMIT_TAG
 
-from ..conftest import EXAMPLE_CHUNKS, write
+from ..conftest import EXAMPLE_CHUNKS, commit_docs_repo, git, write
 from .conftest import write_config
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
 
 
 @pytest.fixture
 def docs_repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "docs-repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, "docs/.docs-mcp.json", '{"version": "1", "strategy": {"chunk_by": "h2"}}')
-    write(repo, "docs/guide.md", "# Guide\n\n## Install\n\nRun the installer.\n")
-    write(repo, "src/app.py", "print('not docs')\n")
-    write(repo, "README.md", "# Outside the docs subdir\n")
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "docs v1")
-    return repo
+    return commit_docs_repo(tmp_path / "docs-repo")
 
 
 def everything(defs: dg.Definitions) -> list:

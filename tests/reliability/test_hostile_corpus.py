@@ -21,7 +21,7 @@ from docs_mcp_core.sources.git import stage_git
 from docs_mcp_core.sources.local import stage_local
 from docs_mcp_pipeline import build_definitions
 
-from ..conftest import write
+from ..conftest import git, write
 from ..pipeline.conftest import write_config
 
 VALIDATE_TIMEOUT = 30  # seconds; a hang (a FIFO read) fails the test instead of blocking the suite
@@ -349,12 +349,6 @@ def test_local_staging_skips_the_same_entries(tmp_path: Path, docs: Path, outsid
         stage_local(docs / "guide.md", tmp_path / "stage" / "docs")
     with pytest.raises(DocsMcpError, match=r"/dev/null/x/docs: cannot write there"):
         stage_local(tmp_path / "outside", Path("/dev/null/x/docs"))
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=repo, check=True, capture_output=True
-    )
 
 
 def test_git_staging_never_extracts_a_symlink_leading_outside(tmp_path: Path) -> None:

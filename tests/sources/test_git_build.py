@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,30 +12,12 @@ from click.testing import CliRunner
 
 from docs_mcp_core.cli import main
 
-from ..conftest import write
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+from ..conftest import commit_docs_repo, git, write
 
 
 @pytest.fixture
 def docs_repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "sdk.git"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, "docs/.docs-mcp.json", '{"version": "1", "strategy": {"chunk_by": "h2"}}')
-    write(repo, "docs/guide.md", "# Guide\n\n## Install\n\nRun the installer.\n")
-    write(repo, "src/app.py", "print('not docs')\n")
-    write(repo, "README.md", "# Outside the docs subdir\n")
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "docs v1")
+    repo = commit_docs_repo(tmp_path / "sdk.git")
     git(repo, "tag", "v1")
     write(repo, "docs/guide.md", "# Guide\n\n## Install\n\nRun the new installer.\n\n## Upgrade\n\nUpgrade often.\n")
     git(repo, "commit", "-qam", "docs v2")

@@ -13,10 +13,6 @@ BUNDLE = FIXTURES / "sqlmodel-docs-versions" / "sqlmodel-docs.bundle"
 TAGS = ["0.0.14", "0.0.20", "0.0.24", "0.0.31", "0.0.39"]
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
-
-
 @pytest.fixture(scope="session")
 def sqlmodel_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     repo = tmp_path_factory.mktemp("sqlmodel") / "repo"

@@ -13,7 +13,8 @@ from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.sources.config import load_config
 from docs_mcp_core.sources.versions import resolve_versions, tag_commits
 
-from .conftest import TAGS, git
+from ..conftest import git
+from .conftest import TAGS
 
 
 def config(tmp_path: Path, corpus: str) -> Path:
@@ -54,9 +55,8 @@ def test_a_missing_ref_is_one_line_and_the_rest_resolve(tmp_path: Path, sqlmodel
 def test_annotated_tags_over_a_url_resolve_to_their_commits(tmp_path: Path, sqlmodel_repo: Path) -> None:
     repo = tmp_path / "annotated"
     shutil.copytree(sqlmodel_repo, repo)
-    env = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
-    git(repo, *env, "tag", "-a", "v0.0.40", "-m", "release", "0.0.39")
-    git(repo, *env, "tag", "-a", "v0.1.0rc1", "-m", "candidate", "0.0.39")
+    git(repo, "tag", "-a", "v0.0.40", "-m", "release", "0.0.39")
+    git(repo, "tag", "-a", "v0.1.0rc1", "-m", "candidate", "0.0.39")
     commits = tag_commits(f"file://{repo}")
     assert commits["v0.0.40"] == commits["0.0.39"]  # peeled: the commit, not the tag object
     corpora = load_config(config(tmp_path, f"source: {{git: 'file://{repo}'}}\nversions: {{tags: 'v*'}}"))
