@@ -73,8 +73,9 @@ def read_json(path: Path) -> Any:
         return {}
 
 
-def model_dimensions(folder: Path) -> int:
-    """Output size from the model's own files: a final Dense layer, else the pooling size."""
+def model_dimensions(folder: Path, model: str, asked: int | None = None) -> int:
+    """Output size from the model's own files: a final Dense layer, else the pooling size; `asked`
+    (--embedding-dimensions), when given, must be that size."""
     dims = 0
     for module in read_json(folder / "modules.json") or []:
         config = read_json(folder / module.get("path", "") / "config.json")
@@ -85,6 +86,8 @@ def model_dimensions(folder: Path) -> int:
     dims = dims or int(read_json(folder / "config.json").get("hidden_size", 0))
     if not dims:
         raise DocsMcpError(f"cannot tell the vector size of the model in {folder}; pass --embedding-dimensions")
+    if asked is not None and asked != dims:
+        raise DocsMcpError(f"model {model} makes {dims}-dimension vectors, not {asked}")
     return dims
 
 

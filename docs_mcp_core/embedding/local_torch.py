@@ -48,9 +48,7 @@ class TorchProvider(LocalModel):
         self.model = model or DEFAULT_MODEL
         self.folder = resolve_model_dir(self.model)
         self.digest = model_digest(self.folder)
-        self.dimensions = model_dimensions(self.folder)
-        if dimensions is not None and dimensions != self.dimensions:
-            raise DocsMcpError(f"model {self.model} makes {self.dimensions}-dimension vectors, not {dimensions}")
+        self.dimensions = model_dimensions(self.folder, self.model, dimensions)
         self.max_tokens = max_seq_length(self.folder, self.model)
         self.device = device or "cpu"
         self.batch_size = batch_size or 32
