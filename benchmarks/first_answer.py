@@ -48,6 +48,7 @@ from benchmarks.processes import (  # noqa: E402
     percentile,
     reference,
     search,
+    servers_stderr,
 )
 from benchmarks.unseen import UnseenQueries  # noqa: E402
 
@@ -219,13 +220,8 @@ def main() -> None:
     indexes = indexes_from(args, parser)
     servers = servers_from(args)
     asked = UnseenQueries.for_index(indexes.get("text") or indexes["hybrid"])
-    with tempfile.TemporaryFile("w+") as errlog:
-        try:
-            results = run(servers, indexes, args.runs, asked, errlog)
-        except BaseException:
-            errlog.seek(0)
-            print(errlog.read()[-4000:], file=sys.stderr)
-            raise
+    with servers_stderr() as errlog:
+        results = run(servers, indexes, args.runs, asked, errlog)
     print(
         f"{', '.join(f'{m}: {p}' for m, p in indexes.items())}; {args.runs} runs, a fresh server per run, the "
         f"servers' order rotating; times in ms (p50 / p95); {asked.taken} distinct queries from a pool of "

@@ -13,7 +13,9 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,3 +165,15 @@ def percentile(values: list[float], p: float) -> float:
     if not ordered:
         return float("nan")
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+@contextmanager
+def servers_stderr() -> Iterator[Any]:
+    """A file the servers write their stderr to, whose tail is printed if the measurement fails."""
+    with tempfile.TemporaryFile("w+") as errlog:
+        try:
+            yield errlog
+        except BaseException:
+            errlog.seek(0)
+            print(errlog.read()[-4000:], file=sys.stderr)
+            raise

@@ -26,7 +26,6 @@ import json
 import os
 import signal
 import sys
-import tempfile
 import time
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -40,7 +39,16 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.first_answer import HYBRID_WAIT, POLL_SECONDS, add_server_options, indexes_from, servers_from  # noqa: E402
-from benchmarks.processes import Memory, Server, children, descendants, memory, percentile, search  # noqa: E402
+from benchmarks.processes import (  # noqa: E402
+    Memory,
+    Server,
+    children,
+    descendants,
+    memory,
+    percentile,
+    search,
+    servers_stderr,
+)
 from benchmarks.unseen import UnseenQueries  # noqa: E402
 
 
@@ -165,13 +173,8 @@ def main() -> None:
     indexes = indexes_from(args, parser)
     servers = servers_from(args)
     asked = UnseenQueries.for_index(indexes.get("text") or indexes["hybrid"])
-    with tempfile.TemporaryFile("w+") as errlog:
-        try:
-            results = run(servers, indexes, args.sessions, args.searches, args.rounds, asked, errlog)
-        except BaseException:
-            errlog.seek(0)
-            print(errlog.read()[-4000:], file=sys.stderr)
-            raise
+    with servers_stderr() as errlog:
+        results = run(servers, indexes, args.sessions, args.searches, args.rounds, asked, errlog)
     print(
         f"{', '.join(f'{m}: {p}' for m, p in indexes.items())}; {args.sessions} stdio servers per kind, "
         f"{args.searches} searches each after they answered hybrid (on an index with vectors), queries new to "
