@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..output.chunk import Chunk
+from ..output.derived_fields import table_share
 from . import hooks
 from .base import EmbeddingProvider
 
@@ -69,23 +70,6 @@ def passage_input(chunk: Chunk) -> tuple[str, str, int]:
     prose = "\n\n".join(part for part in [head, text] if part)
     full = "\n\n".join(part for part in [prose, *code] if part)
     return full, head, 0 if table_share(chunk.content) > TABLE_SHARE else len(prose)
-
-
-def table_share(markdown: str) -> float:
-    """The share of a chunk's non-blank Markdown characters, outside code blocks, in table rows."""
-    total = in_tables = 0
-    fence: str | None = None
-    for line in markdown.split("\n"):
-        opening = _FENCE.match(line)
-        if opening and (fence is None or line.strip().startswith(fence)):
-            fence = opening.group(2) if fence is None else None
-            continue
-        stripped = line.strip()
-        if fence is not None or not stripped:
-            continue
-        total += len(stripped)
-        in_tables += len(stripped) if stripped.startswith("|") else 0
-    return in_tables / total if total else 0.0
 
 
 def embedding_parts(chunk: Chunk) -> list[str]:

@@ -1,6 +1,6 @@
 """Search fields derived from a chunk at index time: identifier sub-words, code languages, a content digest,
-the share of its text that is a list of links (navigation), whether it is code with no words (bare code), and
-the sentence it opens with (its lead).
+the share of its text that is a list of links (navigation) or table rows (tables), whether it is code with no
+words (bare code), and the sentence it opens with (its lead).
 
 They are columns of the chunks table (see indexing/table.py), not chunk fields: chunks.json and the
 embedding input stay as they are, and an index written before these columns existed still serves.
@@ -27,6 +27,7 @@ _LINK = re.compile(r"!?\[([^\]\n]*)\](?:\([^)\n]*\)|\[[^\]\n]*\])")
 _AUTOLINK = re.compile(r"<https?://[^>\s]+>")
 _MARKER = re.compile(r"^[ \t>]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _FENCE_LINE = re.compile(r"^[ \t>]*(`{3,}|~{3,})")
+_OPEN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")  # a fence outside block quotes (table_share)
 _VISIBLE_JUNK = re.compile(r"[\s*_`#>|]+")
 # Any line that could open a link-led item; a chunk with none has no navigation to count (most chunks).
 _MAYBE_LINK_ITEM = re.compile(
@@ -252,3 +253,21 @@ def navigation_share(markdown: str) -> float:
         else:  # a plain item or paragraph at the list's level or outside it: the page's own text
             item_indent = None
     return round(nav / total, 3) if total else 0.0
+
+
+def table_share(markdown: str) -> float:
+    """The share of a chunk's non-blank Markdown characters, outside code blocks, in table rows: what the
+    embedding input gives no passages above TABLE_SHARE, and what search/fusion.py weighs a passing mention by."""
+    total = in_tables = 0
+    fence: str | None = None
+    for line in markdown.split("\n"):
+        opening = _OPEN_FENCE.match(line)
+        if opening and (fence is None or line.strip().startswith(fence)):
+            fence = opening.group(1) if fence is None else None
+            continue
+        stripped = line.strip()
+        if fence is not None or not stripped:
+            continue
+        total += len(stripped)
+        in_tables += len(stripped) if stripped.startswith("|") else 0
+    return in_tables / total if total else 0.0

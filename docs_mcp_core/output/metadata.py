@@ -30,7 +30,7 @@ METADATA_VERSION = "1.0.0"  # the contract shared with the reference implementat
 SUPPORTED_MAJOR = 1
 # The layout of the output, this docs-mcp's own: bump it when the table gains or changes columns, or a field
 # of metadata.json that readers rely on changes. It is also hashed into the table's content hash.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 _I64 = 2**63 - 1  # Lance numbers versions with 64-bit integers; counts fit them too
 
 # Numbers readers pass on to LanceDB or numpy: out of range is damage, said as such, not an OverflowError later.

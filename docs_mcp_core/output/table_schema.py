@@ -23,7 +23,7 @@ VECTOR_COLUMN = "vector"
 SOURCE_URL_COLUMN = "source_url"  # website corpora only: file corpora keep their schema
 # What a server keeps in memory per row: where the chunk is and what it is called, and its derived fields.
 LIGHT_COLUMNS = ["chunk_id", "filepath", "heading", "breadcrumb", "chunk_index", "metadata"]
-DERIVED_COLUMNS = ["code_languages", "content_digest", "content_chars", "navigation", "bare_code", "lead"]
+DERIVED_COLUMNS = ["code_languages", "content_digest", "content_chars", "navigation", "bare_code", "lead", "tables"]
 # Full-text indexed on their own, besides content_text and heading: camelCase identifiers split into words.
 SUBWORDS_COLUMN = "content_subwords"
 
@@ -50,6 +50,7 @@ def table_schema(keys: list[str], dims: int, source_urls: bool, multivector: boo
         ("navigation", pa.float32()),
         ("bare_code", pa.bool_()),
         ("lead", pa.string()),
+        ("tables", pa.float32()),
     ]
     if source_urls:
         fields.append((SOURCE_URL_COLUMN, pa.string()))
@@ -67,7 +68,15 @@ def record_batch(
     import numpy as np
     import pyarrow as pa
 
-    from .derived_fields import bare_code, code_languages, content_digest, lead_sentence, navigation_share, subwords
+    from .derived_fields import (
+        bare_code,
+        code_languages,
+        content_digest,
+        lead_sentence,
+        navigation_share,
+        subwords,
+        table_share,
+    )
 
     cols: list[pa.Array] = [
         pa.array([c.chunk_id for c in rows], pa.string()),
@@ -86,6 +95,7 @@ def record_batch(
         pa.array([navigation_share(c.content) for c in rows], pa.float32()),
         pa.array([bare_code(c.content) for c in rows], pa.bool_()),
         pa.array([lead_sentence(c.content) for c in rows], pa.string()),
+        pa.array([round(table_share(c.content), 3) for c in rows], pa.float32()),
     ]
     if SOURCE_URL_COLUMN in schema.names:
         cols.append(pa.array([c.source_url for c in rows], pa.string()))

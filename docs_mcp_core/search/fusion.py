@@ -81,11 +81,29 @@ def about_the_words(index: PublishedIndex, phrase: Ranked, query: str) -> Ranked
     return [(cid, score) for cid, score in phrase if not in_passing(index.info[cid], words)] if words else phrase
 
 
+def tables_in_passing(index: PublishedIndex, vector: Ranked, query: str, weight: float) -> Ranked:
+    """The vector list with the similarity of each chunk that mentions the query in passing (`in_passing`)
+    scaled by 1 - `weight` times its share of table rows. A field table whose one row says the query's words
+    is close to the query by that row, and without this outranks the section about them on cosine alone
+    (docs/decisions/0033-table-rows-in-passing-on-the-vector-side.md)."""
+    words = query_words(query)
+    if not words or weight <= 0:
+        return vector
+    scaled = []
+    for cid, score in vector:
+        info = index.info[cid]
+        if info.tables > 0 and in_passing(info, words):
+            score *= 1 - weight * info.tables
+        scaled.append((cid, score))
+    return sorted(scaled, key=lambda item: (-item[1], item[0]))
+
+
 def fuse(
     index: PublishedIndex, lists: dict[str, Ranked], weights: Weights, filters: dict[str, str], query: str = ""
 ) -> list[tuple[str, float]]:
     """The ranked lists → one ranking. The exact-phrase list leaves out chunks that hold the phrase in passing
-    (`about_the_words`, with `weights.passing`). With a vector list, the weighted sum of min-max scaled scores
+    (`about_the_words`, with `weights.passing`), and the vector list weighs such chunks by their share of table
+    rows (`tables_in_passing`, with `weights.tables`). With a vector list, the weighted sum of min-max scaled scores
     (score_fusion; `weights.hybrid` "rrf" ranks instead); full text alone, weighted RRF. Then each chunk's
     score times its prior (priors.prior: length, navigation, bare code, the filtered language), then one
     chunk per duplicated text (content_digest) and per page collapsed across a `vector_collapse` key. Ties
@@ -96,6 +114,8 @@ def fuse(
     cut = {name: ranked[: weights.depth] for name, ranked in lists.items()}
     if weights.passing and "phrase" in cut:
         cut["phrase"] = about_the_words(index, cut["phrase"], query)
+    if weights.tables and "vector" in cut:
+        cut["vector"] = tables_in_passing(index, cut["vector"], query, weights.tables)
     if weights.by_scores("vector" in lists):
         fused = score_fusion([(weight[name], ranked, whole[name]) for name, ranked in cut.items()])
     else:

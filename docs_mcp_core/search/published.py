@@ -50,6 +50,7 @@ class ChunkInfo:
     navigation: float = 0.0  # share of its text in link-led list items
     bare_code: bool = False  # fenced code and next to no words (derived_fields.bare_code)
     lead: str = ""  # the sentence it opens with (derived_fields.lead_sentence)
+    tables: float = 0.0  # share of its Markdown in table rows (derived_fields.table_share)
 
 
 def pin_schema(table: Any, schema: Any) -> None:
@@ -204,6 +205,7 @@ class PublishedIndex:
                 float(columns["navigation"][i] or 0.0),
                 bool(columns["bare_code"][i]),
                 columns["lead"][i] or "",
+                float(columns["tables"][i] or 0.0),
             )
         sizes = (
             await table.query()

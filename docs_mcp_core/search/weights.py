@@ -19,7 +19,8 @@ class Weights:
     (0017-hybrid-fusion-by-scaled-scores.md). proximity is the largest weight at which every
     development suite gained in both modes (0023-term-proximity.md). bare_code is the mildest of the
     weights that gained the same cases (0026-bare-code-prior.md). passing lowered no category of any suite
-    in either mode (0029-exact-phrase-in-passing-mentions.md).
+    in either mode (0029-exact-phrase-in-passing-mentions.md). tables is the largest weight that lowered no
+    category of any suite (0033-table-rows-in-passing-on-the-vector-side.md).
     """
 
     text: float = 1.0
@@ -42,6 +43,7 @@ class Weights:
     )
 
     passing: bool = True  # the exact phrase counts only in chunks whose heading or opening sentence says a query word
+    tables: float = 0.15  # the vector similarity of a chunk that says a query word only in passing scales by 1 - this x its share of table rows
 
     def by_scores(self, hybrid: bool) -> bool:
         """Whether a search fuses its lists' scaled scores (hybrid, `hybrid` "scores") or their ranks (RRF)."""
