@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,7 +17,7 @@ from docs_mcp_core.embedding import EmbeddingProvider, make_provider
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.fsutil import read_json, write_json_atomic
 from docs_mcp_core.output.layout import OutputLayout
-from docs_mcp_core.output.lock import BuildLock
+from docs_mcp_core.output.lock import BuildLock, BuildLockBusy
 from docs_mcp_core.sources.config import Config, load_config
 
 from .partitions import split_key
@@ -57,19 +58,15 @@ class DocsMcpConfig(dg.ConfigurableResource["DocsMcpConfig"]):  # the resource i
     def build_lock(self, context: dg.AssetExecutionContext) -> Iterator[None]:
         """Hold the partition's build lock for this run; the core steps inside re-enter it.
 
-        Raises the core's DocsMcpError ("another docs-mcp build is writing to …") when another
-        build or run holds it.
+        While another build or run holds it (another version of the corpus, from a backfill that
+        launched them side by side), wait up to `lock_wait_seconds`, then fail with the core's
+        line ("another docs-mcp build is writing to …").
         """
         out = self.corpus_out(context.partition_key)  # a versioned corpus: its versions build one after another
         key = os.path.realpath(out)
         lock = self._locks.get(key)
         if lock is None:
-            lock = BuildLock(out)
-            try:
-                _take_lease(context, lock)
-            except BaseException:
-                lock.release()
-                raise
+            lock = _wait_for_lock(context, out, self.config().lock_wait_seconds)
             self._locks[key] = lock
         with lock.owned():
             yield
@@ -112,6 +109,64 @@ def failure_on_error() -> Iterator[None]:
         raise dg.Failure(description=str(exc), allow_retries=False) from exc
 
 
+LOCK_POLL_SECONDS = 1.0
+WAITING_LINE_EVERY = 60.0  # a "still waiting" line this often, and whenever the holder changes
+
+
+def _wait_for_lock(context: dg.AssetExecutionContext, out: Path, wait_seconds: int) -> BuildLock:
+    """Take the output's build lock and lease, trying again while another build holds either.
+
+    Runs that Dagster starts side by side (a backfill of several versions of one corpus: its runs
+    carry no tag the queue could limit per corpus) then build one after another instead of failing.
+    """
+    deadline = time.monotonic() + wait_seconds
+    said, said_at = "", 0.0
+    while True:
+        try:
+            lock = BuildLock(out)
+        except BuildLockBusy as exc:
+            busy = exc
+        else:
+            try:
+                _take_lease(context, lock)
+                return lock
+            except BuildLockBusy as exc:
+                lock.release()
+                busy = exc
+            except BaseException:
+                lock.release()
+                raise
+        now = time.monotonic()
+        if now >= deadline:
+            if wait_seconds == 0:
+                raise busy
+            raise BuildLockBusy(f"{busy} (gave up after waiting {wait_seconds} s: lock_wait_seconds in docs-mcp.yaml)")
+        holder = _holder(context, out)
+        if holder != said or now - said_at >= WAITING_LINE_EVERY:
+            context.log.info(
+                f"{context.partition_key}: waiting for {holder} to finish with {out} "
+                f"(up to {wait_seconds} s in all: lock_wait_seconds)"
+            )
+            said, said_at = holder, now
+        time.sleep(min(LOCK_POLL_SECONDS, max(deadline - now, 0.0)))
+
+
+def _holder(context: dg.AssetExecutionContext, out: Path) -> str:
+    """Who holds the output, as far as the lease tells: the build of a partition by a Dagster run still
+    going, else another docs-mcp build (the CLI, or a run that has not written its lease yet)."""
+    try:
+        held = read_json(OutputLayout(out).build_lease)
+    except ValueError:
+        held = None
+    holder = held.get("run_id") if isinstance(held, dict) else None
+    if isinstance(holder, str) and holder != context.run_id:
+        run = context.instance.get_run_by_id(holder)
+        if run is not None and not run.is_finished:
+            partition = run.tags.get("dagster/partition")
+            return f"the build of {partition or 'this output'} (Dagster run {holder[:8]})"
+    return "another docs-mcp build"
+
+
 def _take_lease(context: dg.AssetExecutionContext, lock: BuildLock) -> None:
     """Refuse an output whose lease names another run that is still going; else name this run.
 
@@ -130,7 +185,7 @@ def _take_lease(context: dg.AssetExecutionContext, lock: BuildLock) -> None:
         run = context.instance.get_run_by_id(holder)
         if run is not None and not run.is_finished:
             if _worker_alive(held):
-                raise DocsMcpError(
+                raise BuildLockBusy(
                     f"another docs-mcp build is writing to {lock.out} (Dagster run {holder}); wait "
                     "for it to finish or build into another --index"
                 )

@@ -14,6 +14,11 @@ from typing import IO
 from ..errors import DocsMcpError
 from .layout import OutputLayout
 
+
+class BuildLockBusy(DocsMcpError):  # noqa: N818 - names the outcome a caller catches, not a fault
+    """Another build holds the output's lock: a caller that can wait (a pipeline run) tries again."""
+
+
 _OWNED: ContextVar[Mapping[str, BuildLock]] = ContextVar("docs_mcp_build_locks", default=MappingProxyType({}))
 
 
@@ -47,7 +52,7 @@ class BuildLock:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 fh.close()
-                raise DocsMcpError(
+                raise BuildLockBusy(
                     f"another docs-mcp build is writing to {self.out}; wait for it to finish or "
                     "build into another --index"
                 ) from None

@@ -247,6 +247,9 @@ class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")
     corpora: list[CorpusConfig] = Field(min_length=1)
     sensor_interval_seconds: Annotated[int, Field(ge=10)] = 60
+    # How long a pipeline run waits for another build of its output (another version of the corpus)
+    # before it fails; 0 fails at once, as `docs-mcp build` does.
+    lock_wait_seconds: Annotated[int, Field(ge=0)] = 3600
     refresh: RefreshConfig = Field(default_factory=RefreshConfig)
     serve: ServeConfig | None = None
     _path: Path = PrivateAttr(default=Path(CONFIG_FILE))
