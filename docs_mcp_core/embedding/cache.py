@@ -616,6 +616,16 @@ def embed_with_cache(
                     f"embedding cache: {len(bad_cached)} damaged vector(s) ignored (wrong dimension, NaN/inf or "
                     "checksum mismatch); they are embedded again"
                 )
+    kept_from: list[Path] = []
+    if rebuild and others and cache.load() is not None:
+        # One version rebuilt from scratch: its own vectors are embedded again, the other versions'
+        # entries stay as they are (read after .pending, so this build's new vectors win).
+        try:
+            for_others = {fp: cid for fp, cid in _entries(_open(cache.path)) if fp in others}
+        except Exception as exc:  # noqa: BLE001 - only the other versions' reuse is lost
+            reporter.warn(f"embedding cache: the other versions' vectors cannot be kept ({_reason(exc)})")
+        else:
+            kept_from.append(cache.path)
     stats.pruned = len(pruned)
     if pending:
         bad_pending: set[str] = set()
@@ -635,6 +645,7 @@ def embed_with_cache(
         stats.reused_pending = len(kept)
         have |= kept
     sources.append(cache.pending)
+    sources += kept_from
     stats.hits = sum(1 for fp in fingerprints if fp in have)
     stats.misses = len(fingerprints) - stats.hits
     events = {fp: ("hit" if fp in have else "miss") for fp in unique}

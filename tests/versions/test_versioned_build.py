@@ -95,6 +95,29 @@ def test_versions_share_one_cache_that_keeps_the_union(sqlmodel_repo: Path, tmp_
     assert cache_entries(out) == len(union)
 
 
+@pytest.mark.parametrize("option", ["force", "rebuild_cache"])
+def test_rebuilding_one_version_keeps_the_other_versions_vectors(
+    sqlmodel_repo: Path, tmp_path: Path, option: str
+) -> None:
+    """`--force` or `--rebuild-cache` on one version embeds that version again and leaves the other
+    versions' entries in the shared cache (before: the cache held the rebuilt version's vectors only)."""
+    config = write_config(tmp_path, sqlmodel_repo, '{tags: "0.0.*", keep: 2}')
+    out = tmp_path / "out" / "sqlmodel"
+    older, newer = TAGS[-2:]
+    key = build(config).built[older].embedded.passages_key
+    prints = {label: version_fingerprints(OutputLayout(out).version(label), key) for label in (older, newer)}
+    provider = make_provider(ProviderSettings(provider="hash"))
+    try:
+        rebuilt = build_versions(load_config(config), "sqlmodel", provider, labels=[newer], **{option: True})
+    finally:
+        provider.close()
+    stats: CacheStats = rebuilt.built[newer].embedded.stats
+    assert stats.embedded == len(prints[newer])  # everything of this version embedded again
+    assert cache_entries(out) == len(prints[older] | prints[newer])
+    again = build(config, labels=[older]).built[older].embedded.stats
+    assert (again.embedded, again.misses) == (0, 0)
+
+
 def test_a_missing_ref_is_one_line_and_the_rest_builds(sqlmodel_repo: Path, tmp_path: Path) -> None:
     config = write_config(tmp_path, sqlmodel_repo, '{refs: ["0.0.39", "9.9.9"]}')
     result = docs_mcp("build", "--config", config, "--corpus", "sqlmodel")
