@@ -1247,7 +1247,11 @@ def keygen(prefix: Path) -> None:
 
 
 @main.command()
-@index_option("audit", help="The index folder a build wrote (or s3://BUCKET/PREFIX).")
+@index_option(
+    "audit",
+    help="The index folder a build wrote (or s3://BUCKET/PREFIX); a versioned corpus output (with versions.json) "
+    "shows what each version embedded and reused from which other version.",
+)
 @click.option(
     "--sql",
     default=None,
@@ -1256,7 +1260,8 @@ def keygen(prefix: Path) -> None:
 )
 @fail_cleanly
 def audit(index: Path, sql: str | None) -> None:
-    """What each build paid for: hits, misses and pruned vectors, per build and per chunk."""
+    """What each build paid for: hits, misses and pruned vectors, per build and per chunk (per version, for a
+    versioned corpus output)."""
     from .indexing.cache_audit import format_table, last_build_summary, query
 
     out = index
@@ -1265,6 +1270,11 @@ def audit(index: Path, sql: str | None) -> None:
         from .output.objectstore import RemoteOutput
 
         out = RemoteOutput.parse(out).default_state_dir()
+    from .output.versions_manifest import read_manifest
+
+    if read_manifest(out) is not None:  # a versioned output: what each version reused from which
+        _audit_versions(out, sql)
+        return
     if sql:
         click.echo(format_table(*query(out, sql)))
         return
@@ -1291,6 +1301,27 @@ def audit(index: Path, sql: str | None) -> None:
     )  # audit files older than website sources lack it
     if pages:  # a website corpus: what its crawl did
         click.echo("page events".ljust(width) + "  " + ", ".join(f"{n} {event}" for event, n in pages))
+
+
+def _audit_versions(out: Path, sql: str | None) -> None:
+    from .indexing.cache_audit import format_table
+    from .indexing.version_audit import reuse_table, version_reuse
+    from .output.layout import OutputLayout
+
+    if sql:
+        raise DocsMcpError(
+            f"{out} is a versioned output: --sql reads one version's audit; give --index "
+            f"{OutputLayout(out).version('LABEL')}"
+        )
+    reuse = version_reuse(out)
+    if not reuse:
+        click.echo("no version has recorded a build with vectors yet")
+        return
+    click.echo(
+        f"{out}: each version's last build, in vectors (distinct fingerprints): embedded by it, or reused "
+        "from the version that first paid for them"
+    )
+    click.echo(format_table(*reuse_table(reuse)))
 
 
 def entry() -> None:

@@ -18,6 +18,7 @@ from docs_mcp_core.indexing.chunks import chunk_corpus
 from docs_mcp_core.indexing.fingerprints import fingerprint_chunks
 from docs_mcp_core.indexing.lancedb_index import write_index
 from docs_mcp_core.indexing.metadata import publish_metadata
+from docs_mcp_core.indexing.version_audit import version_reuse
 from docs_mcp_core.indexing.versioned import list_version, other_versions_vectors
 from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.sources.git import staged_line
@@ -51,6 +52,26 @@ def stage_partition(docs_mcp: DocsMcpConfig, key: str, reporter: DagsterReporter
         raise DocsMcpError(f"corpus {corpus!r}: an s3:// out is not versioned yet; give a folder as its out")
     resolved, _ = resolve_and_prune(config, corpus, reporter)
     return stage_version(config, corpus, resolved.get(label), docs_mcp.corpus_out(key), reporter)
+
+
+def reuse_metadata(out: Path, label: str) -> dict[str, Any]:
+    """What this version's build embedded and reused from which version (the joined audit of every version),
+    and the command that shows it for all of them."""
+    row = next((r for r in version_reuse(out) if r.label == label), None)
+    if row is None:
+        return {}
+    return {
+        "vectors": row.vectors,
+        "embedded_new": row.embedded,
+        "reused_from": dg.MetadataValue.json(
+            {
+                **row.reused_from,
+                **({"earlier builds": row.from_earlier_builds} if row.from_earlier_builds else {}),
+                **({"unrecorded": row.unrecorded} if row.unrecorded else {}),
+            }
+        ),
+        "versions_query": dg.MetadataValue.md(f"`docs-mcp audit --index {out}`"),
+    }
 
 
 def published_path(remote: str | None, local: Path) -> dict[str, dg.MetadataValue]:
@@ -303,6 +324,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 seconds=time.time() - started,
                 pages=metadata.staged.crawl.get("events"),
             )
+            reuse = reuse_metadata(docs_mcp.corpus_out(context.partition_key), label) if label else {}
         stats = metadata.embedded.stats
         return dg.MaterializeResult(
             metadata={
@@ -311,6 +333,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "misses": stats.misses,
                 "pruned": stats.pruned,
                 **({"version": label, "shared_with_other_versions": metadata.embedded.shared} if label else {}),
+                **reuse,
                 "path": dg.MetadataValue.path(str(OutputLayout(out).audit)),
                 "query": dg.MetadataValue.md(f"`docs-mcp audit --index {out}` or `duckdb {OutputLayout(out).audit}`"),
             }

@@ -88,7 +88,13 @@ def check_versions(
     assert asset_metadata(older, "cached_vectors")["shared_with_other_versions"] == 0
     shared = asset_metadata(newer, "cached_vectors")
     assert shared["shared_with_other_versions"] > 0 and shared["embedded"] < shared["passages"]
-    assert asset_metadata(newer, "cache_audit")["version"] == TAGS[-1]
+    audit = asset_metadata(newer, "cache_audit")
+    assert audit["version"] == TAGS[-1]
+    # what the newer version reused, joined from both versions' audits: all from the older one
+    assert audit["reused_from"] == {TAGS[-2]: shared["shared_with_other_versions"]}
+    assert audit["embedded_new"] == shared["embedded"]
+    assert audit["vectors"] == shared["embedded"] + shared["shared_with_other_versions"]
+    assert asset_metadata(older, "cache_audit")["reused_from"] == {}
     checks = newer.get_asset_check_evaluations()
     assert checks and all(c.passed for c in checks)
     assert (OutputLayout(out).version(TAGS[-1]) / "metadata.json").exists()
