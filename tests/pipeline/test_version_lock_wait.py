@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -118,3 +120,41 @@ def test_a_run_gives_up_after_lock_wait_seconds(sqlmodel_repo: Path, tmp_path: P
             if e.user_message and "waiting for another docs-mcp build" in e.user_message
         ]
         assert len(logged) == 1  # said once, not once per poll
+
+
+def test_a_run_waits_for_the_lease_of_a_run_still_going(example_config: Path, tmp_path: Path) -> None:
+    """Under an executor with one process per step, a run between steps holds the lease, not the flock: a
+    second run waits for it too, names it, and goes on once Dagster says it finished."""
+    defs = build_definitions(str(example_config))
+    out = tmp_path / "indexes" / "example"
+    with dg.instance_for_test() as instance:
+        assert materialize(defs, "example", instance).success
+        other = instance.add_run(
+            dg.DagsterRun(
+                job_name="docs_index_job", status=dg.DagsterRunStatus.STARTED, tags={"dagster/partition": "example"}
+            )
+        )
+        lease = OutputLayout(out).build_lease
+        lease.write_text(json.dumps({"run_id": other.run_id, "host": socket.gethostname(), "pid": os.getpid()}))
+        line = f"example: waiting for the build of example (Dagster run {other.run_id[:8]}) to finish with {out}"
+        seen: list[str] = []
+
+        def finish_other_once_waited_for() -> None:
+            for _ in range(1200):  # a bound on the loop, not a time asserted
+                runs = [r for r in instance.get_runs() if r.run_id != other.run_id and not r.is_finished]
+                logs = [e.user_message for r in runs for e in instance.all_logs(r.run_id)]
+                seen.extend(m for m in logs if m.startswith("example: waiting"))
+                if seen:
+                    break
+                time.sleep(0.1)
+            instance.report_run_failed(other)
+
+        watcher = threading.Thread(target=finish_other_once_waited_for)
+        watcher.start()
+        try:
+            result = materialize(defs, "example", instance, raise_on_error=False)
+        finally:
+            watcher.join()
+        assert result.success
+        assert seen and seen[0].startswith(line), seen
+        assert json.loads(lease.read_text())["run_id"] == result.run_id

@@ -147,7 +147,9 @@ def test_duplicate_fingerprints_in_the_pending_store_need_no_rebuild_cache(
 
 @pytest.fixture
 def example_config(tmp_path: Path, example_docs: Path) -> Path:
-    return write_config(
+    """A run fails at once on a locked output, as `docs-mcp build` does (lock_wait_seconds: 0; waiting
+    is tests/pipeline/test_version_lock_wait.py's)."""
+    path = write_config(
         tmp_path / "docs-mcp.yaml",
         [
             {
@@ -158,6 +160,8 @@ def example_config(tmp_path: Path, example_docs: Path) -> Path:
             }
         ],
     )
+    path.write_text(path.read_text() + "lock_wait_seconds: 0\n")
+    return path
 
 
 def materialize(defs: dg.Definitions, instance: dg.DagsterInstance) -> dg.ExecuteInProcessResult:
