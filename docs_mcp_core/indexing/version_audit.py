@@ -109,12 +109,12 @@ def _per_version(rows: list[tuple[Any, ...]], order: list[str]) -> list[VersionR
 def reuse_table(reuse: list[VersionReuse]) -> tuple[list[str], list[tuple[Any, ...]]]:
     """The joined view as a table: one row per version, a `from LABEL` column per version paid from."""
     payers = [r.label for r in reuse if any(r.label in other.reused_from for other in reuse)]
-    extra = [
-        ("from earlier builds", lambda r: r.from_earlier_builds),
-        ("unrecorded", lambda r: r.unrecorded),
-    ]
-    extra = [(name, get) for name, get in extra if any(get(r) for r in reuse)]
-    columns = ["version", "vectors", "embedded", "reused", *(f"from {p}" for p in payers), *(n for n, _ in extra)]
+    extra = {
+        "from earlier builds": [r.from_earlier_builds for r in reuse],
+        "unrecorded": [r.unrecorded for r in reuse],
+    }
+    extra = {name: values for name, values in extra.items() if any(values)}
+    columns = ["version", "vectors", "embedded", "reused", *(f"from {p}" for p in payers), *extra]
     rows = [
         (
             r.label,
@@ -122,9 +122,9 @@ def reuse_table(reuse: list[VersionReuse]) -> tuple[list[str], list[tuple[Any, .
             r.embedded,
             r.reused,
             *(r.reused_from.get(p, 0) for p in payers),
-            *(get(r) for _, get in extra),
+            *(values[i] for values in extra.values()),
         )
-        for r in reuse
+        for i, r in enumerate(reuse)
     ]
     return columns, rows
 

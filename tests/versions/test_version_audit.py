@@ -69,6 +69,12 @@ def test_what_each_version_reused_from_which(sqlmodel_repo: Path, tmp_path: Path
     assert again.embedded == 0
     assert again.from_earlier_builds == reuse[second].embedded
     assert again.reused_from == reuse[second].reused_from
+    table = docs_mcp("audit", "--index", out).stdout.splitlines()
+    assert table[1].split()[-3:] == ["from", "earlier", "builds"]
+    assert table[4].split() == [
+        second, str(again.vectors), "0", str(again.vectors),
+        str(again.reused_from[first]), "0", str(again.from_earlier_builds),
+    ]  # fmt: skip
 
     # `--force` on the second version embeds all of it again; what the third reused is still credited to
     # the version that paid first
