@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -20,8 +22,11 @@ from docs_mcp_core.output.lock import BuildLock
 from docs_mcp_pipeline import build_definitions
 from docs_mcp_pipeline.partitions import VERSIONS_PARTITIONS
 
+from ..conftest import REPO
 from ..versions.conftest import TAGS, sqlmodel_repo  # noqa: F401 - the session fixture
 from .test_pipeline import materialize
+from .test_scale_out import launch_backfill, wait_for_runs
+from .test_webserver import free_port, graphql
 
 pytestmark = pytest.mark.slow
 
@@ -158,3 +163,62 @@ def test_a_run_waits_for_the_lease_of_a_run_still_going(example_config: Path, tm
         assert result.success
         assert seen and seen[0].startswith(line), seen
         assert json.loads(lease.read_text())["run_id"] == result.run_id
+
+
+def test_a_ui_backfill_of_two_versions_builds_both(sqlmodel_repo: Path, tmp_path: Path) -> None:  # noqa: F811
+    """What the UI's "Materialize" over two version partitions sends, to a webserver whose instance launches
+    runs as soon as they are submitted: the runs carry only `dagster/partition`, start side by side, wait
+    for the corpus's lock (held by another build until both wait), and both succeed."""
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(REPO / "workspace.yaml", work / "workspace.yaml")
+    config = write_config(work / "docs-mcp.yaml", sqlmodel_repo)
+    (work / "dagster.yaml").write_text(
+        "run_coordinator:\n  module: dagster._core.run_coordinator\n  class: DefaultRunCoordinator\n"
+        "telemetry:\n  enabled: false\n"
+    )
+    keys = [f"sqlmodel@{t}" for t in TAGS[-2:]]
+    out = work / "out" / "sqlmodel"
+    env = {**os.environ, "DAGSTER_HOME": str(work), "DOCS_MCP_CONFIG": str(config)}
+    port = free_port()
+    with dg.DagsterInstance.from_config(str(work)) as instance:
+        instance.add_dynamic_partitions(VERSIONS_PARTITIONS, keys)
+        with (tmp_path / "webserver.log").open("wb") as sink:
+            server = subprocess.Popen(
+                [str(Path(sys.executable).parent / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(port)]
+                + ["-w", "workspace.yaml"],
+                cwd=work,
+                env=env,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        held = BuildLock(out)
+        try:
+            for _ in range(240):
+                assert server.poll() is None, (tmp_path / "webserver.log").read_text()[-3000:]
+                try:
+                    if graphql(port, "{ assetNodes { id } }").get("data", {}).get("assetNodes"):
+                        break
+                except OSError:
+                    pass
+                time.sleep(0.5)
+            runs = launch_backfill(port, keys)
+            assert len(runs) == 2
+            for _ in range(1200):  # both runs reach the lock (a bound on the loop, not a time asserted)
+                said = [any(WAITING in (e.user_message or "") for e in instance.all_logs(run)) for run in runs]
+                if all(said) or any(instance.get_run_by_id(run).is_finished for run in runs):  # type: ignore[union-attr]
+                    break
+                time.sleep(0.5)
+            assert all(said), [instance.get_run_by_id(run).status for run in runs]  # type: ignore[union-attr]
+            held.release()
+            records = wait_for_runs(instance, 2, server)
+        finally:
+            held.release()
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=60)
+        assert {r.dagster_run.tags["dagster/partition"] for r in records} == set(keys)
+        assert all("docs_mcp/corpus" not in r.dagster_run.tags for r in records)  # nothing the queue could limit
+        assert [r.dagster_run.status for r in records] == [dg.DagsterRunStatus.SUCCESS] * 2
+    manifest = json.loads(OutputLayout(out).versions_manifest.read_text())
+    assert sorted(v["label"] for v in manifest["versions"]) == sorted(TAGS[-2:])
