@@ -1272,7 +1272,7 @@ def audit(index: Path, sql: str | None) -> None:
         out = RemoteOutput.parse(out).default_state_dir()
     from .output.versions_manifest import read_manifest
 
-    if read_manifest(out) is not None:  # a versioned output: what each version reused from which
+    if Path(out).is_dir() and read_manifest(out) is not None:  # a versioned output: what each version reused
         _audit_versions(out, sql)
         return
     if sql:
