@@ -90,3 +90,11 @@ def test_what_each_version_reused_from_which(sqlmodel_repo: Path, tmp_path: Path
         f"error: {out} is a versioned output: --sql reads one version's audit; give --index "
         f"{OutputLayout(out).version('LABEL')}"
     )
+
+
+def test_a_file_as_index_is_the_usual_line(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("not an index\n")
+    result = docs_mcp("audit", "--index", path)
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"error: {path} is a file, not an index folder"), result.stderr
