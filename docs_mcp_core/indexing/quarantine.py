@@ -30,7 +30,8 @@ from ..trust.scan import Finding
 
 QUARANTINED, WARNED, ALLOWED = "quarantined", "warning", "allowed"
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)  # one left open runs to the end, as in a browser
-_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t].*)?$|^ {0,3}(?:=+|-+)[ \t]*$", re.MULTILINE)  # ATX, setext
+# ATX and setext heading lines, read after a line break put in front (a literal first lets the search skip ahead)
+_HEADING_LINE = re.compile(r"\n( {0,3}#{1,6}(?:[ \t][^\n]*)?(?=\n|\Z)| {0,3}(?:=+|-+)[ \t]*(?=\n|\Z))")
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def screen_file(
     another body (the visible one) the same way."""
     flags: list[Flag] = []
     quarantined: set[str] = set()
-    lines = file_text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    lines: list[str] = []  # the file with its line ends normalized, made for the first finding
 
     policy = trust.policy_for(relpath)
 
@@ -114,7 +115,9 @@ def screen_file(
         verdict = trust.check(chunk.content, relpath, policy)
         if not verdict.findings and not verdict.allowed:
             return
-        start = chunk_start_line(lines, chunk.content)
+        if not lines:
+            lines.append(file_text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n"))
+        start = chunk_start_line(lines[0], chunk.content)
         flags.extend(_flags(chunk, start, verdict.findings, lambda f: QUARANTINED if f.severity == "error" else WARNED))
         for finding, entry in verdict.allowed:
             flag = _flags(chunk, start, [finding], lambda f: ALLOWED)[0]
@@ -148,7 +151,7 @@ def trust_diagnostics(flags: Iterable[tuple[str, Flag]]) -> list[Diagnostic]:
 
 
 def _headings(markdown: str) -> list[str]:
-    return [strip_invisible(line).strip() for line in _HEADING_LINE.findall(markdown)]
+    return [strip_invisible(line).strip() for line in _HEADING_LINE.findall("\n" + markdown)]
 
 
 def _plain(markdown: str) -> str:

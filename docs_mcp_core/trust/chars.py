@@ -89,8 +89,9 @@ def invisible_spans(text: str) -> Iterator[tuple[int, int]]:
     if text.isascii():
         return
     keep: set[int] = set()
-    for m in _FLAG_TAGS.finditer(text):
-        keep.update(range(m.start(1), m.end(1)))
+    if "\U0001f3f4" in text:  # a flag's tag characters follow a black flag
+        for m in _FLAG_TAGS.finditer(text):
+            keep.update(range(m.start(1), m.end(1)))
     start = end = -1
     for m in _ANY.finditer(text):
         i = m.start()

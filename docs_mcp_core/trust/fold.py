@@ -63,6 +63,13 @@ def fold(text: str) -> str:
 def fold_joined(text: str) -> tuple[str, list[str]]:
     """`fold`, and the runs of spaced-out letters it joined without knowing where words end
     (`i g n o r e a l l`): rules read those without spaces between words."""
+    words, joined = fold_words(text)
+    return spaced(words), joined
+
+
+def fold_words(text: str) -> tuple[str, list[str]]:
+    """`fold_joined` before its spacing is made regular: the same words (ASCII, split by spaces and
+    newlines) with any spaces and newlines between them. Enough to know which words a text has."""
     joined: list[str] = []
     if "&" in text and _ENTITY.search(text):
         text = html.unescape(text)
@@ -79,4 +86,9 @@ def fold_joined(text: str) -> tuple[str, list[str]]:
     text = _OPEN_PUNCTUATION.sub(" ", text.encode().translate(_PUNCTUATION).decode())
     if _SPACED_LETTERS.search(" " + text):
         text = _LETTERS.sub(lambda m: m.group()[0] + _letters(m.group()[1:], joined), " " + text)
-    return "\n".join(" ".join(words) for line in text.split("\n") if (words := line.split())), joined
+    return text, joined
+
+
+def spaced(words: str) -> str:
+    """`fold_words`'s text as `fold` gives it: words one space apart, a newline where a line ended."""
+    return "\n".join(" ".join(line_words) for line in words.split("\n") if (line_words := line.split()))

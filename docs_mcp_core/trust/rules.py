@@ -129,6 +129,7 @@ class Plan:
     by_prefix: dict[str, dict[str, tuple[int, ...]]]
     anchor_words: dict[str, frozenset[str]]  # the keys of by_word
     other: dict[str, tuple[Rule, ...]]  # `target` and `raw` rules
+    spaced_prefixes: bool = False  # a prefix anchor with a space in it: it is looked for in regularly spaced text
 
     def runnable(self, view: str, words: set[str], text: str) -> list[Entry]:
         """The view's entries whose anchors a segment (its words, its text) has, in rule order."""
@@ -144,6 +145,10 @@ class Plan:
             chosen.update(indexes)
         entries = self.entries[view]
         return [e for e in (entries[i] for i in sorted(chosen)) if not e.anchors.also or e.anchors.found(words, text)]
+
+
+def _prefixes(anchors: Anchors) -> list[str]:
+    return [*anchors.prefixes, *(p for a in anchors.also for p in _prefixes(a))]
 
 
 @dataclass(frozen=True)
@@ -178,6 +183,11 @@ class RuleSet:
             by_prefix={v: {p: tuple(ix) for p, ix in d.items()} for v, d in by_prefix.items()},
             anchor_words={v: frozenset(d) for v, d in by_word.items()},
             other={v: tuple(r) for v, r in other.items()},
+            spaced_prefixes=any(
+                any(c.isspace() for c in p)
+                for e in (x for es in entries.values() for x in es)
+                for p in _prefixes(e.anchors)
+            ),
         )
 
     def ids(self) -> set[str]:

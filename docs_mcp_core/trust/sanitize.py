@@ -27,6 +27,7 @@ from .views import split_views
 # (views.py `_hiding`; a literal first lets the search skip ahead).
 _HIDDEN_ATTR = re.compile(r"hidden(?<=\shidden)(?![a-z0-9_.:-])")
 _STYLE_ATTR = re.compile(r"style(?<=\sstyle)\s*=")
+_OPENING = re.compile(rb"<(?:!--|script|style|template)")  # in lower-cased bytes
 
 
 def visible_markdown(text: str) -> str:
@@ -40,18 +41,19 @@ def visible_markdown(text: str) -> str:
 
 def _may_hide(text: str) -> bool:
     """Whether `text` has what anything the lexer takes out starts with: a comment, a script, style or
-    template tag, a `hidden` or `style` attribute. Names are ASCII, so lower case finds every spelling.
-    Text without any is not taken apart: it can lose only invisible characters."""
+    template tag, a `hidden` or `style` attribute. Names are ASCII, so its bytes in lower case find every
+    spelling (no other character lower-cases into one of these names); the attribute tests read the text
+    in lower case, where the lexer's whitespace is Unicode's. Text without any is not taken apart: it can
+    lose only invisible characters."""
     if "<" not in text:
         return False
-    low = text.lower()
+    if "<!--" in text:
+        return True
+    low = text.encode("utf-8", "surrogatepass").lower()  # a lone surrogate: bytes that are not ASCII
     return (
-        "<!--" in low
-        or "<script" in low
-        or "<style" in low
-        or "<template" in low
-        or ("hidden" in low and _HIDDEN_ATTR.search(low) is not None)
-        or ("style" in low and _STYLE_ATTR.search(low) is not None)
+        _OPENING.search(low) is not None
+        or (b"hidden" in low and _HIDDEN_ATTR.search(text.lower()) is not None)
+        or (b"style" in low and _STYLE_ATTR.search(text.lower()) is not None)
     )
 
 

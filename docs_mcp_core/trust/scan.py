@@ -14,11 +14,11 @@ from urllib.parse import urlsplit
 
 from .chars import _ANY as _INVISIBLE_CHAR
 from .chars import has_invisible, invisible_spans, show
-from .fold import fold, fold_joined
+from .fold import fold, fold_words, spaced
 from .rules import Plan, Rule, RuleSet, Severity, builtin_rules
 from .views import Segment, Views, split_views
 
-_SEPARATORS = str.maketrans(",.:;!?", "      ")  # folded text: words, spaces, newlines and these
+_SEPARATORS = bytes.maketrans(b",.:;!?", b"      ")  # folded text (ASCII): words, spaces, newlines and these
 _EMPHASIS = re.compile(r"[*_`]")
 _TARGET_JUNK = re.compile(r"[\x00-\x20\x7f]+")
 _URL_TEXT = re.compile(r"^\s*<?((?:https?://|www\.)[^\s<>]+?)>?\s*$", re.IGNORECASE)
@@ -66,18 +66,26 @@ class _Hit:
 
 
 class _Folded:
-    """A view segment folded once, with its words (for anchors) computed on demand."""
+    """A view segment folded once. Its words (for anchors) come from the folded words before their spacing
+    is made regular; that spacing, which patterns read, is made only for a segment a pattern runs on."""
 
     def __init__(self, segment: Segment) -> None:
         self.segment = segment
-        self.text, self.joined = fold_joined(segment.text)
+        self.words_text, self.joined = fold_words(segment.text)
         self._words: set[str] | None = None
+        self._text: str | None = None
 
     @property
     def words(self) -> set[str]:
         if self._words is None:
-            self._words = set(self.text.translate(_SEPARATORS).split())
+            self._words = set(self.words_text.encode().translate(_SEPARATORS).decode().split())
         return self._words
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = spaced(self.words_text)
+        return self._text
 
 
 def _segments(views: Views, text: str, view: str) -> list[Segment]:
@@ -203,7 +211,7 @@ class _Scan:
 
     def _segment(self, view: str, f: _Folded, plan: Plan) -> None:
         """Every pattern of the view whose anchors the segment has, over one folded segment."""
-        runnable = plan.runnable(view, f.words, f.text)
+        runnable = plan.runnable(view, f.words, f.text if plan.spaced_prefixes else f.words_text)
         if not runnable and not f.joined:
             return
         key = (f.segment.kind, f.segment.start)
