@@ -28,6 +28,7 @@ from .contract import ChunkSet
 from .description import default_description
 from .file_reuse import publish_pending
 from .lancedb_index import read_published
+from .quarantine import QUARANTINED
 
 if TYPE_CHECKING:  # object storage is imported only to build for it, cryptography only to sign
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -79,6 +80,7 @@ def publish_metadata(
             instructions=chunkset.instructions,
             index=entry,
             chunker_version=CHUNKER_VERSION,
+            quarantined=withheld(chunkset),
         )
         write_metadata(out, metadata, signer)
         pause("publish")
@@ -100,6 +102,15 @@ def publish_metadata(
         if embedded is not None:
             commit_cache(embedded, provider, reporter)
     return metadata
+
+
+def withheld(chunkset: ChunkSet) -> dict[str, str]:
+    """The chunks the trust scan quarantined: ID -> the rules that did it and where (`rule (file:line)`)."""
+    found: dict[str, list[str]] = {}
+    for path, flag in chunkset.flags():
+        if flag.status == QUARANTINED:
+            found.setdefault(flag.chunk_id, []).append(f"{flag.rule} ({path}:{flag.line})")
+    return {chunk_id: ", ".join(dict.fromkeys(rules)) for chunk_id, rules in sorted(found.items())}
 
 
 def _prune(out: Path, table: str, keep: set[int]) -> None:

@@ -129,6 +129,8 @@ class PublishedMetadata(_Published):
     instructions: StrictStr | None = Field(default=None, alias="mcpServerInstructions")
     index: TableVersion | None = None
     build: dict[str, Any] = {}
+    # Chunks the trust scan withheld: ID -> its rules and where (never their text), so get_doc can say why.
+    quarantined: dict[str, StrictStr] = {}
 
 
 def build_metadata(
@@ -143,9 +145,11 @@ def build_metadata(
     instructions: str | None,
     index: dict[str, Any],
     chunker_version: str,
+    quarantined: dict[str, str] | None = None,
 ) -> PublishedMetadata:
     return PublishedMetadata.model_validate(
         {
+            **({"quarantined": quarantined} if quarantined else {}),
             "metadata_version": METADATA_VERSION,
             "schema_version": SCHEMA_VERSION,
             "corpus_description": description,

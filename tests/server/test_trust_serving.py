@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from ..core.untrusted import ATTACK, HIDDEN_WORDS, QUARANTINED_ID, ZERO_WIDTH, write_untrusted
+from ..core.untrusted import ATTACK, ATTACK_LINE, HIDDEN_WORDS, QUARANTINED_ID, ZERO_WIDTH, write_untrusted
 from .conftest import build_index, http_server, stdio_client
 
 pytestmark = pytest.mark.anyio
@@ -36,6 +36,11 @@ async def answers(session: Client) -> list[str]:
         texts.append(result.content[0].text)
     refused = await session.call_tool("get_doc", {"chunk_id": QUARANTINED_ID})
     assert refused.is_error and ATTACK not in refused.content[0].text
+    # it says why, not "not found": the rule and where, never the chunk's text
+    why = refused.content[0].text
+    assert f"'{QUARANTINED_ID}' was withheld at build time" in why, why
+    assert f"ignore-instructions (attack.md:{ATTACK_LINE})" in why and "docs-mcp validate" in why, why
+    assert "not found" not in why and "ignore all previous" not in why, why
     return texts
 
 
