@@ -130,6 +130,8 @@ class Plan:
     anchor_words: dict[str, frozenset[str]]  # the keys of by_word
     other: dict[str, tuple[Rule, ...]]  # `target` and `raw` rules
     spaced_prefixes: bool = False  # a prefix anchor with a space in it: it is looked for in regularly spaced text
+    word_prefixes: bool = True  # every prefix anchor is letters and digits: it is in a text iff in one of its words
+    vocabulary: dict[str, frozenset[str]] = field(default_factory=dict)  # every anchor word, `also` ones too
 
     def runnable(self, view: str, words: set[str], text: str) -> list[Entry]:
         """The view's entries whose anchors a segment (its words, its text) has, in rule order."""
@@ -151,6 +153,10 @@ def _prefixes(anchors: Anchors) -> list[str]:
     return [*anchors.prefixes, *(p for a in anchors.also for p in _prefixes(a))]
 
 
+def _words(anchors: Anchors) -> frozenset[str]:
+    return anchors.words.union(*(_words(a) for a in anchors.also))
+
+
 @dataclass(frozen=True)
 class RuleSet:
     rules: tuple[Rule, ...]
@@ -168,6 +174,7 @@ class RuleSet:
                 squeezed = rule.squeezed or (None,) * len(rule.patterns)
                 for pattern, squeeze, anchors in zip(rule.patterns, squeezed, rule.pattern_anchors, strict=True):
                     entries[view].append(Entry(rule, pattern, squeeze, anchors))
+        prefixes = [p for es in entries.values() for e in es for p in _prefixes(e.anchors)]
         by_word: dict[str, dict[str, list[int]]] = {v: {} for v in entries}
         by_prefix: dict[str, dict[str, list[int]]] = {v: {} for v in entries}
         for view, es in entries.items():
@@ -183,11 +190,9 @@ class RuleSet:
             by_prefix={v: {p: tuple(ix) for p, ix in d.items()} for v, d in by_prefix.items()},
             anchor_words={v: frozenset(d) for v, d in by_word.items()},
             other={v: tuple(r) for v, r in other.items()},
-            spaced_prefixes=any(
-                any(c.isspace() for c in p)
-                for e in (x for es in entries.values() for x in es)
-                for p in _prefixes(e.anchors)
-            ),
+            spaced_prefixes=any(any(c.isspace() for c in p) for p in prefixes),
+            word_prefixes=all(p.isascii() and p.isalnum() for p in prefixes),
+            vocabulary={v: frozenset().union(*(_words(e.anchors) for e in es)) for v, es in entries.items()},
         )
 
     def ids(self) -> set[str]:

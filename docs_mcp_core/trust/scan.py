@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from .chars import _ANY as _INVISIBLE_CHAR
 from .chars import has_invisible, invisible_spans, show
-from .fold import fold, fold_words, spaced
+from .fold import fold, fold_words, quick_words, spaced
 from .rules import Plan, Rule, RuleSet, Severity, builtin_rules
 from .views import Segment, Views, split_views
 
@@ -66,14 +66,33 @@ class _Hit:
 
 
 class _Folded:
-    """A view segment folded once. Its words (for anchors) come from the folded words before their spacing
-    is made regular; that spacing, which patterns read, is made only for a segment a pattern runs on."""
+    """A view segment folded once, when needed. Its words (for anchors) come first: without folding with
+    `quick`, the view's anchor words (fold.py `quick_words`, for a view whose patterns all have anchors: only
+    its anchor words are kept), else from the folded words before their spacing is made regular; folding
+    and that spacing, which patterns read, happen only for a segment a pattern runs on."""
 
-    def __init__(self, segment: Segment) -> None:
+    def __init__(self, segment: Segment, quick: frozenset[str] | None) -> None:
         self.segment = segment
-        self.words_text, self.joined = fold_words(segment.text)
+        self._folded: tuple[str, list[str]] | None = None
         self._words: set[str] | None = None
         self._text: str | None = None
+        self.plain: str | None = None  # with quick words: a text of the words, space apart
+        if quick is not None and (found := quick_words(segment.text, quick)) is not None:
+            self._words, self.plain = found
+
+    @property
+    def folded(self) -> tuple[str, list[str]]:
+        if self._folded is None:
+            self._folded = fold_words(self.segment.text)
+        return self._folded
+
+    @property
+    def words_text(self) -> str:
+        return self.folded[0]
+
+    @property
+    def joined(self) -> list[str]:
+        return [] if self.plain is not None else self.folded[1]  # quick words: none were joined
 
     @property
     def words(self) -> set[str]:
@@ -86,6 +105,12 @@ class _Folded:
         if self._text is None:
             self._text = spaced(self.words_text)
         return self._text
+
+    def anchor_text(self, plan: Plan) -> str:
+        """Where the plan's prefix anchors are looked for: a part of a word is in any text of its words."""
+        if plan.spaced_prefixes:
+            return self.text
+        return self.plain if self.plain is not None else self.words_text
 
 
 def _segments(views: Views, text: str, view: str) -> list[Segment]:
@@ -169,7 +194,10 @@ class _Scan:
 
     def folded_segments(self, view: str) -> list[_Folded]:
         if view not in self.folded:
-            self.folded[view] = [_Folded(s) for s in _segments(self.views, self.views.text, view) if s.text.strip()]
+            plan = self.rules.plan
+            quick = plan.vocabulary[view] if not plan.always[view] and plan.word_prefixes else None
+            segments = _segments(self.views, self.views.text, view)
+            self.folded[view] = [_Folded(s, quick) for s in segments if s.text.strip()]
         return self.folded[view]
 
     def quoted(self, matched: str, seen: Counter[str]) -> bool:
@@ -211,7 +239,7 @@ class _Scan:
 
     def _segment(self, view: str, f: _Folded, plan: Plan) -> None:
         """Every pattern of the view whose anchors the segment has, over one folded segment."""
-        runnable = plan.runnable(view, f.words, f.text if plan.spaced_prefixes else f.words_text)
+        runnable = plan.runnable(view, f.words, f.anchor_text(plan))
         if not runnable and not f.joined:
             return
         key = (f.segment.kind, f.segment.start)

@@ -5,6 +5,7 @@ import random
 import pytest
 
 from docs_mcp_core.trust.chars import invisible_spans
+from docs_mcp_core.trust.fold import fold_words, quick_words, spaced
 from docs_mcp_core.trust.sanitize import visible_markdown
 from docs_mcp_core.trust.scan import scan
 from docs_mcp_core.trust.views import split_views
@@ -154,3 +155,30 @@ def test_pathological_sizes() -> None:
         "&#105;" * 3000,
     ):
         _check(text)
+
+
+SHORT = "ab c\n\t-./|+:=#@^&*_~`\\'\0,.:;!?()[]<>\"AZ19 "
+
+
+def _same_words(text: str) -> bool:
+    """quick_words, when it answers, gives the words folding gives, and a part of a word is in its text exactly
+    when it is in the folded text."""
+    folded, joined = fold_words(text)
+    words = set(folded.translate(str.maketrans(",.:;!?", "      ")).split())
+    quick = quick_words(text, frozenset(words) | {"ai", "ab", "c"})
+    if quick is None:
+        return False
+    found, plain = quick
+    assert found == words and not joined, text
+    parts = {w[i:j] for w in words for i in range(len(w)) for j in range(i + 1, len(w) + 1)}
+    assert all((p in plain) == (p in spaced(folded)) for p in parts | {"ai", "ab", "a1"}), text
+    return True
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_quick_words_are_folded_words(seed: int) -> None:
+    rng = random.Random(2000 + seed)
+    texts = ["".join(rng.choice(SHORT) for _ in range(rng.randint(1, 16))) for _ in range(3000)]
+    texts += [_mutated(rng) for _ in range(100)] + [_random_text(rng) for _ in range(100)] + PAGES
+    answered = sum(_same_words(split_views(t, shorten=True).prose) for t in texts)
+    assert answered > len(texts) // 2  # it answers for most text, so the comparison is not empty
