@@ -540,6 +540,7 @@ def build_from_config(
                     reporter=reporter,
                     force=force,
                     workers=workers,
+                    trust=config.trust(name),
                 )
             reporter.info(done_line(summary, provider, timer.seconds))
             return

@@ -152,6 +152,7 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 reuse_from=docs_mcp.out_dir(context.partition_key),
                 allow_empty=corpus.allow_empty,
                 workers=corpus.workers,
+                trust_settings=docs_mcp.config().trust(name),
             )
         return dg.MaterializeResult(
             value=Chunked(staged_docs, chunkset),

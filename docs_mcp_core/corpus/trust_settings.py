@@ -69,3 +69,21 @@ class TrustSettings(BaseModel):
         if value is not None and (not value.strip() or value.startswith("/") or "\\" in value):
             raise ValueError("must be a path relative to the manifest's folder, with '/' between folders")
         return value
+
+
+class CorpusTrustSettings(BaseModel):
+    """A corpus's `trust` in docs-mcp.yaml: the same settings for every file of the corpus (a manifest adds its
+    own). `rules_file` is relative to docs-mcp.yaml's folder, `allow` paths to the docs folder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rules_file: StrictStr | None = None
+    disable: list[TrustDisable] = []
+    allow: list[TrustAllow] = []
+
+    @field_validator("rules_file")
+    @classmethod
+    def _named(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must name a rules file (YAML or JSON), relative to docs-mcp.yaml's folder")
+        return value

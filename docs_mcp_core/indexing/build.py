@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # object storage is imported only to build for it, cryptograp
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from ..output.objectstore import RemoteOutput
+    from ..trust.policy import CorpusTrust
 
 
 @dataclass
@@ -66,6 +67,7 @@ def build(
     publish_to: RemoteOutput | None = None,
     signer: Ed25519PrivateKey | None = None,
     keep_vectors: Collection[str] = (),
+    trust: CorpusTrust | None = None,
 ) -> BuildSummary:
     """Every step in order, all under the output's build lock; validation errors stop it before anything is written.
 
@@ -90,6 +92,7 @@ def build(
                 allow_empty=allow_empty,
                 workers=workers,
                 spill_dir=OutputLayout(out).state,
+                trust_settings=trust,
             )
             if loading is None and chunkset.reparsed:
                 loading = load_model_early(provider, cache_dir, changed=True)

@@ -8,6 +8,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..corpus.prompts import load_prompts
 from ..corpus.site import pages_site_name
@@ -30,6 +31,9 @@ from .file_reuse import (
 from .parsing import Parsed, ParseJob, Parser
 from .quarantine import quarantine_line
 
+if TYPE_CHECKING:
+    from ..trust.policy import CorpusTrust
+
 
 def _titles(chunks: list[Chunk]) -> list[str]:
     return [c.heading for c in chunks if c.heading_level == 1 and c.heading]
@@ -51,8 +55,10 @@ def analyze_corpus(
     *,
     workers: int | None = None,
     spill_dir: Path | None = None,
+    trust_settings: CorpusTrust | None = None,
 ) -> ChunkSet:
-    """Parse, check and chunk every file, reusing unchanged files' chunks from `previous`.
+    """Parse, check and chunk every file, reusing unchanged files' chunks from `previous`; `trust_settings`: the
+    corpus's trust settings from docs-mcp.yaml (trust/policy.py).
 
     Files that need parsing go to `workers` processes (default: one per core) when there are
     enough of them to pay for it (indexing/parsing.py); the result does not depend on it.
@@ -71,7 +77,7 @@ def analyze_corpus(
     context = scan.context_key
     from ..trust.policy import load_trust
 
-    trust, trust_diags = load_trust(scan.root, scan.manifests)
+    trust, trust_diags = load_trust(scan.root, scan.manifests, trust_settings)
     diags.extend(trust_diags)
     parser = Parser(scan.manifests, workers, includes=includes, site=scan.site, trust=trust)
     hashed = 0
@@ -210,6 +216,7 @@ def chunk_corpus(
     allow_empty: bool = False,
     workers: int | None = None,
     spill_dir: Path | None = None,
+    trust_settings: CorpusTrust | None = None,
 ) -> ChunkSet:
     """The chunk step: validation errors stop the build; unchanged files reuse `reuse_from`'s chunks.
 
@@ -225,7 +232,9 @@ def chunk_corpus(
         reporter.info(f"re-parsing every file: {why_not}")
     if spill_dir is None and reuse_from is not None:
         spill_dir = OutputLayout(reuse_from).state
-    chunkset = analyze_corpus(docs_dir, reporter, previous, workers=workers, spill_dir=spill_dir)
+    chunkset = analyze_corpus(
+        docs_dir, reporter, previous, workers=workers, spill_dir=spill_dir, trust_settings=trust_settings
+    )
     if has_errors(chunkset.diagnostics):
         raise ValidationFailed(chunkset.diagnostics)
     if not chunkset.chunk_count and not allow_empty:

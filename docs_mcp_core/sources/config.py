@@ -25,6 +25,7 @@ from pydantic import (
 
 from ..corpus.globs import check_globs
 from ..corpus.manifest import format_loc
+from ..corpus.trust_settings import CorpusTrustSettings
 from ..embedding import ProviderSettings, provider_names, resolve_settings, setting_specs
 from ..embedding.registry import provider_class
 from ..errors import DocsMcpError
@@ -33,6 +34,7 @@ from ..versions.spec import PackageConfig, SourceKind, VersionsConfig, check_ver
 
 if TYPE_CHECKING:
     from ..output.objectstore import RemoteOutput
+    from ..trust.policy import CorpusTrust
 
 CONFIG_FILE = "docs-mcp.yaml"
 CONFIG_ENV = "DOCS_MCP_CONFIG"
@@ -164,6 +166,7 @@ class CorpusConfig(BaseModel):
     workers: Annotated[StrictInt, Field(ge=1)] | None = None  # processes that parse changed files (build --workers)
     # the Dagster check on chunks the trust scan quarantined: "warning" publishes the rest, "blocking" publishes nothing
     trust_check: Literal["warning", "blocking"] = "warning"
+    trust: CorpusTrustSettings | None = None  # rules file, disabled rules and allow entries for every file
     sign_key: StrictStr | None = None  # an Ed25519 private key (PEM) metadata.json is signed with (build --sign)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     exclude: list[StrictStr] = Field(default_factory=list)  # globs relative to the docs folder; never staged
@@ -302,6 +305,19 @@ class Config(BaseModel):
 
         return load_private_key(self.resolve(key), f"{self.path}: corpus {name!r}: sign_key")
 
+    def trust(self, name: str) -> CorpusTrust | None:
+        """The corpus's `trust` settings for the build (trust/policy.py), its rules file resolved."""
+        settings = self.get(name).trust
+        index = self.names.index(name)
+        if settings is None:
+            return None
+        from ..trust.policy import CorpusTrust
+
+        return CorpusTrust.of(settings, f"{self.path}: corpora[{index}].trust", self.resolve_rules(settings))
+
+    def resolve_rules(self, settings: CorpusTrustSettings) -> Path | None:
+        return self.resolve(settings.rules_file) if settings.rules_file else None
+
     def remote(self, name: str) -> RemoteOutput | None:
         """The s3:// location the corpus is published to, if its `out` is one."""
         from ..output.objectstore import RemoteOutput, is_remote, location
@@ -402,6 +418,14 @@ def load_config(path: str | Path | None = None) -> Config:
         ]
         raise DocsMcpError("invalid corpora config:\n" + "\n".join(problems)) from None
     config._path = path
+    for n, corpus in enumerate(config.corpora):
+        rules = config.resolve_rules(corpus.trust) if corpus.trust else None
+        if rules is not None and not rules.is_file():
+            line = _line_of(text, ("corpora", n, "trust", "rules_file"))
+            raise DocsMcpError(
+                f"{path}{line}: corpora[{n}].trust.rules_file: {rules} does not exist (a path is relative to "
+                f"{path.parent}); write the rules file there or correct the path"
+            )
     for n, entry in enumerate(config.serve.corpora if config.serve else []):
         if entry.index is None and entry.name not in config.names:
             line = _line_of(text, ("serve", "corpora", n))

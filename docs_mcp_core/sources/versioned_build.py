@@ -165,6 +165,7 @@ def build_versions(
                 source_commit=staged.source_commit,
                 pages=staged.crawl.get("events"),
                 cache_dir=config.resolve(corpus.cache_dir) if corpus.cache_dir else None,
+                trust=config.trust(name),
                 **options,
             )
         except DocsMcpError as exc:

@@ -21,6 +21,7 @@ from typing import Any
 from ..corpus.globs import glob_match
 from ..corpus.json_locations import line_of
 from ..corpus.manifest import LoadedManifest, format_loc, nearest_manifest
+from ..corpus.trust_settings import CorpusTrustSettings
 from ..diagnostics import Diagnostic, error
 from .rules import Anchors, RuleSet, builtin_rules, load_rules_file
 from .scan import Finding, scan
@@ -28,10 +29,27 @@ from .scan import Finding, scan
 
 @dataclass(frozen=True)
 class Allowance:
-    path: str | None  # glob relative to the manifest's folder; None: every file
+    path: str | None  # glob relative to the manifest's folder (the docs folder: `root`); None: every file
     rule: str | None  # None: every rule
     reason: str
     manifest: str  # where it is written
+    root: bool = False  # from the build's configuration: `path` is relative to the docs folder
+
+
+@dataclass(frozen=True)
+class CorpusTrust:
+    """A corpus's trust settings from the build's configuration (docs-mcp.yaml), for every file: a rules file,
+    rules disabled and findings allowed (`path` relative to the docs folder), each with a reason."""
+
+    source: str  # where they are written, for messages: "docs-mcp.yaml: corpora[0].trust"
+    rules_file: Path | None = None
+    disable: tuple[tuple[str, str], ...] = ()  # (rule, reason)
+    allow: tuple[Allowance, ...] = ()
+
+    @classmethod
+    def of(cls, settings: CorpusTrustSettings, source: str, rules_file: Path | None) -> CorpusTrust:
+        allow = tuple(Allowance(a.path, a.rule, a.reason, source, root=True) for a in settings.allow)
+        return cls(source, rules_file, tuple((d.rule, d.reason) for d in settings.disable), allow)
 
 
 @dataclass(frozen=True)
@@ -45,7 +63,7 @@ class Policy:
         for entry in self.allow:
             if entry.rule is not None and entry.rule != finding.rule:
                 continue
-            if entry.path is not None and not glob_match(entry.path, local):
+            if entry.path is not None and not glob_match(entry.path, relpath if entry.root else local):
                 continue
             return entry
         return None
@@ -116,25 +134,38 @@ def _policy_key(policy: Policy) -> str:
         ]
         for r in policy.rules.rules
     ]
-    allow = [[a.path, a.rule, a.reason] for a in policy.allow]
+    allow = [[a.path, a.rule, a.reason, *([True] if a.root else [])] for a in policy.allow]
     data = json.dumps([rules, sorted(policy.rules.terms.items()), policy.folder, allow], default=str)
     return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
 def load_trust(
-    root: Path, manifests: dict[str, LoadedManifest], rules_file: Path | None = None
+    root: Path, manifests: dict[str, LoadedManifest], corpus: CorpusTrust | None = None
 ) -> tuple[Trust, list[Diagnostic]]:
     """Each manifest's policy, and diagnostics for settings that cannot be used (unknown rule IDs,
-    rules files that are missing or invalid). `rules_file` (from the build's configuration) adds
-    rules for every file; a manifest's own rules file adds rules for the files it governs."""
+    rules files that are missing or invalid). `corpus` (the build's configuration) adds its rules,
+    disabled rules and allow entries for every file; a manifest's own rules file, disabled rules and
+    allow entries add to them for the files it governs."""
     diags: list[Diagnostic] = []
     base = builtin_rules()
-    if rules_file is not None:
-        extra, problems = load_rules_file(rules_file, str(rules_file), base)
-        diags.extend(problems)
-        if extra is not None:
-            base = base.plus(extra.rules)
-    trust = Trust(Policy(base), manifests=manifests)
+    disabled_everywhere: set[str] = set()
+    allowed_everywhere: tuple[Allowance, ...] = ()
+    if corpus is not None:
+        if corpus.rules_file is not None:
+            extra, problems = load_rules_file(corpus.rules_file, str(corpus.rules_file), base)
+            diags.extend(problems)
+            if extra is not None:
+                base = base.plus(extra.rules)
+        known = base.ids()
+        for i, (rule, _) in enumerate(corpus.disable):
+            if rule not in known:
+                diags.append(_unknown_config_rule(corpus, f"disable[{i}].rule", rule, known))
+            disabled_everywhere.add(rule)
+        for i, entry in enumerate(corpus.allow):
+            if entry.rule is not None and entry.rule not in known:
+                diags.append(_unknown_config_rule(corpus, f"allow[{i}].rule", entry.rule, known))
+        allowed_everywhere = corpus.allow
+    trust = Trust(Policy(base.without(disabled_everywhere), "", allowed_everywhere), manifests=manifests)
     for folder, loaded in sorted(manifests.items()):
         settings = loaded.manifest.trust
         if settings is None:
@@ -144,7 +175,7 @@ def load_trust(
             rules, problems = _manifest_rules(root, loaded, settings.rules_file, rules)
             diags.extend(problems)
         known = rules.ids()
-        disabled = set()
+        disabled = set(disabled_everywhere)
         for i, entry in enumerate(settings.disable):
             if entry.rule not in known:
                 diags.append(_unknown_rule(loaded, ("trust", "disable", i, "rule"), entry.rule, known))
@@ -154,8 +185,14 @@ def load_trust(
             if item.rule is not None and item.rule not in known:
                 diags.append(_unknown_rule(loaded, ("trust", "allow", i, "rule"), item.rule, known))
             allow.append(Allowance(item.path, item.rule, item.reason, loaded.relpath))
-        trust.by_folder[folder] = Policy(rules.without(disabled), folder, tuple(allow))
+        trust.by_folder[folder] = Policy(rules.without(disabled), folder, (*allow, *allowed_everywhere))
     return trust, diags
+
+
+def _unknown_config_rule(corpus: CorpusTrust, field_name: str, rule: str, known: set[str]) -> Diagnostic:
+    path, _, where = corpus.source.partition(": ")
+    msg = f"{where}.{field_name}: unknown rule {rule!r}; the rules are {', '.join(sorted(known))}"
+    return error(path, 1, msg, "config-invalid")
 
 
 def _manifest_rules(root: Path, loaded: LoadedManifest, name: str, base: RuleSet) -> tuple[RuleSet, list[Diagnostic]]:
