@@ -333,10 +333,10 @@ class SearchEngine:
             file_ids = index.files[chunk_id]
             target = index.info[file_ids[0]]
             listing = answers.file_listing(prefix + chunk_id, [prefix + i for i in file_ids], max_chars)
-        if target is None and chunk_id in index.metadata.quarantined:
+        if target is None and (why := index.withheld(chunk_id)):
             raise SearchError(
-                f"Chunk '{prefix}{chunk_id}' was withheld at build time by the trust scan: "
-                f"{index.metadata.quarantined[chunk_id]}; `docs-mcp validate` on the docs shows what it found."
+                f"Chunk '{prefix}{chunk_id}' was withheld at build time by the trust scan: {why}; "
+                "`docs-mcp validate` on the docs shows what it found."
             )
         if target is None:
             same_file = index.files.get(chunk_id.split("#", 1)[0], [])

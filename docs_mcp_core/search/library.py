@@ -471,7 +471,7 @@ class Library:
         else:
             served = await self.served()
             readable = [(c, index) for c, index in served.pairs if c.name not in served.unavailable]
-            holders = [c for c, index in readable if index.has(chunk_id) or chunk_id in index.metadata.quarantined]
+            holders = [c for c, index in readable if index.has(chunk_id) or index.withheld(chunk_id)]
             if len(holders) > 1:
                 choices = ", ".join(f"{c.name}:{chunk_id}" for c in holders)
                 raise SearchError(f"Chunk ID '{chunk_id}' is in several corpora; pass one of: {choices}.")

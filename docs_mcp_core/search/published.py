@@ -242,3 +242,12 @@ class PublishedIndex:
     def has(self, chunk_id: str) -> bool:
         """Whether get_doc would find this ID (a chunk, or a bare file path) in the index."""
         return chunk_id in self.info or ("#" not in chunk_id and chunk_id in self.files)
+
+    def withheld(self, chunk_id: str) -> str | None:
+        """Why the trust scan left this chunk out (its rules and where), or for a bare file path none of whose
+        chunks is served, its chunks'; None when it did not."""
+        quarantined = self.metadata.quarantined
+        if chunk_id in quarantined or "#" in chunk_id or not quarantined or chunk_id in self.files:
+            return quarantined.get(chunk_id)
+        found = [why for cid, why in quarantined.items() if cid.split("#", 1)[0] == chunk_id]
+        return ", ".join(dict.fromkeys(found)) or None

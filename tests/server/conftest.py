@@ -50,7 +50,7 @@ def serve_args(index: Path | None, *extra: str) -> list[str]:
     return ["-m", "docs_mcp_core.cli", "serve", *(["--index", str(index)] if index is not None else []), *extra]
 
 
-def stdio_client(index: Path, *extra: str, env: dict[str, str] | None = None) -> Client:
+def stdio_client(index: Path | None, *extra: str, env: dict[str, str] | None = None) -> Client:
     return Client(
         StdioServerParameters(command=sys.executable, args=serve_args(index, *extra), env={**os.environ, **(env or {})})
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+from ..conftest import H2_MANIFEST, write
 from ..core.untrusted import ATTACK, ATTACK_LINE, HIDDEN_WORDS, QUARANTINED_ID, ZERO_WIDTH, write_untrusted
 from .conftest import build_index, http_server, stdio_client
 
@@ -60,3 +61,24 @@ async def test_http_serves_only_visible_text_and_never_a_quarantined_chunk(untru
     with http_server(untrusted_index) as base:
         async with Client(f"{base}/mcp") as session:
             assert_nothing_hidden(await answers(session))
+
+
+async def test_with_several_corpora_a_quarantined_id_finds_its_corpus_and_says_why(
+    untrusted_index: Path, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"  # a corpus whose page is quarantined whole: no chunk of its file is served
+    write(docs, ".docs-mcp.json", json.dumps(H2_MANIFEST))
+    write(docs, "notes.md", f"# Notes\n\n{ATTACK}\n")
+    write(docs, "ok.md", "# OK\n\nNothing to see.\n")
+    whole = build_index(docs, tmp_path / "index")
+    served = ("--index", f"partner={untrusted_index}", "--index", f"notes={whole}")
+    async with stdio_client(None, *served) as session:
+        for chunk_id, named in (
+            (QUARANTINED_ID, f"partner:{QUARANTINED_ID}"),  # a bare ID is looked for in every corpus
+            (f"partner:{QUARANTINED_ID}", f"partner:{QUARANTINED_ID}"),
+            ("notes.md", "notes:notes.md"),
+        ):
+            refused = await session.call_tool("get_doc", {"chunk_id": chunk_id})
+            why = refused.content[0].text
+            assert refused.is_error and f"'{named}' was withheld at build time" in why, why
+            assert "ignore-instructions (" in why and ATTACK not in why, why
