@@ -99,7 +99,7 @@ _QUICK_MAP = bytes(
 _LONE_LETTERS = re.compile(rb" [a-z0-9] +[a-z0-9](?![a-z0-9])")  # two one-letter words apart: maybe spaced out
 
 
-def quick_words(text: str, among: frozenset[str]) -> tuple[set[str], str] | None:
+def quick_words(text: str, among: frozenset[str]) -> tuple[frozenset[str], str] | None:
     """Those of `among` that are words `fold_words` finds in `text` (and a text with all its words, space
     apart, to look for a part of a word in), without folding it; None when this cannot tell: text that is
     not ASCII, has an entity, or has one-letter words that folding might join.

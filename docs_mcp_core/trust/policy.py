@@ -161,9 +161,9 @@ def load_trust(
             if rule not in known:
                 diags.append(_unknown_config_rule(corpus, f"disable[{i}].rule", rule, known))
             disabled_everywhere.add(rule)
-        for i, entry in enumerate(corpus.allow):
-            if entry.rule is not None and entry.rule not in known:
-                diags.append(_unknown_config_rule(corpus, f"allow[{i}].rule", entry.rule, known))
+        for i, allowed in enumerate(corpus.allow):
+            if allowed.rule is not None and allowed.rule not in known:
+                diags.append(_unknown_config_rule(corpus, f"allow[{i}].rule", allowed.rule, known))
         allowed_everywhere = corpus.allow
     trust = Trust(Policy(base.without(disabled_everywhere), "", allowed_everywhere), manifests=manifests)
     for folder, loaded in sorted(manifests.items()):

@@ -32,6 +32,7 @@ expressions that patterns use as `{name}`) and `rules`, each with:
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from importlib import resources
@@ -83,7 +84,7 @@ class Anchors:
     def __bool__(self) -> bool:
         return bool(self.words or self.prefixes)
 
-    def found(self, words: set[str], text: str) -> bool:
+    def found(self, words: AbstractSet[str], text: str) -> bool:
         if self.words.isdisjoint(words) and not any(p in text for p in self.prefixes):
             return False
         return all(a.found(words, text) for a in self.also)
@@ -133,7 +134,7 @@ class Plan:
     word_prefixes: bool = True  # every prefix anchor is letters and digits: it is in a text iff in one of its words
     vocabulary: dict[str, frozenset[str]] = field(default_factory=dict)  # every anchor word, `also` ones too
 
-    def runnable(self, view: str, words: set[str], text: str) -> list[Entry]:
+    def runnable(self, view: str, words: AbstractSet[str], text: str) -> list[Entry]:
         """The view's entries whose anchors a segment (its words, its text) has, in rule order."""
         found = words & self.anchor_words[view]
         prefixes = [ix for prefix, ix in self.by_prefix[view].items() if prefix in text]

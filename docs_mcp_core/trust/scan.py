@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import re
 from collections import Counter
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -74,7 +75,7 @@ class _Folded:
     def __init__(self, segment: Segment, quick: frozenset[str] | None) -> None:
         self.segment = segment
         self._folded: tuple[str, list[str]] | None = None
-        self._words: set[str] | None = None
+        self._words: AbstractSet[str] | None = None
         self._text: str | None = None
         self.plain: str | None = None  # with quick words: a text of the words, space apart
         if quick is not None and (found := quick_words(segment.text, quick)) is not None:
@@ -95,7 +96,7 @@ class _Folded:
         return [] if self.plain is not None else self.folded[1]  # quick words: none were joined
 
     @property
-    def words(self) -> set[str]:
+    def words(self) -> AbstractSet[str]:
         if self._words is None:
             self._words = set(self.words_text.encode().translate(_SEPARATORS).decode().split())
         return self._words
