@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -702,11 +703,17 @@ def search(
         click.echo(f"    {hit['snippet']}")
 
 
-def served_corpora(index_dirs: tuple[str, ...], config_file: Path | None, project: Path | None = None) -> list[Any]:
+def served_corpora(
+    index_dirs: tuple[str, ...], config_file: Path | None, project: Path | None = None, max_age: Any = None
+) -> list[Any]:
     """`--index [NAME=]PATH` values, or docs-mcp.yaml's serve section (with --config, or when no --index is given
     and ./docs-mcp.yaml or DOCS_MCP_CONFIG names a config with a serve section). A versioned corpus output
-    is served at the version `project` locks, else its default (versions/serving.py)."""
-    return [_one_version(corpus, project) for corpus in _served_corpora(index_dirs, config_file)]
+    is served at the version `project` locks, else its default (versions/serving.py). `max_age` (serve
+    --max-age) applies to every corpus; without it, each corpus's `max_age` in docs-mcp.yaml."""
+    corpora = [_one_version(corpus, project) for corpus in _served_corpora(index_dirs, config_file)]
+    if max_age is not None:
+        corpora = [dataclasses.replace(corpus, max_age=max_age) for corpus in corpora]
+    return corpora
 
 
 def _one_version(corpus: Any, project: Path | None) -> Any:
@@ -722,7 +729,21 @@ def _one_version(corpus: Any, project: Path | None) -> Any:
     if chosen.label is None:
         return corpus
     name = corpus.name or chosen.corpus or Path(os.path.abspath(corpus.out)).name
-    return ServedCorpus(chosen.index, name, corpus.description, chosen.notice)
+    return ServedCorpus(
+        chosen.index, name, corpus.description, chosen.notice, corpus.max_age, Path(corpus.out), project
+    )
+
+
+def _max_age(value: str | None) -> Any:
+    """serve --max-age as a duration; a bad one is one error line."""
+    if value is None:
+        return None
+    from .output.freshness import parse_max_age
+
+    try:
+        return parse_max_age(value)
+    except ValueError as exc:
+        raise DocsMcpError(f"--max-age {exc}") from None
 
 
 def _served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> list[Any]:
@@ -741,7 +762,10 @@ def _served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> li
                 f"serve section (none at {path}, and {CONFIG_ENV} is unset)"
             )
         config = load_config(path)
-        return [ServedCorpus(out, name, description) for name, out, description in config.served()]
+        return [
+            ServedCorpus(out, name, description, max_age=config.max_age(name))
+            for name, out, description in config.served()
+        ]
     served = []
     for value in index_dirs:
         name, sep, rest = value.partition("=")
@@ -853,6 +877,12 @@ def _served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> li
     "poetry.lock, package-lock.json, go.mod, Cargo.lock, …) instead of its default; a line says when "
     "that version is not indexed and which one answers.",
 )
+@click.option(
+    "--max-age",
+    metavar="AGE",
+    help="Flag a corpus whose index is older than AGE (30d, 12h, 2w) in the search_docs description, the "
+    "corpora resource and its answers [default: each corpus's max_age in docs-mcp.yaml; else none].",
+)
 @weight_options
 @fail_cleanly
 def serve(
@@ -873,6 +903,7 @@ def serve(
     preload: bool,
     verify_key: Path | None,
     project: Path | None,
+    max_age: Any,
     **weights: Any,
 ) -> None:
     """Serve one index, or several corpora together, over MCP: search_docs, get_doc and the corpora's prompts."""
@@ -898,7 +929,7 @@ def serve(
         if not token:
             raise DocsMcpError(f"--auth-token-env {auth_token_env}: that environment variable is empty or unset")
         check_token(auth_token_env, token)
-    corpora = served_corpora(index, config_file, project)
+    corpora = served_corpora(index, config_file, project, _max_age(max_age))
     if verify_key is not None:  # every corpus, before anything of it is served
         from .output.verify import verify_index
 

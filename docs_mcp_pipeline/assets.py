@@ -20,6 +20,7 @@ from docs_mcp_core.indexing.lancedb_index import write_index
 from docs_mcp_core.indexing.metadata import publish_metadata
 from docs_mcp_core.indexing.version_audit import version_reuse
 from docs_mcp_core.indexing.versioned import list_version, other_versions_vectors
+from docs_mcp_core.output.freshness import age_fields
 from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.sources.git import staged_line
 from docs_mcp_core.sources.local import StagedDocs
@@ -297,6 +298,11 @@ def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinitio
                 "total_chunks": published.stats.total_chunks,
                 "total_files": published.stats.total_files,
                 "source_commit": published.stats.source_commit or "",
+                **{
+                    k: v
+                    for k, v in age_fields(published.stats.indexed_at, config.max_age(corpus)).items()
+                    if v is not None
+                },
                 "taxonomy": dg.MetadataValue.json({k: v.values for k, v in published.taxonomy.items()}),
                 "table_version": value.index.version,
             },

@@ -56,11 +56,13 @@ def render_doc(
     offset: int = 0,
     tool: str = "get_doc",
     trailer: str = "",
+    lead: str = "",
 ) -> str:
     """The get_doc text: the target (from `offset`), then the neighbours of `window` that fit.
 
     Every left-out part ends the answer as one `[trimmed: …; next: get_doc {…}]` line; `trailer`
-    (a bare file path's chunk list) comes last and counts against max_chars too.
+    (a bare file path's chunk list) comes last and `lead` (notes, the source line) first, and both count
+    against max_chars too.
     """
     position = ids.index(chunk_id)
     full = contents[chunk_id]
@@ -77,7 +79,7 @@ def render_doc(
         def pointer(end: int) -> dict[str, Any]:
             return {"chunk_id": chunk_id, "offset": end, "max_chars": max_chars}
 
-        reserve = len(header) + 1 + len(trailer)
+        reserve = len(header) + 1 + len(trailer) + len(lead)
         if neighbours:
             reserve += 2 + len(_context_note(neighbours, chunk_id, position, ids, tool)) + len(max(neighbours, key=len))
         if reserve + len(text) > max_chars:  # a target that fits whole needs no room for a trimmed note
@@ -93,7 +95,7 @@ def render_doc(
         notes = [target_note] if target_note else []
         if omitted:
             notes.append(_context_note(sorted(omitted, key=ids.index), chunk_id, position, ids, tool))
-        return "\n\n".join([*(shown[c] for c in window if c in shown), *notes]) + trailer
+        return lead + "\n\n".join([*(shown[c] for c in window if c in shown), *notes]) + trailer
 
     stopped: set[int] = set()  # a side where a neighbour did not fit: a farther one would leave a gap
     used = 0

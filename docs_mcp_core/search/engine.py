@@ -31,7 +31,7 @@ from .filters import where_clause
 from .fusion import Ranked, fuse
 from .limits import MAX_CONTEXT
 from .priors import text_scale
-from .published import PublishedIndex, metadata_signature
+from .published import ChunkInfo, PublishedIndex, metadata_signature
 from .text_query import phrase_applies, text_query
 from .unreadable import UnreadableIndex, index_gone, reading
 from .vector_scan import nearest_rows
@@ -290,11 +290,13 @@ class SearchEngine:
         offset: int = 0,
         tool: str = "get_doc",
         prefix: str = "",
+        lead: Callable[[PublishedIndex, ChunkInfo], str] | None = None,
     ) -> str:
         """A chunk's Markdown with `context` neighbours (see answers.render_doc for the budgets).
 
         A bare file path reads the file's first chunk, followed by the list of its chunk IDs.
-        `prefix` ("corpus:" when several corpora are served) goes before every chunk ID the answer names.
+        `prefix` ("corpus:" when several corpora are served) goes before every chunk ID the answer names;
+        `lead(index, target)` gives the lines the answer opens with (within max_chars).
         A request whose index version is pruned while it reads (it outlived two publishes) reads again,
         once, from the index published now.
         """
@@ -309,13 +311,13 @@ class SearchEngine:
         pause("request")
         try:
             with reading(self.out):
-                return await self._read_doc(index, chunk_id, context, max_chars, offset, tool, prefix)
+                return await self._read_doc(index, chunk_id, context, max_chars, offset, tool, prefix, lead)
         except UnreadableIndex:
             if not await self.moved_on(index):
                 raise
         index = await self.index()
         with reading(self.out):
-            return await self._read_doc(index, chunk_id, context, max_chars, offset, tool, prefix)
+            return await self._read_doc(index, chunk_id, context, max_chars, offset, tool, prefix, lead)
 
     async def _read_doc(
         self,
@@ -326,6 +328,7 @@ class SearchEngine:
         offset: int,
         tool: str,
         prefix: str,
+        lead: Callable[[PublishedIndex, ChunkInfo], str] | None = None,
     ) -> str:
         target = index.info.get(chunk_id)
         listing = ""
@@ -365,6 +368,7 @@ class SearchEngine:
             offset=offset,
             tool=tool,
             trailer=listing,
+            lead=lead(index, target) if lead else "",
         )
 
     def close(self) -> None:

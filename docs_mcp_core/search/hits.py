@@ -48,13 +48,28 @@ class SearchPage:
     trimmed: TrimNote | None = None  # hits left out to fit max_chars, and how to get them
     modes: dict[str, str] | None = None  # each corpus's mode, when several are served
     unavailable: dict[str, str] | None = None  # corpora the search covers that cannot be read now, and why
+    notes: list[str] | None = None  # one line each, read first: a locked version not served, a stale index
+    sources: dict[str, str] | None = None  # `corpus version` -> where its docs come from, when indexed
+    hit_sources: list[str] | None = None  # the `sources` key of each hit (kept hits are a prefix)
+    provenance: list[dict[str, Any]] | None = None  # each hit's provenance fields (structured content)
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"hits": self.hits, "next_cursor": self.next_cursor, "hint": self.hint, "mode": self.mode}
+        out: dict[str, Any] = {"notes": self.notes} if self.notes else {}
+        if self.sources and self.hit_sources:
+            shown = dict.fromkeys(self.hit_sources[: len(self.hits)])
+            out["sources"] = {key: self.sources[key] for key in shown}
+        out.update({"hits": self.hits, "next_cursor": self.next_cursor, "hint": self.hint, "mode": self.mode})
         if self.modes:
             out["modes"] = self.modes
         if self.unavailable:
             out["unavailable"] = self.unavailable
         if self.trimmed:
             out["trimmed"] = self.trimmed
+        return out
+
+    def structured(self) -> dict[str, Any]:
+        """to_json with each hit's provenance fields: what the tool's structured content carries."""
+        out = self.to_json()
+        if self.provenance:
+            out["hits"] = [{**hit, **fields} for hit, fields in zip(self.hits, self.provenance)]
         return out

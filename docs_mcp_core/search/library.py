@@ -44,7 +44,8 @@ from .filters import hint_for, match_case, validate_filters
 from .fusion import best_score, corpus_factor
 from .hits import SearchHit, SearchPage, TrimNote, ZeroResultHint
 from .limits import DEFAULT_LIMIT, MAX_LIMIT
-from .published import PublishedIndex, metadata_signature
+from .provenance import Provenance, provenance
+from .published import ChunkInfo, PublishedIndex, metadata_signature
 from .served import Corpus, Served
 from .unreadable import UnreadableIndex, reading, unreadable_index
 from .weights import Weights
@@ -114,6 +115,7 @@ class Library:
     # a versioned corpus's other versions, opened on first use: (corpus, label) -> its Corpus
     _other_versions: dict[tuple[str, str], Corpus] = field(init=False, default_factory=dict)
     _engine_for: Callable[[Path | str], SearchEngine] | None = field(init=False, default=None)
+    _provenance: dict[tuple[Any, ...], Provenance] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.by_name = {corpus.name: corpus for corpus in self.corpora}
@@ -184,7 +186,8 @@ class Library:
         other = self._other_versions.get((name, version))
         if other is None:
             assert self._engine_for is not None
-            other = Corpus(name, self._engine_for(Path(corpus.out).parent / version), corpus.description, version)
+            engine = self._engine_for(Path(corpus.out).parent / version)
+            other = Corpus(name, engine, corpus.description, version, max_age=corpus.max_age)
             self._other_versions[(name, version)] = other
         return corpus, other
 
@@ -197,6 +200,25 @@ class Library:
         index = await other.engine.index()
         pairs = tuple((other, index) if c is corpus else (c, i) for c, i in served.pairs)
         return Served(pairs, served.unavailable)
+
+    def provenance(self, corpus: Corpus, index: PublishedIndex) -> Provenance:
+        """Where `index` (served as `corpus`) came from, read once per published index."""
+        key = (corpus.name, corpus.version, str(index.out), index.signature, index.table is None)
+        if key not in self._provenance:
+            if len(self._provenance) > 64:  # old publishes: a long-running server must not keep them all
+                self._provenance.clear()
+            self._provenance[key] = provenance(corpus, index)
+        return self._provenance[key]
+
+    def notes(self, scope: Sequence[tuple[Corpus, PublishedIndex]]) -> list[str]:
+        """The lines an answer from these corpora opens with: each pinned corpus served at another version
+        than the project locks (the pinning rule's notice), then each index older than its max_age."""
+        notes = [c.notice for c, _ in scope if c.notice]
+        for c, index in scope:
+            stale = self.provenance(c, index).stale_note(c.max_age)
+            if stale:
+                notes.append(stale)
+        return notes
 
     def _report(self, corpus: Corpus, reason: str | None, *, read: PublishedIndex | None = None) -> None:
         """One log line when a corpus becomes unreadable, one when it recovers (not one per request).
@@ -404,6 +426,11 @@ class Library:
             if info.source_url:  # website corpora: the page to cite
                 hit["source_url"] = info.source_url
             hits.append(hit)
+        origins = [self.provenance(c, index) for c, index, _, _ in rows]
+        notes = self.notes(scope) or None
+        sources = {origin.name: origin.line() for origin in origins} or None
+        hit_sources = [origin.name for origin in origins]
+        fields = [origin.hit(index.info[cid].filepath) for origin, (_, index, cid, _) in zip(origins, rows)]
         more = offset + limit < len(ranked)
 
         def cursor_at(position: int) -> str:
@@ -413,11 +440,16 @@ class Library:
         hint = await self._hint(scope, query, clean) if not hits and offset == 0 else None
         mode = "hybrid" if modes and all(m == "hybrid" for m in modes.values()) else "text"
         shown_modes = modes if served.several else None
-        page = SearchPage(hits, next_cursor, hint, mode, modes=shown_modes, unavailable=unavailable)
+        page = SearchPage(
+            hits, next_cursor, hint, mode, None, shown_modes, unavailable, notes, sources, hit_sources, fields
+        )
         if max_chars is not None and hits:
 
             def page_json(kept: list[SearchHit], next_at: str | None, note: TrimNote | None) -> dict[str, Any]:
-                return SearchPage(kept, next_at, hint, mode, note, shown_modes, unavailable).to_json()
+                trimmed = SearchPage(
+                    kept, next_at, hint, mode, note, shown_modes, unavailable, notes, sources, hit_sources
+                )
+                return trimmed.to_json()
 
             page.hits, page.next_cursor, page.trimmed = answers.fit_page(
                 page_json, hits, next_cursor, lambda kept: cursor_at(offset + kept), max_chars
@@ -444,6 +476,7 @@ class Library:
         offset: int = 0,
         tool: str = "get_doc",
         version: str | None = None,
+        lead_for: Callable[[Corpus], Callable[[PublishedIndex, ChunkInfo], str]] | None = None,
     ) -> str:
         """get_doc in the corpus the ID names: `corpus:ID` always works with several corpora; a bare
         ID or file path works when exactly one corpus has it (else the error lists the prefixed IDs).
@@ -457,11 +490,23 @@ class Library:
             prefix = f"{other.name}:" if self.several else ""
             bare = rest if named else chunk_id
             return await other.engine.get_doc(
-                bare, context, max_chars=max_chars, offset=offset, tool=tool, prefix=prefix
+                bare,
+                context,
+                max_chars=max_chars,
+                offset=offset,
+                tool=tool,
+                prefix=prefix,
+                lead=lead_for(other) if lead_for else None,
             )
         if not self.several:
-            return await self.corpora[0].engine.get_doc(
-                chunk_id, context, max_chars=max_chars, offset=offset, tool=tool
+            lone = self.corpora[0]
+            return await lone.engine.get_doc(
+                chunk_id,
+                context,
+                max_chars=max_chars,
+                offset=offset,
+                tool=tool,
+                lead=lead_for(lone) if lead_for else None,
             )
         if not isinstance(chunk_id, str):
             raise SearchError("chunk_id must be a string, exactly as search_docs returns it")
@@ -490,8 +535,41 @@ class Library:
                 )
             corpus, bare = (holders or near)[0], chunk_id
         return await corpus.engine.get_doc(
-            bare, context, max_chars=max_chars, offset=offset, tool=tool, prefix=f"{corpus.name}:"
+            bare,
+            context,
+            max_chars=max_chars,
+            offset=offset,
+            tool=tool,
+            prefix=f"{corpus.name}:",
+            lead=lead_for(corpus) if lead_for else None,
         )
+
+    async def read_doc(
+        self,
+        chunk_id: str,
+        context: int = 0,
+        *,
+        max_chars: int | None = None,
+        offset: int = 0,
+        tool: str = "get_doc",
+        version: str | None = None,
+    ) -> tuple[str, dict[str, Any]]:
+        """get_doc as the server answers it: opened by the notes of the corpus that answered, one line each
+        (within max_chars), with that chunk's provenance fields for the structured content. The text has
+        no source line: search_docs gave it once for the corpus and version, and agents pay per character."""
+        fields: dict[str, Any] = {}
+
+        def lead_for(corpus: Corpus) -> Callable[[PublishedIndex, ChunkInfo], str]:
+            def lead(index: PublishedIndex, target: ChunkInfo) -> str:
+                fields.update(self.provenance(corpus, index).hit(target.filepath))
+                return "".join(f"{note}\n" for note in self.notes([(corpus, index)]))
+
+            return lead
+
+        text = await self.get_doc(
+            chunk_id, context, max_chars=max_chars, offset=offset, tool=tool, version=version, lead_for=lead_for
+        )
+        return text, fields
 
     def close(self) -> None:
         closed: set[int] = set()  # corpora built with one model share its query embedder

@@ -3,6 +3,7 @@ requests use now."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,12 @@ class Corpus:
     engine: SearchEngine
     description: str | None = None  # from docs-mcp.yaml's serve section; else the index's own
     version: str | None = None  # one version of a versioned corpus output: its label
+    max_age: dt.timedelta | None = None  # older indexes are flagged (output/freshness.py)
+    notice: str | None = None  # the pinning rule's line when the locked version is not the one served
+    # a versioned corpus served at the version a project pins (or its default), re-pinned when
+    # versions.json or the project's lockfiles change: the corpus output and the project folder
+    versions_out: Path | None = None
+    project: Path | None = None
 
     @property
     def out(self) -> Path | str:

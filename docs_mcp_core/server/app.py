@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import os
 import re
@@ -38,8 +39,10 @@ def log(message: str) -> None:
     print(f"docs-mcp: {message}", file=sys.stderr, flush=True)
 
 
-def _text(text: str, *, error: bool = False) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
+def _text(text: str, *, error: bool = False, structured: dict[str, Any] | None = None) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], is_error=error, structured_content=structured
+    )
 
 
 def _has_own_channel(connection: Any) -> bool:
@@ -87,11 +90,8 @@ class DocsServer:
     """Binds the served corpora (one or several: a search Library) to MCP tools and prompts;
     tool names may carry a prefix."""
 
-    def __init__(
-        self, library: Library, *, tool_prefix: str | None = None, notices: dict[str, str] | None = None
-    ) -> None:
+    def __init__(self, library: Library, *, tool_prefix: str | None = None) -> None:
         self.library = library
-        self.notices = notices or {}  # corpus name -> the pinning notice, told in the search tool's description
         self.search_name, self.get_doc_name = tool_names(tool_prefix)
         self.changes_name = f"{tool_prefix}_{WHAT_CHANGED}" if tool_prefix else WHAT_CHANGED
         self._schemas_for: Served | None = None
@@ -128,11 +128,13 @@ class DocsServer:
     def tool_signature(self, index: Served) -> str:
         """What tools/list shows for these indexes: when it changes, clients are told to list again."""
         schemas = self._schemas(index)
+        changes = self._versioned(index)
         return json.dumps(
             [
                 self._search_description(index),
                 schemas[self.search_name].schema,
                 schemas[self.get_doc_name].schema,
+                self._changes_schema(changes) if changes else None,
             ],
             sort_keys=True,
         )
@@ -239,11 +241,11 @@ class DocsServer:
     def _search_description(self, index: Served) -> str:
         """The search tool's description; for a versioned corpus, which version answers and how fresh it is."""
         text = tools.search_description(index.metadata, index.hybrid)
+        notes = " ".join(f"Note: {note}." for note in self.library.notes(index.pairs))  # pinning, then stale
         if not any(corpus.version for corpus, _ in index.pairs):
-            return text
+            return text + (f" {notes}" if notes else "")
         from ..versions.serving import version_note
 
-        notes = " ".join(f"Note: {self.notices[c.name]}." for c, _ in index.pairs if c.name in self.notices)
         versioned = [(corpus.name, corpus.out) for corpus, _ in index.pairs if corpus.version]
         return text + version_note(versioned) + (f" {notes}" if notes else "")
 
@@ -345,8 +347,9 @@ class DocsServer:
                     corpus=corpus,
                     version=version,
                 )
-                return _text(json.dumps(page.to_json(), ensure_ascii=False))  # compact: fewer tokens for the agent
-            text = await self.library.get_doc(
+                # compact: fewer tokens for the agent; each hit's provenance in the structured content only
+                return _text(json.dumps(page.to_json(), ensure_ascii=False), structured=page.structured())
+            text, fields = await self.library.read_doc(
                 arguments["chunk_id"],
                 arguments.get("context", 0),
                 max_chars=arguments.get("max_chars"),
@@ -354,7 +357,7 @@ class DocsServer:
                 tool=self.get_doc_name,
                 version=arguments.get("version"),
             )
-            return _text(text)
+            return _text(text, structured=fields or None)
         except SearchError as exc:
             return _text(str(exc), error=True)
         except Exception as exc:  # noqa: BLE001 - the client gets a sentence, the log gets the trace
@@ -442,6 +445,7 @@ class DocsServer:
                 corpus.out,
                 corpus.describe(index),
                 {"indexed_at": index.metadata.stats.indexed_at, "source_commit": index.metadata.stats.source_commit},
+                corpus.max_age,
             )
             for corpus, index in served.pairs
         ]
@@ -468,6 +472,10 @@ class ServedCorpus:
     name: str | None = None
     description: str | None = None
     notice: str | None = None  # a versioned corpus served at another version than the project locks: why
+    max_age: dt.timedelta | None = None  # flagged as stale when its index is older (serve --max-age, max_age)
+    # a versioned corpus: its output folder and the project whose lockfile pins it (re-pinned on change)
+    versions_out: Path | None = None
+    project: Path | None = None
 
     @property
     def corpus_name(self) -> str:
@@ -513,8 +521,10 @@ def create_server(
     check_corpora(corpora)
     library = Library.open([(c.corpus_name, location(c.out), c.description) for c in corpora], weights=weights, log=log)
     threading.Thread(target=lambda: __import__("lancedb"), name="warm-imports", daemon=True).start()
-    notices = {c.corpus_name: c.notice for c in corpora if c.notice}
-    return DocsServer(library, tool_prefix=tool_prefix, notices=notices)
+    for served, corpus in zip(corpora, library.corpora, strict=True):
+        corpus.max_age, corpus.notice = served.max_age, served.notice
+        corpus.versions_out, corpus.project = served.versions_out, served.project
+    return DocsServer(library, tool_prefix=tool_prefix)
 
 
 def serve_then_exit(serve: Callable[[], None]) -> NoReturn:

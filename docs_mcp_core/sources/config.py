@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 from pathlib import Path
@@ -172,6 +173,17 @@ class CorpusConfig(BaseModel):
     exclude: list[StrictStr] = Field(default_factory=list)  # globs relative to the docs folder; never staged
     package: PackageConfig | None = None  # what a project's lockfile is searched for (versions/lockfiles)
     versions: VersionsConfig | None = None  # none: one unversioned index, as before
+    # an index older than this is flagged as stale by the server and in Dagster metadata (output/freshness.py)
+    max_age: StrictStr | None = None
+
+    @field_validator("max_age")
+    @classmethod
+    def _an_age(cls, value: str | None) -> str | None:
+        if value is not None:
+            from ..output.freshness import parse_max_age
+
+            parse_max_age(value)  # its ValueError says how to write one
+        return value
 
     @model_validator(mode="after")
     def _versions_fit_source(self) -> CorpusConfig:
@@ -352,6 +364,13 @@ class Config(BaseModel):
                 out = index_of(entry.name)
             served.append((entry.name, out, entry.description or (self.get(entry.name).description if known else None)))
         return served
+
+    def max_age(self, name: str) -> dt.timedelta | None:
+        """The corpus's `max_age`, when docs-mcp.yaml has a corpus of that name and gives it one."""
+        from ..output.freshness import parse_max_age
+
+        spec = self.get(name).max_age if name in self.names else None
+        return parse_max_age(spec) if spec else None
 
     def web_source(self, name: str) -> Any:
         """A url corpus's crawl settings (sources.web.stage.WebSource), or None for folders and git."""

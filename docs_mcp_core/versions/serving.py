@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import DocsMcpError
+from ..output.freshness import age_fields
 from ..output.layout import OutputLayout
 from ..output.versions_manifest import read_manifest
 from .lockfiles import find_locked
@@ -66,10 +68,15 @@ def corpus_output(index: Path) -> Path:
     return index
 
 
-def corpus_record(name: str, index: Path | str, description: str, stats: dict[str, Any]) -> dict[str, Any]:
+def corpus_record(
+    name: str, index: Path | str, description: str, stats: dict[str, Any], max_age: dt.timedelta | None = None
+) -> dict[str, Any]:
     """What the corpora resource says of one served corpus: where its answers come from and how fresh
-    they are; for a version of a versioned output, which version and which others are indexed."""
+    they are (with `max_age`: its age and whether it is older); for a version of a versioned output, which
+    version and which others are indexed."""
     record: dict[str, Any] = {"name": name, "description": description, **stats}
+    if max_age is not None:
+        record.update(_age(stats.get("indexed_at"), max_age))
     if isinstance(index, str):
         return record
     out = corpus_output(Path(index))
@@ -79,9 +86,14 @@ def corpus_record(name: str, index: Path | str, description: str, stats: dict[st
         record["default_version"] = manifest.get("default")
         record["versions"] = [
             {k: v.get(k) for k in ("label", "ref", "source_commit", "source_url", "source_date", "indexed_at")}
+            | (_age(v.get("indexed_at"), max_age) if max_age is not None else {})
             for v in manifest["versions"]
         ]
     return record
+
+
+def _age(indexed_at: str | None, max_age: dt.timedelta) -> dict[str, Any]:
+    return age_fields(indexed_at, max_age)
 
 
 def indexed_labels(index: Path | str) -> list[str]:
