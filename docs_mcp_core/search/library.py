@@ -116,6 +116,8 @@ class Library:
     _other_versions: dict[tuple[str, str], Corpus] = field(init=False, default_factory=dict)
     _engine_for: Callable[[Path | str], SearchEngine] | None = field(init=False, default=None)
     _provenance: dict[tuple[Any, ...], Provenance] = field(init=False, default_factory=dict)
+    # each re-pinned corpus: what its versions.json and its project's lockfiles looked like when last pinned
+    _pins: dict[str, tuple[Any, ...]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.by_name = {corpus.name: corpus for corpus in self.corpora}
@@ -220,6 +222,70 @@ class Library:
                 notes.append(stale)
         return notes
 
+    # -- versions published, removed and re-pinned while serving ------------------------------------
+    @staticmethod
+    def _pin_signature(corpus: Corpus) -> tuple[Any, ...]:
+        from ..fsutil import file_stat
+        from ..output.layout import OutputLayout
+        from ..versions.lockfiles import lockfiles_signature
+
+        assert corpus.versions_out is not None
+        manifest = file_stat(OutputLayout(corpus.versions_out).versions_manifest)
+        return (tuple(manifest or ()), lockfiles_signature(corpus.project) if corpus.project else ())
+
+    def pins(self) -> tuple[Any, ...]:
+        """What the served versions were last chosen from: tool schemas listing versions follow it."""
+        return tuple(sorted(self._pins.items()))
+
+    def pins_changed(self) -> bool:
+        """versions.json or a project's lockfile changed since the served versions were chosen."""
+        return any(
+            c.versions_out is not None and self._pins.get(c.name) != self._pin_signature(c) for c in self.corpora
+        )
+
+    def repin(self) -> None:
+        """Follow each versioned corpus's versions.json and its project's lockfiles: a version published
+        or removed, a new default or a new lock changes the version served (by the pinning rule) without a
+        restart; versions no longer listed are dropped. The first call only records what was chosen at start."""
+        for corpus in self.corpora:
+            if corpus.versions_out is None:
+                continue
+            signature = self._pin_signature(corpus)
+            known = self._pins.get(corpus.name)
+            self._pins[corpus.name] = signature
+            if known is None or known == signature:
+                continue
+            from ..versions.serving import served_version
+
+            try:
+                chosen = served_version(corpus.versions_out, corpus.project)
+                engine = None
+                if chosen.label != corpus.version:
+                    other = self._other_versions.get((corpus.name, str(chosen.label)))
+                    assert self._engine_for is not None
+                    engine = other.engine if other is not None else self._engine_for(chosen.index)
+            except Exception as exc:  # noqa: BLE001 - a half-written output must not stop the server
+                corpus.engine.say(
+                    f"versions of corpus '{corpus.name}' changed but cannot be read ({str(exc).splitlines()[0]}); "
+                    f"still serving {corpus.version}"
+                )
+                continue
+            for key in [k for k in self._other_versions if k[0] == corpus.name and k[1] not in chosen.labels]:
+                del self._other_versions[key]  # removed: its folder is gone or going
+            for note in chosen.notes:
+                if note != corpus.notice:
+                    corpus.engine.say(note)
+            corpus.notice = chosen.notice
+            if engine is not None and chosen.label is not None:
+                old = corpus.version
+                if old is not None and old in chosen.labels:  # still indexed: kept open for `version`
+                    self._other_versions[(corpus.name, old)] = Corpus(
+                        corpus.name, corpus.engine, corpus.description, old, max_age=corpus.max_age
+                    )
+                self._other_versions.pop((corpus.name, chosen.label), None)
+                corpus.engine, corpus.version = engine, chosen.label
+                corpus.engine.say(f"corpus '{corpus.name}' now answers from version {chosen.label} (was {old})")
+
     def _report(self, corpus: Corpus, reason: str | None, *, read: PublishedIndex | None = None) -> None:
         """One log line when a corpus becomes unreadable, one when it recovers (not one per request).
 
@@ -255,6 +321,7 @@ class Library:
 
         A lone corpus that cannot be read raises its error; with several, it is listed as unavailable.
         """
+        self.repin()
         if not self.several:
             corpus = self.corpora[0]
             return Served(((corpus, await corpus.engine.index()),))
@@ -276,12 +343,13 @@ class Library:
     async def serving(self) -> Served:
         """served(), but before the first request has opened LanceDB the metadata read at start stands in."""
         if any(corpus.engine.current.table is None for corpus in self.corpora):
+            self.repin()
             return self.starting()
         return await self.served()
 
     def changed(self) -> bool:
         """A corpus was republished since its index was opened (each corpus's metadata.json is watched)."""
-        return any(
+        return self.pins_changed() or any(
             c.engine.current.table is not None and metadata_signature(c.out) != c.engine.current.signature
             for c in self.corpora
         )

@@ -95,6 +95,7 @@ class DocsServer:
         self.search_name, self.get_doc_name = tool_names(tool_prefix)
         self.changes_name = f"{tool_prefix}_{WHAT_CHANGED}" if tool_prefix else WHAT_CHANGED
         self._schemas_for: Served | None = None
+        self._schemas_pins: tuple[Any, ...] = ()  # the versions the schemas' `version` enum was made from
         self._schema_cache: dict[str, Draft202012Validator] = {}
         # tools/list_changed: the tool signature each handshake-era connection with a channel last saw, and a
         # session to reach it by; an entry leaves when its connection closes (see _follow)
@@ -195,8 +196,8 @@ class DocsServer:
 
     def _schemas(self, index: Served) -> dict[str, Draft202012Validator]:
         """Tool name -> validator (its schema in `.schema`), built once per set of published indexes."""
-        if not index.same(self._schemas_for):
-            self._schemas_for = index
+        if not index.same(self._schemas_for) or self.library.pins() != self._schemas_pins:
+            self._schemas_for, self._schemas_pins = index, self.library.pins()
             corpora = index.corpora()
             search = tools.search_schema(index.taxonomy, corpora, index.by_corpus)
             get_doc = tools.get_doc_schema(corpora)
@@ -524,6 +525,7 @@ def create_server(
     for served, corpus in zip(corpora, library.corpora, strict=True):
         corpus.max_age, corpus.notice = served.max_age, served.notice
         corpus.versions_out, corpus.project = served.versions_out, served.project
+    library.repin()  # records what the versions were chosen from: a change later re-pins
     return DocsServer(library, tool_prefix=tool_prefix)
 
 

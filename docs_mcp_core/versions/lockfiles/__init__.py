@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from ...fsutil import file_stat
 from ..locked import Locked, LockfileError, LockLookup, name_matcher, newest
 from .formats import read_package_tables
 from .go import read_go_mod
@@ -87,3 +88,15 @@ def find_locked(project: Path, name: str, ecosystem: str) -> LockLookup:
 
 
 __all__ = ["LOCKFILES", "Locked", "LockLookup", "LockfileError", "find_locked"]
+
+
+def lockfiles_signature(project: Path) -> tuple[tuple[str, tuple[int, ...] | None], ...]:
+    """What changes when a lockfile the readers would read is written, added or removed (every
+    ecosystem's, in `project` and its requirements/ folder): a server re-pins when it does."""
+    found: dict[str, tuple[int, ...] | None] = {}
+    for patterns in LOCKFILES.values():
+        for pattern, _ in patterns:
+            for path in _files(project, pattern):
+                st = file_stat(path)
+                found[str(path.relative_to(project))] = tuple(st) if st else None
+    return tuple(sorted(found.items()))
