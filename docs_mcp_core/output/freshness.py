@@ -80,10 +80,10 @@ def freshness(indexed_at: str | None, max_age: dt.timedelta | None, now: dt.date
     return Freshness(indexed_at, age, max_age, stale)
 
 
-def age_fields(indexed_at: str | None, max_age: dt.timedelta | None) -> dict[str, object]:
+def age_fields(indexed_at: str | None, max_age: dt.timedelta | None) -> dict[str, str | float | bool | None]:
     """The age of an index as the corpora resource and the Dagster metadata show it."""
     fresh = freshness(indexed_at, max_age)
-    fields: dict[str, object] = {"indexed_at": indexed_at, "age_days": fresh.days()}
+    fields: dict[str, str | float | bool | None] = {"indexed_at": indexed_at, "age_days": fresh.days()}
     if max_age is not None:
         fields.update(max_age=show_age(max_age), stale=fresh.stale)
     return fields

@@ -109,7 +109,7 @@ def provenance(corpus: Corpus, index: PublishedIndex) -> Provenance:
         web = any(info.source_url for info in index.info.values())
         if corpus.version is not None:
             manifest = read_manifest(out.parent.parent) or {}
-            entry = next((v for v in manifest.get("versions", []) if v.get("label") == corpus.version), {})
+            entry: dict[str, Any] = next((v for v in manifest.get("versions", []) if v.get("label") == corpus.version), {})
             commit, url, date = entry.get("source_commit") or commit, entry.get("source_url"), entry.get("source_date")
             staged = OutputLayout(out.parent.parent).version_staged(corpus.version)
         else:
