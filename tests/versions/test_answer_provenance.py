@@ -149,8 +149,7 @@ async def test_the_pin_notice_opens_every_answer_from_the_pinned_corpus(handbook
     assert "notes" not in exact
 
 
-@pytest.mark.parametrize("days", [0])
-async def test_an_unversioned_index_without_a_commit_still_says_when_it_was_indexed(tmp_path: Path, days: int) -> None:
+async def test_an_unversioned_index_without_a_commit_still_says_when_it_was_indexed(tmp_path: Path) -> None:
     index = build_index(EXAMPLE_DOCS, tmp_path / "plain")
     indexed_at = json.loads((index / "metadata.json").read_text())["stats"]["indexed_at"]
     async with stdio_client(index) as client:
