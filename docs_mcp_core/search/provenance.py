@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import DocsMcpError
 from ..fsutil import read_json
 from ..output.freshness import freshness
 from ..output.layout import OutputLayout, page_state
@@ -108,7 +109,10 @@ def provenance(corpus: Corpus, index: PublishedIndex) -> Provenance:
         out = Path(index.out)
         web = any(info.source_url for info in index.info.values())
         if corpus.version is not None:
-            manifest = read_manifest(out.parent.parent) or {}
+            try:
+                manifest = read_manifest(out.parent.parent) or {}
+            except DocsMcpError:  # being rewritten, or damaged: the answer goes on without its dates
+                manifest = {}
             entry: dict[str, Any] = next((v for v in manifest.get("versions", []) if v.get("label") == corpus.version), {})
             commit, url, date = entry.get("source_commit") or commit, entry.get("source_url"), entry.get("source_date")
             staged = OutputLayout(out.parent.parent).version_staged(corpus.version)
