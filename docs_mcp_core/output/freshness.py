@@ -68,8 +68,10 @@ def _spoken(age: dt.timedelta) -> str:
     days = age // dt.timedelta(days=1)
     if days >= 1:
         return f"{days} day{'s' if days != 1 else ''}"
-    hours = age // dt.timedelta(hours=1)
-    return f"{hours} hour{'s' if hours != 1 else ''}" if hours else "less than an hour"
+    for unit, size in (("hour", dt.timedelta(hours=1)), ("minute", dt.timedelta(minutes=1))):
+        if (count := age // size) >= 1:
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return "less than a minute"
 
 
 def freshness(indexed_at: str | None, max_age: dt.timedelta | None, now: dt.datetime | None = None) -> Freshness:

@@ -113,7 +113,9 @@ def provenance(corpus: Corpus, index: PublishedIndex) -> Provenance:
                 manifest = read_manifest(out.parent.parent) or {}
             except DocsMcpError:  # being rewritten, or damaged: the answer goes on without its dates
                 manifest = {}
-            entry: dict[str, Any] = next((v for v in manifest.get("versions", []) if v.get("label") == corpus.version), {})
+            entry: dict[str, Any] = next(
+                (v for v in manifest.get("versions", []) if v.get("label") == corpus.version), {}
+            )
             commit, url, date = entry.get("source_commit") or commit, entry.get("source_url"), entry.get("source_date")
             staged = OutputLayout(out.parent.parent).version_staged(corpus.version)
         else:

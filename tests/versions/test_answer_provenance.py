@@ -4,6 +4,7 @@ old they are against a configured max_age, and, first, that the locked version i
 
 from __future__ import annotations
 
+import datetime as dt
 import email.utils
 import json
 import os
@@ -13,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from docs_mcp_core.output.freshness import freshness, parse_max_age, show_age
 
 from ..conftest import EXAMPLE_DOCS
 from ..fakes.docs_site import DocsSite, copy_site
@@ -175,3 +178,19 @@ async def test_website_hits_carry_their_page_s_last_modified_and_etag(tmp_path: 
     newest = max(email.utils.parsedate_to_datetime(p["last_modified"]) for p in pages.values()).isoformat()
     assert f"docs as of {newest[:10]}" in json.loads(found.content[0].text)["sources"]["web"]
     assert doc.startswith("--- Chunk: ") and f"Source: {first['source_url']}" in doc
+
+
+def test_freshness_is_reckoned_against_max_age() -> None:
+    now = dt.datetime(2026, 11, 28, 12, 0, tzinfo=dt.UTC)
+    old = freshness("2026-10-19T12:00:00Z", parse_max_age("30d"), now)
+    assert old.stale and old.days() == 40.0
+    assert old.note("docs") == (
+        "docs was last indexed 2026-10-19, 40 days ago, more than its max_age of 30d: its docs may be out of date"
+    )
+    assert not freshness("2026-11-28T11:00:00Z", parse_max_age("2h"), now).stale
+    assert freshness("2026-11-28T11:57:00Z", parse_max_age("1m"), now).note("x") == (
+        "x was last indexed 2026-11-28, 3 minutes ago, more than its max_age of 1m: its docs may be out of date"
+    )
+    unknown = freshness(None, parse_max_age("1d"), now)
+    assert not unknown.stale and unknown.note("x") is None  # no date: nothing to flag
+    assert [show_age(parse_max_age(a)) for a in ("2w", "14d", "36h", "90m")] == ["2w", "2w", "36h", "90m"]
