@@ -47,10 +47,10 @@ def add_version(root: Path, label: str) -> None:
     (root / "handbook" / label / "flags.md").write_text(f"# Flags\n\n## Usage\n\nUse the flag of release {label}.\n")
 
 
-def build(root: Path, labels: list[str]) -> None:
-    result = build_versions(
-        load_config(write_config(root, labels)), "handbook", make_provider(ProviderSettings(provider="none"))
-    )
+def build(root: Path, labels: list[str], only: list[str] | None = None) -> None:
+    """Build the versions `labels` name (or `only` these of them); those the config drops are removed."""
+    config = load_config(write_config(root, labels))
+    result = build_versions(config, "handbook", make_provider(ProviderSettings(provider="none")), labels=only)
     assert not result.failed, result.failed
 
 
@@ -100,7 +100,11 @@ async def test_a_version_built_then_one_removed_while_serving(tmp_path: Path) ->
         changes = {t.name: t for t in (await session.list_tools()).tools}["what_changed"]
         assert changes.input_schema["properties"]["to"]["enum"] == ["1.0", "2.0", "3.0"]
 
-        await anyio.to_thread.run_sync(lambda: build(tmp_path, ["2.0", "3.0"]))  # 1.0 leaves the config
+        # 1.0 leaves the config; only 2.0 is rebuilt, so the served 3.0 is not republished: the enum
+        # follows versions.json alone
+        served_meta = (out / "versions" / "3.0" / "metadata.json").stat().st_mtime_ns
+        await anyio.to_thread.run_sync(lambda: build(tmp_path, ["2.0", "3.0"], only=["2.0"]))
+        assert (out / "versions" / "3.0" / "metadata.json").stat().st_mtime_ns == served_meta
         await until(enum, ["2.0", "3.0"])
         gone = await session.call_tool("search_docs", {"query": "flag", "version": "1.0"})
         assert gone.is_error and "1.0" in gone.content[0].text
