@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from ..embedding.query import QueryEmbedder
 
 _T = TypeVar("_T")
+LOCKFILES_SECONDS = 1.0  # how often a server serving --project looks at the project's lockfiles
 QueryModel = Literal["background", "loaded", "none"]
 
 
@@ -118,6 +120,7 @@ class Library:
     _provenance: dict[tuple[Any, ...], Provenance] = field(init=False, default_factory=dict)
     # each re-pinned corpus: what its versions.json and its project's lockfiles looked like when last pinned
     _pins: dict[str, tuple[Any, ...]] = field(init=False, default_factory=dict)
+    _locks_seen: dict[str, tuple[float, tuple[Any, ...]]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.by_name = {corpus.name: corpus for corpus in self.corpora}
@@ -223,15 +226,23 @@ class Library:
         return notes
 
     # -- versions published, removed and re-pinned while serving ------------------------------------
-    @staticmethod
-    def _pin_signature(corpus: Corpus) -> tuple[Any, ...]:
+    def _pin_signature(self, corpus: Corpus) -> tuple[Any, ...]:
+        """versions.json's stat (each request), and the project's lockfiles' (globbing them costs about a
+        millisecond, so at most every LOCKFILES_SECONDS)."""
         from ..fsutil import file_stat
         from ..output.layout import OutputLayout
         from ..versions.lockfiles import lockfiles_signature
 
         assert corpus.versions_out is not None
         manifest = file_stat(OutputLayout(corpus.versions_out).versions_manifest)
-        return (tuple(manifest or ()), lockfiles_signature(corpus.project) if corpus.project else ())
+        locks: tuple[Any, ...] = ()
+        if corpus.project is not None:
+            now = time.monotonic()
+            checked = self._locks_seen.get(corpus.name)
+            if checked is None or now - checked[0] >= LOCKFILES_SECONDS:
+                checked = self._locks_seen[corpus.name] = (now, lockfiles_signature(corpus.project))
+            locks = checked[1]
+        return (tuple(manifest or ()), locks)
 
     def pins(self) -> tuple[Any, ...]:
         """What the served versions were last chosen from: tool schemas listing versions follow it."""
