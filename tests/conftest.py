@@ -8,8 +8,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import mcp.client.stdio  # noqa: F401 - see below
 import pytest
 from click.testing import CliRunner
+
+# The SDK's stdio_client binds its `errlog=sys.stderr` default when mcp.client.stdio is first imported.
+# Imported first inside a CliRunner invocation (`eval run` imports it lazily), that default would be
+# CliRunner's captured stream for the rest of the process, and every later stdio session a test opens
+# without an errlog would fail with `fileno`. Importing it here binds the real stderr.
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
