@@ -22,6 +22,7 @@ from ..paths import MARKDOWN_SUFFIXES
 from .layout import METADATA, OutputLayout
 from .signature import check_read
 from .vector_index import MAX_DIMENSIONS
+from .versions_manifest import read_manifest, version_label
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -267,6 +268,12 @@ def rebuild_command(metadata_path: Any) -> str:
     """The build that rewrites the index whose metadata.json is at `metadata_path` (a file or an s3:// URL)."""
     text = str(metadata_path)
     out = text.removesuffix("/" + METADATA) if "://" in text else str(Path(text).parent)
+    if version_label(out) is not None:  # one version of a versioned corpus: its config builds every version
+        try:
+            corpus = (read_manifest(Path(out).parent.parent) or {}).get("corpus")
+        except DocsMcpError:
+            corpus = None
+        return f"docs-mcp build --config docs-mcp.yaml --corpus {shlex.quote(str(corpus or 'NAME'))}"
     return f"docs-mcp build --docs-dir DOCS --index {shlex.quote(out)}"
 
 

@@ -5,6 +5,7 @@ default; `mcp-config --project` writes a server entry that pins the same way."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -171,3 +172,16 @@ async def test_version_argument_answers_from_another_indexed_version(handbook: P
         assert "new flag" in newer.content[0].text and "old flag" in older.content[0].text
         bad = await client.call_tool("search_docs", {"query": "flag", "version": "9.9"})
         assert bad.is_error
+
+
+def test_a_version_of_another_schema_names_the_build_of_its_corpus(handbook: Path, tmp_path: Path) -> None:
+    """A version folder is rebuilt by its corpus's config (every version), not by `--docs-dir --index`."""
+    out = tmp_path / "handbook"
+    shutil.copytree(handbook, out)
+    meta_path = out / "versions" / "1.0" / "metadata.json"
+    meta = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps({**meta, "schema_version": meta["schema_version"] - 1}))
+    result = docs_mcp("search", "--index", out / "versions" / "1.0", "flag")
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "`docs-mcp build --config docs-mcp.yaml --corpus handbook`" in lines[0], lines
