@@ -883,6 +883,20 @@ def _served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> li
     help="Flag a corpus whose index is older than AGE (30d, 12h, 2w) in the search_docs description, the "
     "corpora resource and its answers [default: each corpus's max_age in docs-mcp.yaml; else none].",
 )
+@click.option(
+    "--shared",
+    is_flag=True,
+    help="stdio: hand this session to a resident server for the same index and options (started on first "
+    "use, forking a process per session after its imports), so sessions start at once and share memory.",
+)
+@click.option(
+    "--shared-idle-timeout",
+    type=float,
+    default=600.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --shared: a resident server this command starts exits after this long without a session.",
+)
 @weight_options
 @fail_cleanly
 def serve(
@@ -904,10 +918,19 @@ def serve(
     verify_key: Path | None,
     project: Path | None,
     max_age: Any,
+    shared: bool,
+    shared_idle_timeout: float,
     **weights: Any,
 ) -> None:
     """Serve one index, or several corpora together, over MCP: search_docs, get_doc and the corpora's prompts."""
     import math
+
+    if shared:  # reached through `python -m docs_mcp_core.cli`; the console script attaches before importing this
+        from .shared_session import main as attach
+
+        if "serve" not in sys.argv:
+            raise DocsMcpError("--shared: run the `docs-mcp serve` command (it hands its stdin and stdout over)")
+        attach(sys.argv[sys.argv.index("serve") :])
 
     import anyio
 

@@ -29,6 +29,7 @@ from ..errors import DocsMcpError
 from ..failpoints import pause
 from ..output.metadata import Prompt
 from ..output.objectstore import location
+from ..process import exit_now
 from ..search import Library, SearchError, Served, Weights
 from . import tools
 from .mustache import TemplateError, render
@@ -559,7 +560,7 @@ def serve_then_exit(serve: Callable[[], None]) -> NoReturn:
             stream.flush()
         except (OSError, ValueError):  # the client may have closed the pipe already
             pass
-    os._exit(code)
+    exit_now(code)
 
 
 def ready_line(docs: DocsServer, transport: str) -> str:
