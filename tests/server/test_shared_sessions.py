@@ -97,6 +97,17 @@ async def open_session(stack: AsyncExitStack, params: StdioServerParameters) -> 
     return client, pid
 
 
+@pytest.fixture
+def folder(tmp_path: Path):
+    """The sockets' folder (DOCS_MCP_SHARED_DIR); the residents started in it are ended afterwards."""
+    folder = tmp_path / "s"
+    yield folder
+    for log in folder.glob("*.log"):
+        for pid in residents(log.read_text()):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+
 async def test_two_sessions_share_one_resident_and_answer_as_a_plain_server(example_index: Path, folder: Path) -> None:
     plain = StdioServerParameters(command=sys.executable, args=serve_args(example_index), env=dict(os.environ))
     async with AsyncExitStack() as stack:
@@ -194,12 +205,12 @@ def test_the_launcher_exits_as_its_child_does(example_index: Path, folder: Path)
     assert len(residents(the_log(folder))) == 1
 
 
-def test_http_is_refused_with_one_line(example_index: Path, tmp_path: Path) -> None:
+def test_http_is_refused_with_one_line(example_index: Path, folder: Path) -> None:
     done = subprocess.run(
         [sys.executable, *shared_command(example_index), "--transport", "http"],
         capture_output=True,
         text=True,
-        env={**os.environ, "DOCS_MCP_SHARED_DIR": str(tmp_path / "s")},
+        env={**os.environ, "DOCS_MCP_SHARED_DIR": str(folder)},
         timeout=WAIT,
     )
     assert done.returncode == 1
