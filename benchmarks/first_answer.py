@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -40,17 +41,24 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.processes import (  # noqa: E402
+    Memory,
     Server,
     checkout,
     children,
     cpu_seconds,
+    forked_sessions,
     memory,
     percentile,
     reference,
+    residents,
     search,
     servers_stderr,
+    session_child,
+    shared_checkout,
+    stop_residents,
 )
 from benchmarks.unseen import UnseenQueries  # noqa: E402
+from docs_mcp_core.shared_session import FIRST_ENV  # noqa: E402
 
 POLL_SECONDS = 0.02  # between searches while waiting for a hybrid answer
 HYBRID_WAIT = 120.0  # seconds a server may take to answer hybrid before the run fails
@@ -73,17 +81,29 @@ def build_indexes(work: Path, copies: int = 1) -> dict[str, Path]:
     return built
 
 
-async def first_answer(server: Server, index: Path, asked: UnseenQueries, hybrid: bool, errlog: Any) -> dict[str, Any]:
-    """One fresh server: the times (ms from spawn) of its first answers, the first one's mode, peak RSS."""
+def session_processes(server: Server, launcher: int, forked_before: list[int], cold: bool) -> list[int]:
+    """The processes serving a session: the server itself; for `--shared`, the launcher and the child a
+    resident forked for it (none when the launcher served a first session itself: FIRST_ENV=serve)."""
+    if server.shared is None or (cold and server.env.get(FIRST_ENV) == "serve"):
+        return [launcher]
+    return [launcher, session_child(server.shared, forked_before)]
+
+
+async def first_answer(
+    server: Server, index: Path, asked: UnseenQueries, hybrid: bool, errlog: Any, cold: bool = False
+) -> dict[str, Any]:
+    """One fresh server: the times (ms from spawn) of its first answers, the first one's mode, peak RSS.
+    For `--shared`: a new session of a running resident, or with `cold` the session that starts one."""
     before = children()
+    forked_before = forked_sessions(server.shared) if server.shared else []
     started = time.perf_counter()
     async with Client(stdio_client(server.params(index), errlog=errlog), mode="legacy") as client:
         initialized = time.perf_counter() - started
-        pid = next(iter(children() - before))
-        cpu_init = cpu_seconds(pid)
+        pids = session_processes(server, next(iter(children() - before)), forked_before, cold)
+        cpu_init = sum(cpu_seconds(pid) for pid in pids)
         _, answer = await search(client.session, next(iter(asked)))
         first = time.perf_counter() - started
-        cpu_first = cpu_seconds(pid)
+        cpu_first = sum(cpu_seconds(pid) for pid in pids)
         mode = answer.get("mode", "-")
         to_hybrid = first if mode == "hybrid" else None
         while hybrid and to_hybrid is None:
@@ -93,14 +113,15 @@ async def first_answer(server: Server, index: Path, asked: UnseenQueries, hybrid
             _, answer = await search(client.session, next(iter(asked)))
             if answer.get("mode") == "hybrid":
                 to_hybrid = time.perf_counter() - started
-        rss = memory(pid).peak_rss
+        held = sum((memory(pid) for pid in pids), Memory())
     return {
         "init": initialized * 1000,
         "first": first * 1000,
         "search": (first - initialized) * 1000,
         "mode": mode,
         "hybrid": to_hybrid * 1000 if to_hybrid is not None else None,
-        "rss": rss,
+        "rss": held.peak_rss,
+        "pss": held.pss,
         "cpu_init": cpu_init * 1000,
         "cpu_first": cpu_first * 1000,
     }
@@ -117,9 +138,35 @@ def run(
                 index = server.index_for(mode, ours)
                 if index is None:
                     continue
+                if server.shared and n == 0:  # its resident's start is not a run: `cold` measures that
+                    anyio.run(first_answer, server, index, asked, False, errlog)
                 sample = anyio.run(first_answer, server, index, asked, mode == "hybrid", errlog)
                 results[mode][server.name].append(sample)
         print(f"run {n + 1}/{runs} done", file=sys.stderr, flush=True)
+    return results
+
+
+def cold_runs(
+    folder: Path, indexes: dict[str, Path], runs: int, asked: UnseenQueries, errlog: Any
+) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """The first `--shared` session, with no resident running: the launcher waiting for the resident it
+    starts (FIRST_ENV=wait, the default) or serving that session itself (serve), alternating."""
+    kinds = [
+        shared_checkout(f"--shared, first session, {first}", folder, {FIRST_ENV: first}) for first in ("wait", "serve")
+    ]
+    results: dict[str, dict[str, list[dict[str, Any]]]] = {mode: {k.name: [] for k in kinds} for mode in indexes}
+    for n in range(runs):
+        for mode, index in indexes.items():
+            for kind in kinds[n % 2 :] + kinds[: n % 2]:
+                stop_residents(folder)
+                started = len(residents(folder))
+                sample = anyio.run(first_answer, kind, index, asked, mode == "hybrid", errlog, True)
+                results[mode][kind.name].append(sample)
+                deadline = time.monotonic() + HYBRID_WAIT  # a resident starting beside a session served plainly
+                while len(residents(folder)) == started and time.monotonic() < deadline:
+                    time.sleep(0.05)
+        print(f"cold run {n + 1}/{runs} done", file=sys.stderr, flush=True)
+    stop_residents(folder)
     return results
 
 
@@ -129,7 +176,7 @@ def table(results: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
     lines = [
         "| mode | server | runs | spawn → initialize | → first search answered | that search alone "
         "| server CPU to initialize / to first answer (p50) | first answer hybrid | → first hybrid answer "
-        "| peak RSS MB (p50) |",
+        "| peak RSS / PSS MB (p50) |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     ratios = []
@@ -148,7 +195,7 @@ def table(results: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
                 f"| {mode} | {name} | {len(samples)} | {pp('init')} | {pp('first')} | {pp('search')} "
                 f"| {percentile([s['cpu_init'] for s in samples], 50):.0f} / "
                 f"{percentile([s['cpu_first'] for s in samples], 50):.0f} | {hybrid}/{len(samples)} | {pp('hybrid') if mode == 'hybrid' else '–'} "
-                f"| {percentile([s['rss'] for s in samples], 50):.0f} |"
+                f"| {percentile([s['rss'] for s in samples], 50):.0f} / {percentile([s['pss'] for s in samples], 50):.0f} |"
             )
             if name != first_name and by_server[first_name]:
                 ratios.append((mode, name, first_name, samples, by_server[first_name]))
@@ -173,8 +220,10 @@ def table(results: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
 
 
 def servers_from(args: argparse.Namespace) -> list[Server]:
-    """This checkout first, then --baseline, then --reference."""
+    """This checkout first, then with --shared, then --baseline, then --reference."""
     servers = [checkout("this checkout")]
+    if args.shared:
+        servers.append(shared_checkout("this checkout --shared", args.shared_dir))
     if args.baseline:
         servers.append(checkout(f"baseline {args.baseline}", args.baseline.resolve()))
     if args.reference:
@@ -193,6 +242,9 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reference", help="a stdio MCP server command serving its own index, {index} standing for it")
     parser.add_argument("--reference-index", type=Path, help="with --reference: its text-only index")
     parser.add_argument("--reference-hybrid-index", type=Path, help="with --reference: its index with vectors")
+    parser.add_argument(
+        "--shared", action="store_true", help="also this checkout's `serve --shared` sessions (one resident per index)"
+    )
     parser.add_argument("--json", type=Path, help="also write every sample to this file")
 
 
@@ -216,20 +268,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_server_options(parser)
     parser.add_argument("--runs", type=int, default=10, help="fresh sessions per server and mode (default 10)")
+    parser.add_argument(
+        "--cold", type=int, default=0, help="with --shared: first sessions with no resident running (default 0)"
+    )
     args = parser.parse_args()
     indexes = indexes_from(args, parser)
+    args.shared_dir = Path(tempfile.mkdtemp(prefix="docs-mcp-shared-"))
     servers = servers_from(args)
     asked = UnseenQueries.for_index(indexes.get("text") or indexes["hybrid"])
+    cold: dict[str, dict[str, list[dict[str, Any]]]] = {}
     with servers_stderr() as errlog:
-        results = run(servers, indexes, args.runs, asked, errlog)
+        try:
+            results = run(servers, indexes, args.runs, asked, errlog)
+            if args.shared and args.cold:
+                cold = cold_runs(args.shared_dir, indexes, args.cold, asked, errlog)
+        finally:
+            stop_residents(args.shared_dir)
+            shutil.rmtree(args.shared_dir, ignore_errors=True)
     print(
         f"{', '.join(f'{m}: {p}' for m, p in indexes.items())}; {args.runs} runs, a fresh server per run, the "
         f"servers' order rotating; times in ms (p50 / p95); {asked.taken} distinct queries from a pool of "
         f"{len(asked)}, none sent twice\n"
     )
     print(table(results))
+    if cold:
+        print(f"\nThe first --shared session, no resident running ({args.cold} runs each):\n")
+        print(table(cold))
     if args.json:
-        args.json.write_text(json.dumps(results, indent=1))
+        args.json.write_text(json.dumps({"runs": results, "cold": cold}, indent=1))
 
 
 if __name__ == "__main__":

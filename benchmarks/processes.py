@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
+import signal
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,6 +37,7 @@ class Server:
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: Path = REPO
     indexes: Mapping[str, Path] | None = None  # its own index per mode ("text", "hybrid"), when not ours
+    shared: Path | None = None  # `serve --shared`: the folder of its residents' sockets and logs
 
     def index_for(self, mode: str, ours: Path) -> Path | None:
         """The index this server serves for a mode, given ours; None when it has none for that mode."""
@@ -50,6 +54,69 @@ def checkout(name: str, code: Path | None = None) -> Server:
     env = {**os.environ, "PYTHONPATH": str(code)} if code else dict(os.environ)
     command = (sys.executable, "-m", "docs_mcp_core.cli", "serve", "--index", "{index}")
     return Server(name, command, env, code or REPO)
+
+
+def shared_checkout(name: str, folder: Path, env: Mapping[str, str] | None = None) -> Server:
+    """`docs-mcp serve --shared` of this checkout, through the console script's module (console.py: the
+    launcher imports no CLI), its residents' sockets and logs in `folder`."""
+    env = {**os.environ, **(env or {}), "DOCS_MCP_SHARED_DIR": str(folder)}
+    command = (sys.executable, "-m", "docs_mcp_core.console", "serve", "--index", "{index}", "--shared")
+    return Server(name, command, env, REPO, shared=folder)
+
+
+def _logged(folder: Path, pattern: str) -> list[int]:
+    found: list[int] = []
+    for log in sorted(folder.glob("*.log")):
+        found += [int(pid) for pid in re.findall(pattern, log.read_text())]
+    return found
+
+
+def residents(folder: Path) -> list[int]:
+    """The residents that started serving in a shared server's folder, oldest first, gone ones included."""
+    return _logged(folder, r"docs-mcp resident (\d+): serving ")
+
+
+def forked_sessions(folder: Path) -> list[int]:
+    """The session processes residents forked in that folder, oldest first."""
+    return _logged(folder, r"session (\d+) started")
+
+
+def session_child(folder: Path, before: list[int], wait: float = 30.0) -> int:
+    """The session a resident forked since `before` was read (its log line may follow the fork by a moment)."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        new = [pid for pid in forked_sessions(folder) if pid not in before]
+        if new:
+            return new[0]
+        time.sleep(0.01)
+    raise SystemExit(f"error: no session forked in {folder} within {wait:.0f} s (see its log)")
+
+
+def parent(pid: int) -> int:
+    """A process's parent (a forked session's: its resident)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def alive(pids: list[int]) -> list[int]:
+    """Those of the processes still running (not gone, not zombies)."""
+    found = []
+    for pid in pids:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def stop_residents(folder: Path) -> None:
+    """SIGTERM to every resident still running in the folder (they leave their sessions serving)."""
+    for pid in alive(residents(folder)):
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(500):
+            if not alive([pid]):
+                break
+            time.sleep(0.01)
 
 
 def reference(command: str, text_index: Path | None, hybrid_index: Path | None) -> Server:
@@ -108,10 +175,11 @@ def _kb(lines: list[str], key: str) -> float:
     return next((int(line.split()[1]) for line in lines if line.startswith(key + ":")), 0) / 1024
 
 
-def memory(pid: int) -> Memory:
-    """The memory of a process and its children (all zero for a process that has gone)."""
+def memory(pid: int, tree: bool = True) -> Memory:
+    """The memory of a process and its children, or with `tree` False of the process alone (a resident,
+    whose children are sessions counted on their own); all zero for a process that has gone."""
     total = Memory()
-    for member in descendants(pid):
+    for member in descendants(pid) if tree else [pid]:
         try:
             status = Path(f"/proc/{member}/status").read_text().splitlines()
             rollup = Path(f"/proc/{member}/smaps_rollup").read_text().splitlines()

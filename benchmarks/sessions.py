@@ -24,8 +24,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -38,16 +40,26 @@ from mcp.client.stdio import stdio_client
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.first_answer import HYBRID_WAIT, POLL_SECONDS, add_server_options, indexes_from, servers_from  # noqa: E402
+from benchmarks.first_answer import (  # noqa: E402
+    HYBRID_WAIT,
+    POLL_SECONDS,
+    add_server_options,
+    indexes_from,
+    servers_from,
+    session_processes,
+)
 from benchmarks.processes import (  # noqa: E402
     Memory,
     Server,
     children,
     descendants,
+    forked_sessions,
     memory,
+    parent,
     percentile,
     search,
     servers_stderr,
+    stop_residents,
 )
 from benchmarks.unseen import UnseenQueries  # noqa: E402
 
@@ -58,14 +70,15 @@ async def sessions(
     """n servers of one kind on `index`: per-server memory after the searches, their sum, search p50/p95,
     and how many of the others answered after one was killed."""
     async with AsyncExitStack() as stack:
-        clients, pids = [], []
+        clients, pids = [], []  # per session, the processes serving it (session_processes)
         for _ in range(n):
             before = children()
+            forked_before = forked_sessions(server.shared) if server.shared else []
             client = await stack.enter_async_context(
                 Client(stdio_client(server.params(index), errlog=errlog), mode="legacy")
             )
             clients.append(client)
-            pids.append(next(iter(children() - before)))
+            pids.append(session_processes(server, next(iter(children() - before)), forked_before, False))
         started = time.perf_counter()
         waiting = set(range(n))  # each answers one search (which opens its index) before the measured ones
         while waiting:
@@ -84,11 +97,14 @@ async def sessions(
                 _, answer = await search(client.session, query)
                 times.append((time.perf_counter() - t) * 1000)
                 modes.add(answer.get("mode", "-"))
-        each = [memory(pid) for pid in pids]
-        total = sum(each, Memory())
+        each = [sum((memory(pid) for pid in session), Memory()) for session in pids]
+        # with --shared, the residents the sessions were forked from count once, in the sum only
+        forked_from = {parent(session[-1]) for session in pids} if server.shared else set()
+        resident = sum((memory(pid, tree=False) for pid in forked_from), Memory())
+        total = sum(each, resident)
         answered = 0
-        if n > 1:  # isolation: the others go on answering when one server dies
-            for pid in reversed(descendants(pids[0])):
+        if n > 1:  # isolation: the others go on answering when one server dies (with --shared: its forked child)
+            for pid in reversed(descendants(pids[0][-1])):
                 os.kill(pid, signal.SIGKILL)
             query = next(iter(asked))
             for client in clients[1:]:
@@ -102,6 +118,7 @@ async def sessions(
         "n": n,
         "each": [m.__dict__ for m in each],
         "sum": total.__dict__,
+        "resident": resident.__dict__,
         "p50": percentile(times, 50),
         "p95": percentile(times, 95),
         "modes": sorted(modes),
@@ -125,6 +142,8 @@ def run(
                 index = server.index_for(mode, ours)
                 if index is not None:
                     found = anyio.run(sessions, server, index, n, searches, asked, mode == "hybrid", errlog)
+                    if server.shared:  # alone on the machine, as the other kinds' servers are
+                        stop_residents(server.shared)
                     results[mode][server.name].append(found)
         print(f"round {r + 1}/{rounds} done", file=sys.stderr, flush=True)
     return results
@@ -135,8 +154,8 @@ def table(results: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
     and PSS, search p50/p95 and the isolation check."""
     lines = [
         "| mode | server | sessions | PSS sum MB (anon / file) | RSS sum MB | per server: peak RSS / PSS MB "
-        "| search p50 / p95 ms | modes | answered after one was killed |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| of which the resident: PSS MB | search p50 / p95 ms | modes | answered after one was killed |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for mode, by_server in results.items():
         for name, found in by_server.items():
@@ -148,12 +167,13 @@ def table(results: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
 
             n = found[0]["n"]
             peak = med(lambda f: max(e["peak_rss"] for e in f["each"]))
-            pss_each = med(lambda f: f["sum"]["pss"] / f["n"])
+            pss_each = med(lambda f: (f["sum"]["pss"] - f.get("resident", {}).get("pss", 0.0)) / f["n"])
             killed = ", ".join(f"{f['answered_after_kill']}/{n - 1}" for f in found) if n > 1 else "–"
             lines.append(
                 f"| {mode} | {name} | {n} | {med(lambda f: f['sum']['pss']):.0f} "
                 f"({med(lambda f: f['sum']['pss_anon']):.0f} / {med(lambda f: f['sum']['pss_file']):.0f}) "
                 f"| {med(lambda f: f['sum']['rss']):.0f} | {peak:.0f} / {pss_each:.0f} "
+                f"| {med(lambda f: f.get('resident', {}).get('pss', 0.0)):.0f} "
                 f"| {med(lambda f: f['p50']):.2f} / {med(lambda f: f['p95']):.2f} "
                 f"| {'+'.join(sorted({m for f in found for m in f['modes']}))} | {killed} |"
             )
@@ -171,10 +191,15 @@ def main() -> None:
     if args.sessions < 1:
         parser.error("--sessions: at least 1")
     indexes = indexes_from(args, parser)
+    args.shared_dir = Path(tempfile.mkdtemp(prefix="docs-mcp-shared-"))
     servers = servers_from(args)
     asked = UnseenQueries.for_index(indexes.get("text") or indexes["hybrid"])
     with servers_stderr() as errlog:
-        results = run(servers, indexes, args.sessions, args.searches, args.rounds, asked, errlog)
+        try:
+            results = run(servers, indexes, args.sessions, args.searches, args.rounds, asked, errlog)
+        finally:
+            stop_residents(args.shared_dir)
+            shutil.rmtree(args.shared_dir, ignore_errors=True)
     print(
         f"{', '.join(f'{m}: {p}' for m, p in indexes.items())}; {args.sessions} stdio servers per kind, "
         f"{args.searches} searches each after they answered hybrid (on an index with vectors), queries new to "

@@ -2,7 +2,7 @@
 
 Started by a launcher (shared_session.py) that found none for its index and options, in a session of
 its own, logging to a file beside its socket. It imports the server's modules (the MCP SDK, lancedb,
-pyarrow, numpy, onnxruntime and docs-mcp's own), freezes them out of the garbage collector's walks
+pyarrow, numpy and docs-mcp's own), freezes them out of the garbage collector's walks
 (so the children's collections do not write to the shared pages), and listens on a Unix socket. For
 each launcher that connects and hands over its stdin, stdout and stderr, it forks a child that runs
 `docs-mcp serve` on them exactly as a plain server does: reads metadata.json, opens the index, loads
@@ -12,7 +12,9 @@ Why the resident opens nothing itself: a process must not fork once it has start
 runtime, onnxruntime's pools, the model loader, an event loop), as a child gets the memory of those
 threads' locks and none of the threads. The resident stays single-threaded (checked before each fork);
 each child starts its own threads. So a child always serves the index as it is published when the
-session starts, and a republish reaches it the way it reaches a plain server.
+session starts, and a republish reaches it the way it reaches a plain server. The query model is not
+loaded here either: `import onnxruntime` starts a thread of its own, so each child imports it and loads
+the model in the background, as a plain server does (the model file is a shared memory map anyway).
 
 The child watches the connection to its launcher: when the launcher dies (its client killed it), the
 child ends too. It tells the launcher its exit code before it ends; when it dies by a signal, the
@@ -53,15 +55,19 @@ def log(message: str) -> None:
 
 
 def warm() -> int:
-    """Import what a session's server imports (no thread started, nothing opened); returns the modules loaded."""
+    """Import what a session's server imports (no thread started, nothing opened); returns the modules loaded.
+    Not onnxruntime: its import starts a thread."""
+    import anyio._backends._asyncio  # noqa: F401 - anyio.run's backend, loaded on first use
     import lancedb  # noqa: F401
     import mcp.server.stdio  # noqa: F401
     import pyarrow  # noqa: F401
+    import tokenizers  # noqa: F401
 
     from . import cli  # noqa: F401
-    from .embedding import query  # noqa: F401
+    from .embedding import local_onnx, query  # noqa: F401
     from .search import engine  # noqa: F401
     from .server import app, stdio_pipes  # noqa: F401
+    from .versions import serving  # noqa: F401
 
     return len(sys.modules)
 
