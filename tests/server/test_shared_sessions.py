@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +21,8 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.server.conftest import serve_args
+from tests.conftest import EXAMPLE_DOCS
+from tests.server.conftest import build_index, serve_args
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -215,3 +217,21 @@ def test_http_is_refused_with_one_line(example_index: Path, folder: Path) -> Non
     )
     assert done.returncode == 1
     assert done.stderr.startswith("error: --shared is for stdio sessions") and "Traceback" not in done.stderr
+
+
+async def test_a_republished_index_reaches_live_and_new_shared_sessions(tmp_path: Path, folder: Path) -> None:
+    docs = tmp_path / "docs"
+    shutil.copytree(EXAMPLE_DOCS, docs)
+    index = build_index(docs, tmp_path / "index")
+    zebra = {"query": "zebra crossing rules", "limit": 3}
+    async with AsyncExitStack() as stack:
+        live, _ = await open_session(stack, shared_params(index, folder))
+        before = json.loads((await live.call_tool("search_docs", zebra)).content[0].text)
+        assert not any(h["filepath"] == "guides/zebra.md" for h in before["hits"])
+        (docs / "guides" / "zebra.md").write_text("# Zebra crossing rules\n\nCouriers stop at every zebra crossing.\n")
+        build_index(docs, index)
+        later, _ = await open_session(stack, shared_params(index, folder))  # forked after the publish
+        for client in (live, later):
+            after = json.loads((await client.call_tool("search_docs", zebra)).content[0].text)
+            assert after["hits"][0]["chunk_id"] == "guides/zebra.md#_preamble"
+        assert len(residents(the_log(folder))) == 1
