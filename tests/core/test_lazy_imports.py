@@ -150,3 +150,18 @@ def test_serving_indexes_named_by_path_reads_no_config_and_imports_no_provider(t
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["loaded"] == [], "serve --index imported the config model and every provider"
     assert found["names"] == ["index", "named"]
+
+
+LAUNCHER_PROBE = """
+import json, sys
+before = set(sys.modules)
+from docs_mcp_core import console, shared_session
+ours = sorted(m for m in set(sys.modules) - before if m.split(".")[0] not in sys.stdlib_module_names)
+print(json.dumps(ours))
+"""
+
+
+def test_a_shared_sessions_launcher_imports_nothing_but_the_standard_library() -> None:
+    """`docs-mcp serve --shared` starts in tens of milliseconds: no click, no MCP SDK, no docs-mcp command."""
+    done = subprocess.run([sys.executable, "-c", LAUNCHER_PROBE], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == ["docs_mcp_core", "docs_mcp_core.console", "docs_mcp_core.shared_session"]
