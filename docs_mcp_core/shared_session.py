@@ -46,6 +46,10 @@ KEY_ENV_PREFIXES = (
     "PYTHON",
 )
 KEY_ENV_NAMES = ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")
+# glibc gives each thread that allocates an arena of its own; a session's LanceDB and model threads do
+# little allocating, and each arena is memory a session holds alone. Read at a process's start: so
+# set for the resident, whose sessions inherit it.
+RESIDENT_ENV = {"MALLOC_ARENA_MAX": "2"}
 OPTION = "--shared"
 IDLE_OPTION = "--shared-idle-timeout"
 
@@ -158,7 +162,7 @@ def start_resident(args: list[str], name: str, where: dict[str, str], idle: floa
                 os.dup2(log, 2)
                 os.close(ready_r)
                 os.set_inheritable(ready_w, True)
-                os.execv(sys.executable, command)
+                os.execve(sys.executable, command, {**RESIDENT_ENV, **os.environ})
         finally:
             os._exit(0)
     os.close(ready_w)
@@ -242,6 +246,9 @@ def main(argv: list[str]) -> None:
     args, idle = split_options(argv)
     if wants_http(args):
         raise SystemExit(f"error: {OPTION} is for stdio sessions; an HTTP server is shared by its clients already")
+    if not sys.platform.startswith("linux"):  # the resident watches its children through pidfds
+        print(f"docs-mcp: {OPTION} works on Linux only; serving this session on its own", file=sys.stderr)
+        serve_plainly(args)
     try:
         folder = place()
     except LauncherError as exc:
