@@ -249,6 +249,7 @@ def main(argv: list[str]) -> int:
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
+        log("another resident holds the lock: waiting for it to listen")
         wait_for_other(where["sock"])
         os.write(ready, b"ready\n")
         return 0

@@ -176,10 +176,10 @@ INITIALIZE = {
 }
 
 
-def started_launcher(index: Path, folder: Path) -> subprocess.Popen[bytes]:
-    """A launcher whose session has answered initialize."""
+def started_launcher(index: Path, folder: Path, *extra: str, wait: bool = True) -> subprocess.Popen[bytes]:
+    """A launcher sent initialize; with `wait`, its session has answered it."""
     proc = subprocess.Popen(
-        [sys.executable, *shared_command(index)],
+        [sys.executable, *shared_command(index), *extra],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -188,7 +188,8 @@ def started_launcher(index: Path, folder: Path) -> subprocess.Popen[bytes]:
     assert proc.stdin and proc.stdout
     proc.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
     proc.stdin.flush()
-    assert json.loads(proc.stdout.readline())["id"] == 1
+    if wait:
+        assert json.loads(proc.stdout.readline())["id"] == 1
     return proc
 
 
@@ -235,3 +236,26 @@ async def test_a_republished_index_reaches_live_and_new_shared_sessions(tmp_path
             after = json.loads((await client.call_tool("search_docs", zebra)).content[0].text)
             assert after["hits"][0]["chunk_id"] == "guides/zebra.md#_preamble"
         assert len(residents(the_log(folder))) == 1
+
+
+def test_an_idle_resident_removes_its_socket_and_exits(example_index: Path, folder: Path) -> None:
+    session = started_launcher(example_index, folder, "--shared-idle-timeout", "1")
+    assert session.stdin
+    session.stdin.close()
+    assert session.wait(WAIT) == 0
+    (resident,) = residents(the_log(folder))
+    assert wait_gone(resident)
+    assert not list(folder.glob("*.sock"))
+    assert "no session for 1 s: exiting" in the_log(folder)
+
+
+def test_launchers_started_together_share_one_resident(example_index: Path, folder: Path) -> None:
+    """Each finds no resident and starts one: the one that gets the lock serves both sessions."""
+    together = [started_launcher(example_index, folder, wait=False) for _ in range(3)]
+    for session in together:
+        assert session.stdin and session.stdout
+        assert json.loads(session.stdout.readline())["id"] == 1
+        session.stdin.close()
+        assert session.wait(WAIT) == 0
+    log = the_log(folder)
+    assert len(residents(log)) == 1 and len(sessions(log)) == 3
