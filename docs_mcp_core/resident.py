@@ -239,6 +239,15 @@ def wait_for_other(path: str) -> None:
         time.sleep(POLL)
 
 
+def say_ready(fd: int) -> None:
+    """Tell the launcher that started this resident that it listens (it may have gone: then nobody hears)."""
+    try:
+        os.write(fd, b"ready\n")
+    except OSError:
+        pass
+    os.close(fd)
+
+
 def main(argv: list[str]) -> int:
     """`python -m docs_mcp_core.resident NAME IDLE READY_FD -- serve ARGS…` (started by shared_session)."""
     name, idle, ready_fd, _, *args = argv
@@ -251,7 +260,7 @@ def main(argv: list[str]) -> int:
     except BlockingIOError:
         log("another resident holds the lock: waiting for it to listen")
         wait_for_other(where["sock"])
-        os.write(ready, b"ready\n")
+        say_ready(ready)
         return 0
     started = time.monotonic()
     for name, value in QUIET_ENV.items():
@@ -266,8 +275,7 @@ def main(argv: list[str]) -> int:
         f"serving {' '.join(args)} in {os.getcwd()}: {modules} modules imported in "
         f"{time.monotonic() - started:.2f} s; {quiet} threads"
     )
-    os.write(ready, b"ready\n")
-    os.close(ready)
+    say_ready(ready)
 
     def stop(signum: int, frame: object) -> None:
         raise SystemExit(0)

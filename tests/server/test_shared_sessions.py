@@ -259,3 +259,20 @@ def test_launchers_started_together_share_one_resident(example_index: Path, fold
         assert session.wait(WAIT) == 0
     log = the_log(folder)
     assert len(residents(log)) == 1 and len(sessions(log)) == 3
+
+
+def test_a_resident_whose_launcher_was_killed_while_it_started_serves_the_next_session(
+    example_index: Path, folder: Path
+) -> None:
+    first = started_launcher(example_index, folder, wait=False)
+    deadline = time.monotonic() + WAIT
+    while not list(folder.glob("*.lock")) and time.monotonic() < deadline:  # the resident is starting
+        time.sleep(0.01)
+    first.kill()  # before the resident could say it listens
+    first.wait(WAIT)
+    second = started_launcher(example_index, folder)
+    assert second.stdin
+    second.stdin.close()
+    assert second.wait(WAIT) == 0
+    log = the_log(folder)
+    assert len(residents(log)) == 1 and len(sessions(log)) == 1 and "Traceback" not in log
