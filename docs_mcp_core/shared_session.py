@@ -54,13 +54,15 @@ OPTION = "--shared"
 IDLE_OPTION = "--shared-idle-timeout"
 
 
-try:  # the built-in module: hashlib would load OpenSSL, a tenth of this process's start
-    from _sha2 import sha256 as _sha256  # type: ignore[import-not-found]
-except ImportError:
+def _sha256_hex(data: bytes) -> str:
+    """SHA-256 from the interpreter's built-in module: hashlib would load OpenSSL, a tenth of this process's start."""
     try:
-        from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,no-redef]
+        builtin = __import__("_sha2" if sys.version_info >= (3, 12) else "_sha256")
     except ImportError:
-        from hashlib import sha256 as _sha256  # type: ignore[assignment]
+        import hashlib
+
+        return hashlib.sha256(data).hexdigest()
+    return str(builtin.sha256(data).hexdigest())
 
 
 class LauncherError(Exception):
@@ -127,7 +129,7 @@ def key(args: list[str]) -> str:
 
     env = {k: v for k, v in os.environ.items() if k.startswith(KEY_ENV_PREFIXES) or k in KEY_ENV_NAMES}
     what = [args, os.getcwd(), sorted(env.items()), sys.executable, os.path.dirname(__file__), __version__]
-    return _sha256(json.dumps(what).encode()).hexdigest()[:24]
+    return _sha256_hex(json.dumps(what).encode())[:24]
 
 
 def paths(folder: str, name: str) -> dict[str, str]:
