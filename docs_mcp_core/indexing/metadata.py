@@ -67,6 +67,11 @@ def publish_metadata(
         if previous == index.version:  # republished as is: the version before it stays the one to keep
             previous = old.previous_version if old else None
         entry = index.to_json()
+        entry.pop("file_digests", None)  # a kept version's: read again when signing, dropped when not
+        if signer is not None:
+            from ..output.signed_files import digests
+
+            entry["file_digests"] = digests(out, index.table, index.version)
         if isinstance(previous, int) and previous != index.version:
             entry["previous_version"] = previous
         metadata = build_metadata(

@@ -9,4 +9,5 @@ table_files     a table version's files, read without LanceDB; table_checksums t
 build_state     .docs-mcp/files.json, what the next build reuses
 lock            the build lock
 objectstore     outputs on S3-compatible storage
+signature       metadata.json's Ed25519 signature; signed_files the table files it covers; verify `--verify`
 """

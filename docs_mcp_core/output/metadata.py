@@ -50,6 +50,13 @@ class _Published(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
+class FileDigest(_Published):
+    """A table file as a signed build read it (output/signed_files.py)."""
+
+    size: Count
+    sha256: StrictStr
+
+
 class TableVersion(_Published):
     """The table version metadata.json pins (its `index`): what a server opens, and what a build writes,
     republishes or updates."""
@@ -62,6 +69,9 @@ class TableVersion(_Published):
     previous_version: Version | None = None  # the version published before it (kept for readers still on it)
     passages_key: StrictStr | None = None  # its vectors' fingerprints were made under it: a small edit may update them
     vectors: Count | None = None  # vectors in the table, passages included (None: none)
+    # Signed builds: every file of this version (relative to the table folder) with its size and SHA-256,
+    # so the signature covers the bytes a server reads (output/signed_files.py).
+    file_digests: dict[StrictStr, FileDigest] | None = None
     # The data and index files the build wrote for it (relative path -> size, output.table_files records their
     # checksums): the build's own, never in metadata.json.
     files: dict[str, int] = Field(default_factory=dict, exclude=True)

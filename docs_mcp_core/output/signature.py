@@ -143,6 +143,11 @@ def require(location: Path | str, public: Ed25519PublicKey) -> None:
     _REQUIRED[_where(location)] = public
 
 
+def required(location: Path | str) -> bool:
+    """Whether this process verifies the index at `location`."""
+    return _where(location) in _REQUIRED
+
+
 def check_read(metadata_path: Path | str, data: bytes) -> None:
     """Refuse (DocsMcpError, one line) metadata.json bytes read from `metadata_path` that do not verify
     with the key required for its index; nothing to do for an index no key was required for."""

@@ -1,11 +1,14 @@
-"""`--verify PUBKEY`: check a published index's signature now, and require it on every later read (signature.py)."""
+"""`--verify PUBKEY`: check a published index's signature and the table files it covers now, and require
+it on every later read (signature.py, signed_files.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..errors import DocsMcpError
+from . import signed_files
 from .layout import METADATA, OutputLayout
+from .metadata import parse_metadata
 from .objectstore import RemoteOutput, is_remote
 from .signature import check_read, key_id, load_public_key, require
 
@@ -28,4 +31,5 @@ def verify_index(location: Path | str, public_key: Path) -> str:
         raise DocsMcpError(f"refusing the index at {location}: it has no metadata.json to verify")
     require(location, public)
     check_read(path, data)
+    signed_files.check(location, parse_metadata(data, path).index)
     return key_id(public)

@@ -17,9 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from ..output import signed_files
 from ..output.layout import METADATA, OutputLayout
 from ..output.metadata import EmbeddingInfo, TaxonomyKey, require_metadata
 from ..output.objectstore import RemoteOutput, is_remote, location, remote_signature
+from ..output.signature import required
 from ..output.table_checksums import published_files_problem
 from ..output.table_schema import DERIVED_COLUMNS, LIGHT_COLUMNS, SOURCE_URL_COLUMN, vector_column
 from ..output.vector_index import VECTOR_MEMORY_BYTES, has_vector_index
@@ -120,6 +122,8 @@ class PublishedIndex:
             import lancedb
 
             index = self.metadata.index
+            if required(self.out):  # a verifying reader: every file the signature covers, before LanceDB reads one
+                await asyncio.to_thread(signed_files.check, self.out, index)
             if self.remote is None and index is not None:  # before LanceDB reads a damaged file (and may panic)
                 problem = published_files_problem(OutputLayout(self.out), index.table, index.version)
                 if problem:

@@ -154,3 +154,91 @@ async def test_a_verifying_server_switches_only_to_a_newly_published_build_that_
         assert await found(session) == []
         assert docs_mcp(*build_args(docs, out), "--sign", keys[0]).returncode == 0
         assert "kumquat.md#_preamble" in await found(session)
+
+
+def flip_a_byte(data: bytes) -> bytes:
+    """The same number of bytes, one of them changed: what a size check alone would let through."""
+    middle = len(data) // 2
+    return data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1 :]
+
+
+def signed_file(index: Path, prefix: str) -> str:
+    """A data file, or the manifest of the published table version (relative to the table folder)."""
+    from docs_mcp_core.output.table_files import manifests
+
+    if prefix == "_versions/":
+        version = json.loads((index / "metadata.json").read_text())["index"]["version"]
+        return f"_versions/{manifests(index, 'chunks')[version].name}"
+    return f"data/{sorted(p.name for p in (index / '.lancedb' / 'chunks.lance' / 'data').iterdir())[0]}"
+
+
+@pytest.mark.parametrize("prefix", ["data/", "_versions/"])
+def test_a_table_file_changed_after_signing_is_refused_by_name(
+    signed: Path, keys: tuple[Path, Path, Path], prefix: str
+) -> None:
+    path = signed / ".lancedb" / "chunks.lance" / signed_file(signed, prefix)
+    path.write_bytes(flip_a_byte(path.read_bytes()))
+    refused(search_verified(signed, keys[1]), f"its table file {path} does not verify: its SHA-256 is not the one")
+    refused(docs_mcp("serve", "--index", signed, "--verify", keys[1], timeout=60), f"table file {path} does not")
+
+
+def test_table_files_json_rewritten_to_vouch_for_a_changed_data_file_does_not_help(
+    signed: Path, keys: tuple[Path, Path, Path]
+) -> None:
+    from docs_mcp_core.output import table_checksums
+
+    rel = signed_file(signed, "data/")
+    path = signed / ".lancedb" / "chunks.lance" / rel
+    path.write_bytes(flip_a_byte(path.read_bytes()))
+    records_path = signed / ".docs-mcp" / "table-files.json"
+    records = json.loads(records_path.read_text())
+    for files in records["versions"].values():
+        if rel in files:
+            files[rel] = table_checksums.entry(path)
+    records_path.write_text(json.dumps(records))
+    refused(search_verified(signed, keys[1]), f"its table file {path} does not verify")
+
+
+def test_an_index_signed_without_file_digests_is_refused(signed: Path, keys: tuple[Path, Path, Path]) -> None:
+    from docs_mcp_core.output.signature import load_private_key, sign_document
+
+    metadata = signed / "metadata.json"
+    document = json.loads(metadata.read_text())
+    del document["index"]["file_digests"]
+    metadata.write_text(json.dumps(sign_document(document, load_private_key(keys[0]))))
+    refused(search_verified(signed, keys[1]), "names no table files with their SHA-256")
+
+
+@pytest.mark.slow
+def test_an_s3_table_file_rewritten_after_signing_is_refused_by_name(
+    s3_env: dict[str, str],  # noqa: F811
+    tmp_path: Path,
+    keys: tuple[Path, Path, Path],
+) -> None:
+    from docs_mcp_core.output.objectstore import RemoteOutput
+
+    url = "s3://docs/corpora/signed-files"
+    args = ["build", "--docs-dir", str(EXAMPLE), "--out", url, "--state-dir", str(tmp_path / "state")]
+    built = _cli(s3_env, *args, "--embedding-provider", "none", "--sign", str(keys[0]))
+    assert built.returncode == 0, built.stderr
+    assert search_verified(url, keys[1], s3_env).returncode == 0
+    old = dict(os.environ)
+    os.environ.update(s3_env)
+    try:
+        remote = RemoteOutput.parse(url)
+        version = json.loads(remote.read("metadata.json") or b"{}")["index"]["version"]
+        data = sorted(remote.sizes(".lancedb/chunks.lance/data"))[0]
+        for rel in (data, f".lancedb/chunks.lance/_versions/{2**64 - 1 - version:020d}.manifest"):
+            assert remote.size(rel) is not None, rel
+            original = remote.read(rel)
+            assert original is not None
+            remote.put(rel, flip_a_byte(original))
+            os.environ.clear()
+            os.environ.update(old)
+            refused(search_verified(url, keys[1], s3_env), f"its table file {url}/{rel} does not verify")
+            os.environ.update(s3_env)
+            remote.put(rel, original)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    assert search_verified(url, keys[1], s3_env).returncode == 0  # restored: it verifies again
