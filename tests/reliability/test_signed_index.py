@@ -242,3 +242,37 @@ def test_an_s3_table_file_rewritten_after_signing_is_refused_by_name(
         os.environ.clear()
         os.environ.update(old)
     assert search_verified(url, keys[1], s3_env).returncode == 0  # restored: it verifies again
+
+
+def test_a_verifying_reader_checks_the_files_of_each_newly_published_version(
+    tmp_path: Path, keys: tuple[Path, Path, Path]
+) -> None:
+    """What a verifying server does when a new build is published (SearchEngine switches by opening it):
+    the new version's files are checked, even with table-files.json rewritten to vouch for a changed one."""
+    import asyncio
+    import shutil
+
+    from docs_mcp_core.errors import DocsMcpError
+    from docs_mcp_core.output import table_checksums
+    from docs_mcp_core.output.verify import verify_index
+    from docs_mcp_core.search.published import PublishedIndex
+
+    docs, out = tmp_path / "docs", tmp_path / "index"
+    shutil.copytree(EXAMPLE, docs)
+    assert docs_mcp(*build_args(docs, out), "--sign", keys[0]).returncode == 0
+    verify_index(out, keys[1])
+    asyncio.run(PublishedIndex(out).open())
+    before = {p.name for p in (out / ".lancedb" / "chunks.lance" / "data").iterdir()}
+    (docs / "kumquat.md").write_text("# Kumquat crates\n\nShip a kumquat crate with the fruit profile.\n")
+    assert docs_mcp(*build_args(docs, out), "--sign", keys[0]).returncode == 0
+    new = sorted(p for p in (out / ".lancedb" / "chunks.lance" / "data").iterdir() if p.name not in before)
+    assert new
+    new[0].write_bytes(flip_a_byte(new[0].read_bytes()))
+    records_path = out / ".docs-mcp" / "table-files.json"
+    records = json.loads(records_path.read_text())
+    for files in records["versions"].values():
+        if f"data/{new[0].name}" in files:
+            files[f"data/{new[0].name}"] = table_checksums.entry(new[0])
+    records_path.write_text(json.dumps(records))
+    with pytest.raises(DocsMcpError, match=f"its table file {new[0]} does not verify"):
+        asyncio.run(PublishedIndex(out).open())
