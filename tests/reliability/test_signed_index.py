@@ -185,17 +185,21 @@ def test_a_table_file_changed_after_signing_is_refused_by_name(
 def test_table_files_json_rewritten_to_vouch_for_a_changed_data_file_does_not_help(
     signed: Path, keys: tuple[Path, Path, Path]
 ) -> None:
+    """The attack the signature must stop: served text rewritten in place (Lance keeps it as plain
+    bytes), and the build's own checksums rewritten to match; a reader that does not verify serves it."""
     from docs_mcp_core.output import table_checksums
 
-    rel = signed_file(signed, "data/")
-    path = signed / ".lancedb" / "chunks.lance" / rel
-    path.write_bytes(flip_a_byte(path.read_bytes()))
+    folder = signed / ".lancedb" / "chunks.lance" / "data"
+    path = next(p for p in sorted(folder.iterdir()) if b"shipment" in p.read_bytes())
+    path.write_bytes(path.read_bytes().replace(b"shipment", b"SHIPMENT"))
     records_path = signed / ".docs-mcp" / "table-files.json"
     records = json.loads(records_path.read_text())
     for files in records["versions"].values():
-        if rel in files:
-            files[rel] = table_checksums.entry(path)
+        if f"data/{path.name}" in files:
+            files[f"data/{path.name}"] = table_checksums.entry(path)
     records_path.write_text(json.dumps(records))
+    served = docs_mcp("search", "--index", signed, "--text-only", "--json", "cancel a shipment")
+    assert served.returncode == 0 and "SHIPMENT" in served.stdout  # not verifying: the changed text is served
     refused(search_verified(signed, keys[1]), f"its table file {path} does not verify")
 
 
@@ -227,14 +231,20 @@ def test_an_s3_table_file_rewritten_after_signing_is_refused_by_name(
     try:
         remote = RemoteOutput.parse(url)
         version = json.loads(remote.read("metadata.json") or b"{}")["index"]["version"]
-        data = sorted(remote.sizes(".lancedb/chunks.lance/data"))[0]
-        for rel in (data, f".lancedb/chunks.lance/_versions/{2**64 - 1 - version:020d}.manifest"):
-            assert remote.size(rel) is not None, rel
+        data = next(
+            r for r in sorted(remote.sizes(".lancedb/chunks.lance/data")) if b"shipment" in (remote.read(r) or b"")
+        )
+        manifest = f".lancedb/chunks.lance/_versions/{2**64 - 1 - version:020d}.manifest"
+        for rel in (data, manifest):
             original = remote.read(rel)
-            assert original is not None
-            remote.put(rel, flip_a_byte(original))
+            assert original is not None, rel
+            changed = flip_a_byte(original) if rel == manifest else original.replace(b"shipment", b"SHIPMENT")
+            remote.put(rel, changed)
             os.environ.clear()
             os.environ.update(old)
+            if rel == data:  # served as changed by a reader that does not verify: nothing else checks it
+                served = _cli(s3_env, "search", "--index", url, "--text-only", "--json", "cancel a shipment")
+                assert served.returncode == 0 and "SHIPMENT" in served.stdout, served.stderr
             refused(search_verified(url, keys[1], s3_env), f"its table file {url}/{rel} does not verify")
             os.environ.update(s3_env)
             remote.put(rel, original)
