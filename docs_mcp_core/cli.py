@@ -1094,6 +1094,12 @@ def _absolute(out: Path | str) -> str:
     default=None,
     help="Serve versioned corpora at the version this project folder's lockfile pins (`serve --project`).",
 )
+@click.option(
+    "--shared",
+    is_flag=True,
+    help="Start the server with `serve --shared`: each session the client opens is forked from one resident "
+    "server (Linux; a faster first answer, less memory for several sessions).",
+)
 @fail_cleanly
 def mcp_config(
     client: str,
@@ -1105,6 +1111,7 @@ def mcp_config(
     write: bool,
     write_path: Path | None,
     project: Path | None,
+    shared: bool,
 ) -> None:
     """Configure an MCP client for this install: the entry on stdout (JSON, or TOML for Codex), where it
     goes on stderr; or, with --write, merged into the client's file."""
@@ -1115,6 +1122,8 @@ def mcp_config(
     if url is not None:
         if project is not None:
             raise DocsMcpError("--project goes with a local index (--index/--config): a --url server pins its own")
+        if shared:
+            raise DocsMcpError("--shared goes with a local index (--index/--config): a --url server is already shared")
         if index_dirs or config_file:
             raise DocsMcpError("give --url (an HTTP server) or a local index (--index/--config), not both")
         if not url.startswith(("http://", "https://")):
@@ -1130,8 +1139,10 @@ def mcp_config(
         args = ["serve"]
         if config is not None:
             args += ["--config", str(config)]
-        if project is not None:  # the server pins at start, so a new lock is read when the client restarts it
+        if project is not None:
             args += ["--project", os.path.abspath(project)]
+        if shared:
+            args.append("--shared")
         for corpus in corpora if config is None else []:
             path = _absolute(corpus.out if isinstance(corpus.out, str) else corpus_output(corpus.out))
             args += ["--index", f"{corpus.name}={path}" if corpus.name else path]

@@ -3,8 +3,11 @@ several corpora are one server, and the printed commands start servers that answ
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shlex
+import signal
 import subprocess
 import sys
 import tomllib
@@ -175,6 +178,7 @@ def test_bad_requests_are_one_error_line_and_create_nothing(tmp_path: Path, exam
         ("--client", "cursor", "--index", f"a={example_index}", "--index", f"a={example_index}"),
         ("--client", "cursor", "--config", str(tmp_path / "docs-mcp.yaml")),
         ("--client", "cursor", "--index", str(example_index), "--path", str(tmp_path / "x.json")),
+        ("--client", "cursor", "--url", URL, "--shared"),
     ]
     for args in cases:
         code, out, err = mcp_config(*args)
@@ -226,3 +230,28 @@ def test_the_printed_command_runs_outside_the_test_process(example_index: Path) 
     done = subprocess.run([*launcher, "--version"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.startswith("docs-mcp"), done.stderr
     assert entry["command"] in (str(Path(sys.executable).parent / "docs-mcp"), sys.executable)
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_shared_entry_starts_a_session_of_a_resident_server(example_index: Path, tmp_path: Path) -> None:
+    """`--shared` puts `serve --shared` in the entry, and the entry run as the client runs it is a session
+    forked from a resident server (its log names the session) that answers."""
+    from .test_shared_sessions import residents, sessions, the_log
+
+    code, out, err = mcp_config("--client", "cursor", "--index", str(example_index), "--shared")
+    assert code == 0, err
+    entry = only_entry("cursor", json.loads(out))[1]
+    assert entry["args"][-4:] == ["serve", "--shared", "--index", str(example_index)], entry
+    folder = tmp_path / "s"
+    env = {**os.environ, "DOCS_MCP_SHARED_DIR": str(folder)}
+    try:
+        async with Client(StdioServerParameters(command=entry["command"], args=entry["args"], env=env)) as client:
+            result = await client.call_tool("search_docs", {"query": "create a shipment"})
+            assert not result.is_error and json.loads(result.content[0].text)["hits"], result.content
+        assert len(sessions(the_log(folder))) == 1
+    finally:
+        for log in folder.glob("*.log"):
+            for pid in residents(log.read_text()):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
