@@ -30,6 +30,8 @@ _CONFUSABLES = str.maketrans(
         **dict(zip("ɡցոսօℓıȷ", "ggnuolij", strict=True)),
     }
 )
+# Only the look-alikes present are replaced: `str.translate` with a table looks up every character.
+_LOOK_ALIKE = re.compile("[" + "".join(chr(c) for c in sorted(_CONFUSABLES)) + "]")
 _MARKS = re.compile("[\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 # Patterns start with a character class or a literal, which lets the regex engine skip ahead
@@ -42,6 +44,10 @@ _NOT_ASCII = re.compile(r"[^\x00-\x7f]")
 _MARKUP = b"*_~`\\\x00'"
 _KEPT = b"abcdefghijklmnopqrstuvwxyz0123456789\n ,.:;!?"
 _PUNCTUATION = bytes(c if c in _KEPT or c in _MARKUP else 32 for c in range(256))  # the rest of ASCII: a space
+
+
+def _look_alike(m: re.Match[str]) -> str:
+    return _CONFUSABLES[ord(m.group())]  # type: ignore[return-value]
 
 
 def _letters(run: str, joined: list[str]) -> str:
@@ -76,7 +82,7 @@ def fold_words(text: str) -> tuple[str, list[str]]:
     if not text.isascii():
         text = _INVISIBLE.sub("", text)
         text = unicodedata.normalize("NFKD", text)
-        text = _MARKS.sub("", text).translate(_CONFUSABLES)
+        text = _LOOK_ALIKE.sub(_look_alike, _MARKS.sub("", text))
         text = text.replace("\u2018", "'").replace("\u2019", "'").replace("\u02bc", "'")
         text = _NOT_ASCII.sub(" ", text.lower())  # letters of other scripts: not words rules know
     text = text.lower()
