@@ -1,9 +1,12 @@
 """Random and mutated input: the scan and the sanitizer never raise, and stay deterministic and idempotent."""
 
 import random
+import re
+from dataclasses import asdict
 
 import pytest
 
+from docs_mcp_core.trust import views
 from docs_mcp_core.trust.chars import invisible_spans
 from docs_mcp_core.trust.fold import fold_words, quick_words, spaced
 from docs_mcp_core.trust.sanitize import visible_markdown
@@ -182,3 +185,25 @@ def test_quick_words_are_folded_words(seed: int) -> None:
     texts += [_mutated(rng) for _ in range(100)] + [_random_text(rng) for _ in range(100)] + PAGES
     answered = sum(_same_words(split_views(t, shorten=True).prose) for t in texts)
     assert answered > len(texts) // 2  # it answers for most text, so the comparison is not empty
+
+
+TICKS = ["`", "``", "```", "\n", "\n\n", " ", "a", "\\", "[", "](", ")", "<!--", "-->", "~~~", "<b>", "</b>"]
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_one_backtick_spans_are_read_as_ticks_reads_them(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The token pattern's first alternative reads a one-backtick code span whole; without it, `_ticks` reads
+    every backtick run. Both must take any text apart the same way."""
+    rng = random.Random(3000 + seed)
+    texts = ["".join(rng.choice(TICKS) for _ in range(rng.randint(1, 24))) for _ in range(3000)]
+    texts += [_mutated(rng) for _ in range(100)] + PAGES
+
+    def taken_apart() -> list[str]:
+        return [repr(asdict(split_views(t, shorten=shorten))) for t in texts for shorten in (False, True)]
+
+    fast = taken_apart()
+    first, rest = views._TOKEN.pattern.split("|", 1)
+    assert "(?P<span>" in first
+    monkeypatch.setattr(views, "_TOKEN", re.compile(rest))
+    assert taken_apart() == fast
+    assert sum(bool(split_views(t).code_spans) for t in texts) > len(texts) // 10  # spans are there to compare
