@@ -47,7 +47,7 @@ _PUNCTUATION = bytes(c if c in _KEPT or c in _MARKUP else 32 for c in range(256)
 
 
 def _look_alike(m: re.Match[str]) -> str:
-    return _CONFUSABLES[ord(m.group())]  # type: ignore[return-value]
+    return _CONFUSABLES[ord(m.group())]
 
 
 def _letters(run: str, joined: list[str]) -> str:
