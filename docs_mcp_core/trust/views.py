@@ -143,19 +143,21 @@ class _Lexer:
 
     def run(self) -> None:
         text, pos, end = self.text, 0, len(self.text)
+        search, skip, spans = _TOKEN.search, self.skip, self.views.code_spans
         while pos < end:
-            m = _TOKEN.search(text, pos)
+            m = search(text, pos)
             if m is None:
                 break
             at = m.start()
-            while self.skip and self.skip[0][1] <= at:
-                self.skip.pop(0)
-            if self.skip and self.skip[0][0] <= at:  # inside a link's target: not markup
-                pos = self.skip.pop(0)[1]
-                continue
+            if skip:
+                while skip and skip[0][1] <= at:
+                    skip.pop(0)
+                if skip and skip[0][0] <= at:  # inside a link's target: not markup
+                    pos = skip.pop(0)[1]
+                    continue
             kind = m.lastgroup
             if kind == "span":
-                self.views.code_spans.append(m.group("span"))
+                spans.append(m.group("span"))
                 pos = m.end()
             elif kind == "ticks":
                 pos = self._ticks(at, m.group())
