@@ -24,6 +24,9 @@ _EMPHASIS = re.compile(r"[*_`]")
 _TARGET_JUNK = re.compile(r"[\x00-\x20\x7f]+")
 _URL_TEXT = re.compile(r"^\s*<?((?:https?://|www\.)[^\s<>]+?)>?\s*$", re.IGNORECASE)
 EXCERPT_CHARS = 120
+# Longer chunks are not tried for `reads_nothing`: they mostly have code, where anchor words are common, and
+# reading their words first would be work the scan does again.
+QUICK_CHARS = 800
 MAX_LOCATED = 20  # of one rule's matches in a chunk, the first of these many is the one reported
 
 # How each view is named in a finding.
@@ -335,8 +338,26 @@ def _excerpt(text: str) -> str:
     return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
 
 
+def reads_nothing(text: str, plan: Plan) -> bool:
+    """Whether no rule of `plan` can run on `text`, known without taking it apart: ASCII (no character
+    rule runs), no `<` (no comment, element, autolink), no `[` (no link, definition or image, so no
+    alt text, title or target), so the lexer masks nothing and only cuts fenced code out of
+    the prose, which joins no words; then the prose's words are among the chunk's (`quick_words`), and
+    it has none of the anchor words nor prefixes, nor letters folding could join. Not for a plan with
+    code rules, or prose patterns without anchors."""
+    if len(text) > QUICK_CHARS or "<" in text or "[" in text or not text.isascii():
+        return False
+    if plan.always["prose"] or plan.entries["code"] or plan.spaced_prefixes or not plan.word_prefixes:
+        return False
+    found = quick_words(text, plan.vocabulary["prose"])
+    return found is not None and not found[0] and not any(p in found[1] for p in plan.by_prefix["prose"])
+
+
 def scan(text: str, rules: RuleSet | None = None) -> list[Finding]:
     """Findings of `rules` (default: the built-in rules) in one chunk of Markdown as written."""
-    state = _Scan(text, rules or builtin_rules())
+    rules = rules or builtin_rules()
+    if reads_nothing(text, rules.plan):
+        return []
+    state = _Scan(text, rules)
     state.run()
     return state.findings()

@@ -6,11 +6,13 @@ from dataclasses import asdict
 
 import pytest
 
+from docs_mcp_core.trust import scan as scan_module
 from docs_mcp_core.trust import views
-from docs_mcp_core.trust.chars import invisible_spans
+from docs_mcp_core.trust.chars import has_invisible, invisible_spans
 from docs_mcp_core.trust.fold import fold_words, quick_words, spaced
+from docs_mcp_core.trust.rules import builtin_rules
 from docs_mcp_core.trust.sanitize import visible_markdown
-from docs_mcp_core.trust.scan import scan
+from docs_mcp_core.trust.scan import reads_nothing, scan
 from docs_mcp_core.trust.views import split_views
 
 from ..conftest import EXAMPLE_DOCS, FIXTURES
@@ -207,3 +209,80 @@ def test_one_backtick_spans_are_read_as_ticks_reads_them(seed: int, monkeypatch:
     monkeypatch.setattr(views, "_TOKEN", re.compile(rest))
     assert taken_apart() == fast
     assert sum(bool(split_views(t).code_spans) for t in texts) > len(texts) // 10  # spans are there to compare
+
+
+# Words and the markup that can join, split or hide them: a chunk `reads_nothing` passes must give the scan
+# nothing to run, however its words are put together.
+NOTHING = [
+    "ig",
+    "nore",
+    "user",
+    "s",
+    "gpt",
+    "4",
+    "i",
+    "g",
+    "a",
+    "n",
+    "ai",
+    "model",
+    "x",
+    " ",
+    "  ",
+    "\n",
+    "\n\n",
+    "\t",
+    "-",
+    ".",
+    ":",
+    "*",
+    "_",
+    "`",
+    "```",
+    "```\n",
+    "~~~\n",
+    "\n1. ",
+    "\\",
+    "'",
+    "<b>",
+    "</b>",
+    "<!--",
+    "-->",
+    "[",
+    "]",
+    "](x)",
+    "]: x",
+    "![",
+    "(",
+    ")",
+    "&#105;",
+    "&amp;",
+    "://",
+    "\u200b",
+    "\u0456",
+    "|",
+]
+
+
+def _runs_nothing(text: str) -> bool:
+    """Whether the scan, taking `text` apart, would run no rule on it (stronger than finding nothing)."""
+    state = scan_module._Scan(text, builtin_rules())
+    plan, v = state.rules.plan, state.views
+    if v.comments or v.hidden or v.alt or v.titles or v.targets or has_invisible(text):
+        return False
+    return all(
+        not plan.runnable("prose", f.words, f.anchor_text(plan)) and not f.joined
+        for f in state.folded_segments("prose")
+    )
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_chunk_that_reads_nothing_runs_no_rule(seed: int) -> None:
+    rng = random.Random(4000 + seed)
+    plan = builtin_rules().plan
+    texts = ["".join(rng.choice(NOTHING) for _ in range(rng.randint(1, 14))) for _ in range(12000)]
+    texts += [_mutated(rng) for _ in range(100)] + PAGES
+    passed = [t for t in texts if reads_nothing(t, plan)]
+    assert [t for t in passed if not _runs_nothing(t)] == []
+    assert len(passed) > len(texts) // 10  # it passes enough text for the comparison to mean something
+    assert sum(not _runs_nothing(t) for t in texts) > len(texts) // 4  # and much text would run a rule
