@@ -98,6 +98,7 @@ class DocsServer:
         self._schemas_for: Served | None = None
         self._schemas_pins: tuple[Any, ...] = ()  # the versions the schemas' `version` enum was made from
         self._schema_cache: dict[str, Draft202012Validator] = {}
+        self._schemas_json = ""  # the two tools' schemas as tool_signature writes them, made with the validators
         # tools/list_changed: the tool signature each handshake-era connection with a channel last saw, and a
         # session to reach it by; an entry leaves when its connection closes (see _follow)
         self._clients: dict[Any, tuple[Any, str]] = {}
@@ -129,17 +130,10 @@ class DocsServer:
     # change notifications ---------------------------------------------------------------------
     def tool_signature(self, index: Served) -> str:
         """What tools/list shows for these indexes: when it changes, clients are told to list again."""
-        schemas = self._schemas(index)
+        self._schemas(index)  # rebuilds self._schemas_json when the indexes or pins changed
         changes = self._versioned(index)
-        return json.dumps(
-            [
-                self._search_description(index),
-                schemas[self.search_name].schema,
-                schemas[self.get_doc_name].schema,
-                self._changes_schema(changes) if changes else None,
-            ],
-            sort_keys=True,
-        )
+        described = [self._search_description(index), self._changes_schema(changes) if changes else None]
+        return json.dumps(described, sort_keys=True) + self._schemas_json
 
     async def _follow(self, ctx: Any, index: Served) -> None:
         """Remember what this request's connection has seen, and tell every connection if the tools changed.
@@ -215,6 +209,7 @@ class DocsServer:
                 self.search_name: Draft202012Validator(search),
                 self.get_doc_name: Draft202012Validator(get_doc),
             }
+            self._schemas_json = json.dumps([search, get_doc], sort_keys=True)
         return self._schema_cache
 
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:

@@ -148,10 +148,40 @@ def schema_of(validator: Draft202012Validator) -> dict[str, Any]:
     return schema
 
 
+def plainly_valid(schema: dict[str, Any], arguments: dict[str, Any]) -> bool:
+    """True when the arguments certainly fit a tool schema made here (no extra argument, the required
+    ones given, each a string within its enum and minLength or an int within its bounds); False
+    when they may not, for the validator to decide. The validator costs about as much as the rest
+    of a call's own handling, and nearly every call is one this answers."""
+    properties = schema["properties"]
+    if not all(name in arguments for name in schema.get("required", ())):
+        return False
+    for name, value in arguments.items():
+        prop = properties.get(name)
+        if prop is None or len(prop.keys() - _PLAIN_KEYWORDS) > 0:
+            return False
+        if prop.get("type") == "string":
+            if type(value) is not str or len(value) < prop.get("minLength", 0):
+                return False
+            if "enum" in prop and value not in prop["enum"]:
+                return False
+        elif prop.get("type") == "integer":
+            if type(value) is not int or not prop.get("minimum", value) <= value <= prop.get("maximum", value):
+                return False
+        else:
+            return False
+    return True
+
+
+_PLAIN_KEYWORDS = {"type", "description", "default", "minLength", "enum", "minimum", "maximum"}
+
+
 def check_arguments(tool: str, validator: Draft202012Validator, arguments: dict[str, Any] | None) -> str | None:
     """None if the arguments fit the validator's schema, else one sentence saying what to change."""
     schema = schema_of(validator)
     arguments = arguments or {}
+    if schema.get("additionalProperties") is False and plainly_valid(schema, arguments):
+        return None
     errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
     if not errors:
         return None

@@ -116,6 +116,49 @@ async def test_invalid_arguments_are_error_results(client: Client) -> None:
         assert (await error_of(client, "nope")).startswith("Unknown tool 'nope'.")
 
 
+PLAIN_CASES = [
+    {"query": "retries"},
+    {"query": "retries", "limit": 10},
+    {"query": "é", "limit": 50, "language": "go", "max_chars": 2000},
+    {"query": "x", "cursor": "abc", "scope": "sdk-specific"},
+    {"query": ""},
+    {"query": "x", "limit": 0},
+    {"query": "x", "limit": 51},
+    {"query": "x", "limit": True},
+    {"query": "x", "limit": 10.0},
+    {"query": "x", "limit": "10"},
+    {"query": 3},
+    {"query": "x", "language": "cobol"},
+    {"query": "x", "language": "Go"},
+    {"query": "x", "colour": "red"},
+    {"query": "x", "max_chars": 10},
+    {"limit": 3},
+    {},
+]
+
+
+@pytest.mark.parametrize("arguments", PLAIN_CASES)
+def test_the_quick_argument_check_never_passes_what_the_schema_refuses(arguments: dict) -> None:
+    """check_arguments skips jsonschema for arguments plainly_valid vouches for: it must agree with
+    the validator whenever it does, and vouch for the usual calls (a query, a limit, a filter)."""
+    from jsonschema import Draft202012Validator
+
+    from docs_mcp_core.output.metadata import TaxonomyKey
+    from docs_mcp_core.server import tools
+
+    taxonomy = {
+        "language": TaxonomyKey(values=["go", "python"]),
+        "scope": TaxonomyKey(values=["sdk-specific", "global"]),
+    }
+    for schema in (tools.search_schema(taxonomy), tools.get_doc_schema()):
+        validator = Draft202012Validator(schema)
+        if tools.plainly_valid(schema, arguments):
+            assert validator.is_valid(arguments), arguments
+    usual = tools.search_schema(taxonomy)
+    if arguments.get("limit") != 10.0:  # an integral float is an integer to JSON Schema: left to the validator
+        assert tools.plainly_valid(usual, arguments) == Draft202012Validator(usual).is_valid(arguments), arguments
+
+
 async def test_language_filter_auto_includes_global_guides(client: Client) -> None:
     async with client:
         auto = await search(client, query="retry requests with backoff", language="python", limit=20)
