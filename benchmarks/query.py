@@ -51,7 +51,16 @@ from mcp import Client
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.processes import Server, checkout, children, memory, percentile, reference, search  # noqa: E402
+from benchmarks.processes import (  # noqa: E402
+    Server,
+    checkout,
+    children,
+    cpu_seconds,
+    memory,
+    percentile,
+    reference,
+    search,
+)
 from benchmarks.unseen import UnseenQueries, pool, suite_questions  # noqa: E402
 
 CORPUS = REPO / "tests" / "fixtures" / "dub-ts"
@@ -157,11 +166,13 @@ async def measure_pair(
         times: dict[str, list[float]] = {first: [], second: []}
         modes: dict[str, set[str]] = {first: set(), second: set()}
         measured = asked.take(searches)
+        cpu = {name: cpu_seconds(pid) for name, pid in pids.items()}
         for i, query in enumerate(measured):
             for name in (first, second) if i % 2 == 0 else (second, first):
                 ms, mode = await _timed(clients[name], query)
                 times[name].append(ms)
                 modes[name].add(mode)
+        cpu = {name: (cpu_seconds(pid) - cpu[name]) * 1000 / searches for name, pid in pids.items()}
         repeated: dict[str, list[float]] = {first: [], second: []}
         for i, query in enumerate(measured[:REPEATS]):
             for name in (first, second) if i % 2 == 0 else (second, first):
@@ -172,6 +183,7 @@ async def measure_pair(
             "p50": percentile(ms, 50),
             "p95": percentile(ms, 95),
             "ready": start["ready"][name],
+            "cpu": cpu[name],
             "rss": held[name].peak_rss,
             "pss": held[name].pss,
             "modes": sorted(modes[name]),
@@ -204,11 +216,13 @@ def side_by_side(index: Path, args: argparse.Namespace) -> None:
         "sent again (answered from the result cache)\n"
     )
     print(
-        "| search p50 / p95 ms | other p50 / p95 ms | p50 ÷ other | repeated p50 ms: this / other | modes "
-        "| peak RSS MB | other RSS MB | PSS MB | other PSS MB |\n|---|---|---|---|---|---|---|---|---|"
+        "| search p50 / p95 ms | other p50 / p95 ms | p50 ÷ other | server CPU ms a search: this / other (ratio) "
+        "| repeated p50 ms: this / other | modes | peak RSS MB | other RSS MB | PSS MB | other PSS MB |"
+        "\n|---|---|---|---|---|---|---|---|---|---|"
     )
     print(
         f"| {a['p50']:.2f} / {a['p95']:.2f} | {b['p50']:.2f} / {b['p95']:.2f} | {a['p50'] / b['p50']:.2f} | "
+        f"{a['cpu']:.2f} / {b['cpu']:.2f} ({a['cpu'] / b['cpu']:.2f}) | "
         f"{a['repeat_p50']:.2f} / {b['repeat_p50']:.2f} | {'+'.join(a['modes'])} / {'+'.join(b['modes'])} | "
         f"{a['rss']:.0f} | {b['rss']:.0f} | {a['pss']:.0f} | {b['pss']:.0f} |"
     )
@@ -259,8 +273,9 @@ def main() -> None:
         if args.baseline:
             print(f"side by side with {args.baseline}, every search sent to both servers in alternating order\n")
             print(
-                "| index | search p50 / p95 ms | baseline p50 / p95 ms | p50 ÷ baseline | repeated p50 ms "
-                "| ready s | baseline ready s | peak RSS MB | baseline RSS MB |\n|---|---|---|---|---|---|---|---|---|"
+                "| index | search p50 / p95 ms | baseline p50 / p95 ms | p50 ÷ baseline | server CPU ms a search "
+                "(÷ baseline) | repeated p50 ms | ready s | baseline ready s | peak RSS MB | baseline RSS MB |"
+                "\n|---|---|---|---|---|---|---|---|---|---|"
             )
         else:
             print(
@@ -283,7 +298,7 @@ def main() -> None:
                 a, b = pair["ours"], pair["baseline"]
                 print(
                     f"| {provider} | {a['p50']:.2f} / {a['p95']:.2f} | {b['p50']:.2f} / {b['p95']:.2f} | "
-                    f"{a['p50'] / b['p50']:.2f} | {a['repeat_p50']:.2f} | {a['ready']:.2f} | {b['ready']:.2f} "
+                    f"{a['p50'] / b['p50']:.2f} | {a['cpu']:.2f} ({a['cpu'] / b['cpu']:.2f}) | {a['repeat_p50']:.2f} | {a['ready']:.2f} | {b['ready']:.2f} "
                     f"| {a['rss']:.0f} | {b['rss']:.0f} |"
                 )
                 continue
