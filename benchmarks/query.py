@@ -16,8 +16,8 @@ RSS and PSS. On an index with vectors the measured searches start once the serve
 `--baseline DIR` instead runs two servers on each index at once, this checkout's and DIR's
 (another checkout's docs_mcp_core, e.g. the previous commit), and sends every search to both,
 one after the other, alternating which goes first: drift on a noisy machine then hits both
-alike, and the table reports each one's p50/p95, their ratio, and each one's time to hybrid
-and peak RSS.
+alike, and the table reports each one's p50/p95, their ratio, the CPU each server spent a search
+(steadier than p50 on a busy machine), and each one's time to hybrid and peak RSS.
 
 `--index DIR` measures an index built elsewhere instead of building dub-ts ones (queries come
 from its chunks.json); with `--baseline`, side by side as above; with `--against-index OTHER`,
