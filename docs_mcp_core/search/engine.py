@@ -4,7 +4,7 @@ or several engines: callers search and read through it.
 
 Three ranked lists from LanceDB, queried concurrently with the same prefilter: full-text (BM25
 over heading, breadcrumb, content_text and identifier sub-words, plus term proximity; text_query.py),
-exact phrase (content_text, positions), and vector similarity when the index has vectors and a
+exact phrase (content_text, positions; not sent when no chunk holds all its words, chunk_words.py), and vector similarity when the index has vectors and a
 query vector is available; fusion.py makes one ranking of them.
 """
 
@@ -203,6 +203,9 @@ class SearchEngine:
                 for cid, distance in await run(vector_builder, "_distance", True, depth + TIE_SLACK)
             ]
 
+        async def nothing() -> Ranked:
+            return []
+
         async def text_builder() -> Any:
             return await table.search(text_query(query, index, self.weights), query_type="fts")
 
@@ -213,9 +216,13 @@ class SearchEngine:
             "text": run(text_builder, "_score", False, FULL_TEXT_FETCH * depth + TIE_SLACK, scaled)
         }
         if phrase_applies(query):
-            jobs["phrase"] = run(phrase_builder, "_score", False, FULL_TEXT_FETCH * depth + TIE_SLACK, scaled)
+            if index.words is None or index.words.may_match(query):
+                jobs["phrase"] = run(phrase_builder, "_score", False, FULL_TEXT_FETCH * depth + TIE_SLACK, scaled)
+            else:  # no chunk holds every word of the phrase: what the query would find
+                jobs["phrase"] = nothing()
         jobs["vector"] = nearest()
         ranked = await asyncio.gather(*jobs.values())
+        index.build_words()
         return {name: found for name, found in zip(jobs, ranked) if found is not None}
 
     async def nearest_in_memory(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from ..output.signature import required
 from ..output.table_checksums import published_files_problem
 from ..output.table_schema import DERIVED_COLUMNS, LIGHT_COLUMNS, SOURCE_URL_COLUMN, vector_column
 from ..output.vector_index import VECTOR_MEMORY_BYTES, has_vector_index
+from .chunk_words import MAX_CHUNKS, ChunkWords
 from .unreadable import reading, unreadable_index
 from .vector_scan import QuantizedScan
 
@@ -114,6 +116,22 @@ class PublishedIndex:
         self.scan: QuantizedScan | None = None  # the first pass over a big `vectors` (vector_scan.py)
         self._masks: dict[str, np.ndarray] = {}
         self._lock = asyncio.Lock()
+        self.words: ChunkWords | None = None  # which chunks hold each word (chunk_words.py), once built
+        self._words_started = False
+
+    def build_words(self) -> None:
+        """Start building `words` in a thread, once, when the texts are in memory: the first searches are
+        answered without it (it only spares LanceDB queries that would find nothing), so it costs the
+        first answer nothing."""
+        if self._words_started or self.texts is None or len(self.texts) > MAX_CHUNKS:
+            return
+        self._words_started = True
+        texts = list(self.texts.values())
+
+        def build() -> None:
+            self.words = ChunkWords.of(texts)
+
+        threading.Thread(target=build, name="docs-mcp-chunk-words", daemon=True).start()
 
     async def open(self) -> PublishedIndex:
         async with self._lock:
