@@ -1,14 +1,13 @@
-"""Which chunks hold each word of content_text, as LanceDB's full-text index keeps it: the exact-phrase
-query is not sent when no chunk holds every word of the query, since it would find nothing.
+"""Where each word of content_text stands, as LanceDB's full-text index keeps it: the exact-phrase query
+is not sent when no chunk holds the query's words in its order, since it would find nothing.
 
 Most questions an agent asks are not written anywhere word for word, so their exact-phrase query
-comes back empty; it still costs about as much of LanceDB's time as the full-text query. A phrase
-only matches a chunk that holds every word of the phrase the index keeps (its stem; stop words
-and over-long tokens are dropped), so a query none of whose chunks holds all of them is answered
-with an empty list at once. The check only ever says "cannot match" when that is certain: every
-chunk word is kept in each form LanceDB's tokenizer could turn it into (lowercase, Porter2 stem,
-ASCII-folded; repeats.stem is the same stemmer), a query with a character beyond ASCII is always
-sent, and a query word that may be a stop word is not required.
+comes back empty; it still costs about as much of LanceDB's time as the full-text query. LanceDB
+matches a phrase by position: each word the index keeps (its Porter2 stem; stop words and
+over-long tokens are dropped but keep their place) must stand at the same distance from the
+others as in the query. The check only ever says "cannot match" when that is certain: a chunk
+word beyond ASCII may be any word, a chunk with combining marks may hold anything, a query beyond
+ASCII is always sent, and a query word that may be a stop word is not required.
 """
 
 from __future__ import annotations
@@ -16,6 +15,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+import numpy as np
 
 from .proximity import STOP_WORDS, TOKEN
 from .repeats import stem
@@ -34,74 +35,98 @@ no nor not only own same so than too very can will just don now cannot let
 """.split()
 _OPTIONAL = frozenset(STOP_WORDS) | frozenset(_SNOWBALL_STOP)
 _OPTIONAL_STEMS = frozenset(stem(word) for word in _OPTIONAL)
-# Latin letters that Unicode does not decompose but an ASCII folding filter spells in ASCII.
-_FOLD = str.maketrans({"ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ð": "d", "ł": "l", "þ": "th", "ı": "i"})
-# Chunks of an index this large keep no word sets (memory and the time to build them at start).
+# Chunks of an index this large keep no word positions (memory and the time to build them at start).
 MAX_CHUNKS = 20_000
-
-
-def _folded(word: str) -> str:
-    """The word's letters without accents, and the few Latin letters that do not decompose, in ASCII."""
-    decomposed = unicodedata.normalize("NFKD", word.translate(_FOLD))
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
-def _forms(word: str) -> set[str] | None:
-    """Every form a lowercase word of a chunk could be indexed under; None when one of them cannot be
-    told (a Latin letter this module does not fold)."""
-    if word.isascii():
-        return {word, stem(word)}
-    folded = _folded(word)
-    forms = {word, folded, stem(word), _folded(stem(word))}
-    if folded.isascii():
-        forms.add(stem(folded))
-    elif any(not ch.isascii() and unicodedata.name(ch, "").startswith("LATIN") for ch in folded):
-        return None
-    return forms
+GAP = -1  # between chunks (and around them all): no phrase spans two
+ANY = -2  # a word beyond ASCII: LanceDB folds it after stemming, so it may equal any word
+NEVER = -3  # a word in a script that ASCII folding leaves as it is: it equals no word of an ASCII query
+# Scripts whose letters no ASCII folding spells in ASCII.
+_OTHER_SCRIPTS = (
+    "CJK",
+    "CYRILLIC",
+    "GREEK",
+    "HIRAGANA",
+    "KATAKANA",
+    "HANGUL",
+    "ARABIC",
+    "HEBREW",
+    "DEVANAGARI",
+    "THAI",
+)
+SPAN = 64  # a query whose kept words span more positions is always sent
 
 
 @dataclass(frozen=True)
 class ChunkWords:
-    """For each form of a word, the chunks holding it (bit n: the n-th chunk of `of`'s texts)."""
+    """Every chunk's words in order as ids of their stems, one sequence with GAP between chunks."""
 
-    chunks: dict[str, int]
-    anything: int  # chunks with a word whose indexed form cannot be told: they may hold any word
+    ids: dict[str, int]  # stem -> id
+    words: np.ndarray  # int32: the id at each position, GAP, or ANY; SPAN GAPs at each end
+    at: np.ndarray  # positions in `words`, grouped by id (ids in order), then those of ANY
+    starts: np.ndarray  # where each id's positions begin in `at` (one more entry: where ANY's begin)
+    anything: bool  # a chunk with combining marks: LanceDB may split it into other words than TOKEN
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> ChunkWords:
-        chunks: dict[str, int] = {}
-        anything = 0
-        forms_of: dict[str, set[str] | None] = {}
-        for n, text in enumerate(texts):
-            bit = 1 << n
+        ids: dict[str, int] = {}
+        known: dict[str, int] = {}  # lowercase word -> id of its stem, or ANY
+        words = [GAP] * SPAN
+        anything = False
+        for text in texts:
             if not text.isascii() and any(unicodedata.category(ch).startswith("M") for ch in text):
-                anything |= bit  # a combining mark: LanceDB may split this text into other words than TOKEN
-                continue
-            for word in {token.lower() for token in TOKEN.findall(text)}:  # split, then lowercase, as LanceDB
-                if word not in forms_of:
-                    forms_of[word] = _forms(word)
-                forms = forms_of[word]
-                if forms is None:
-                    anything |= bit
-                    continue
-                for form in forms:
-                    chunks[form] = chunks.get(form, 0) | bit
-        return cls(chunks, anything)
+                anything = True
+                break
+            for token in TOKEN.findall(text):  # split, then lowercase, as LanceDB does
+                word = token.lower()
+                found = known.get(word)
+                if found is None:
+                    found = known[word] = ids.setdefault(stem(word), len(ids)) if word.isascii() else _unfolded(word)
+                words.append(found)
+            words.append(GAP)
+        words += [GAP] * SPAN
+        array = np.asarray(words, dtype=np.int32)
+        keys = np.where(array == ANY, len(ids), np.maximum(array, GAP))  # ANY after every id; GAP, NEVER before
+        at = np.argsort(keys, kind="stable").astype(np.int32)
+        counts = np.bincount(keys[keys >= 0], minlength=len(ids) + 1)
+        starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64) + int(np.count_nonzero(keys < 0))
+        return cls(ids, array, at, starts, anything)
+
+    def _positions(self, word: int) -> np.ndarray:
+        return self.at[self.starts[word] : self.starts[word + 1]] if word >= 0 else self.at[:0]
 
     def may_match(self, phrase: str) -> bool:
-        """False only when no chunk can hold every word of `phrase` that LanceDB would look for."""
-        if not phrase.isascii():
+        """False only when no chunk holds the words of `phrase` that LanceDB would look for, at the
+        distances from each other they have in it."""
+        if self.anything or not phrase.isascii():
             return True
-        required = {
-            stem(word)
-            for word in TOKEN.findall(phrase.lower())
+        required = [
+            (place, self.ids.get(stem(word), len(self.ids) + 1))
+            for place, word in enumerate(w.lower() for w in TOKEN.findall(phrase))
             if len(word) < LONG_TOKEN and word not in _OPTIONAL and stem(word) not in _OPTIONAL_STEMS
-        }
-        if not required:
+        ]
+        if not required or required[-1][0] - required[0][0] >= SPAN:
             return True
-        found = -1
-        for word in required:
-            found &= self.chunks.get(word, 0) | self.anything
-            if not found:
+        known = [(place, word) for place, word in required if word < len(self.ids)]
+        wild = self._positions(len(self.ids))  # the positions of ANY
+        # where the phrase would begin: from the positions of its rarest known word, and of any ANY word
+        begins = [wild - place for place, _ in required] if len(wild) else []
+        if known:
+            place, rarest = min(known, key=lambda pw: int(self.starts[pw[1] + 1] - self.starts[pw[1]]))
+            begins.append(self._positions(rarest) - place)
+        elif not begins:
+            return False  # words no chunk holds
+        starts = np.concatenate(begins)
+        for place, word in required:
+            if not len(starts):
                 return False
-        return True
+            held = self.words[starts + place]
+            starts = starts[(held == word) | (held == ANY)]
+        return bool(len(starts))
+
+
+def _unfolded(word: str) -> int:
+    """NEVER for a word with a letter of another script than Latin (it stays beyond ASCII), else ANY."""
+    for ch in word:
+        if not ch.isascii() and unicodedata.name(ch, "").startswith(_OTHER_SCRIPTS):
+            return NEVER
+    return ANY
