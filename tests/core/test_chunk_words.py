@@ -1,13 +1,19 @@
 """The exact-phrase query is skipped only when LanceDB's own phrase query would find nothing."""
 
+import asyncio
+import json
 from pathlib import Path
+from typing import Any
 
 import lancedb
 import pyarrow as pa
 from lancedb.index import FTS
 from lancedb.query import PhraseQuery
 
+from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.indexing.build import build
 from docs_mcp_core.search.chunk_words import ChunkWords
+from docs_mcp_core.search.library import Library
 
 TEXTS = [
     "Publishing packages to the registry needs a token.",
@@ -76,3 +82,46 @@ def test_words_beyond_ascii_may_be_any_word() -> None:
     assert accented.may_match("zebra sauce")  # ... or as anything
     assert not accented.may_match("sauce zebra")
     assert not accented.may_match("plain zebra")
+
+
+def test_a_search_sends_no_phrase_query_that_cannot_match(example_docs: Path, tmp_path: Path) -> None:
+    """The same rankings, to the score, with fewer exact-phrase queries sent to LanceDB."""
+    out = tmp_path / "out"
+    build(example_docs, out, make_provider(ProviderSettings("none")))
+    heading = json.loads((out / "chunks.json").read_text())[3]["heading"]
+    queries = ["how do I track a parcel", "parcel track", "shipping label printer", heading]
+
+    async def rankings() -> tuple[list[list[tuple[str, float]]], list[list[tuple[str, float]]], list[int]]:
+        library = Library.open([("", out, None)], query_model="none")
+        try:
+            engine = library.corpora[0].engine
+            index = await engine.index()
+            index.build_words()
+            for _ in range(10_000):  # the words are built in a thread
+                if index.words is not None:
+                    break
+                await asyncio.sleep(0.01)
+            words = index.words
+            assert words is not None
+            sent = [0, 0]
+            search = index.table.search
+
+            async def counted(query: Any, *args: Any, **kwargs: Any) -> Any:
+                sent[index.words is not None] += isinstance(query, PhraseQuery) and query.slop == 0
+                return await search(query, *args, **kwargs)
+
+            index.table.search = counted
+            found: tuple[list[list[tuple[str, float]]], ...] = ([], [])
+            for with_words in (False, True):
+                index.words = words if with_words else None
+                for query in queries:
+                    engine._cache.clear()
+                    found[with_words].append((await engine.fused(index, query, {}))[0])
+            return found[0], found[1], sent
+        finally:
+            library.close()
+
+    without, with_words, sent = asyncio.run(rankings())
+    assert with_words == without
+    assert sent[0] == len(queries)  # every query has two words or more
+    assert 0 < sent[1] < sent[0]
