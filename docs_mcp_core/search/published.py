@@ -8,6 +8,7 @@ more than a dict lookup; bigger ones read them from the table (MEMORY_TEXT_BYTES
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import threading
@@ -129,7 +130,8 @@ class PublishedIndex:
         texts = list(self.texts.values())
 
         def build() -> None:
-            self.words = ChunkWords.of(texts)
+            with contextlib.suppress(Exception):  # without them every exact-phrase query is sent, as before
+                self.words = ChunkWords.of(texts)
 
         threading.Thread(target=build, name="docs-mcp-chunk-words", daemon=True).start()
 
