@@ -66,6 +66,7 @@ GRID = {
     "bare_code": [0.0, 0.5],
     "passing": [False, True],
     "tables": [0.0, 0.15],
+    "tables_named": [0.0, 1.0],
 }
 # The full-text length prior (Weights.text_short) scales full-text scores before the lists are cut: re-queried too.
 TEXT_SHORT = [0, 100, 150, 200, 300]
@@ -89,6 +90,7 @@ BASELINE = {
     "bare_code": 0.0,
     "passing": False,
     "tables": 0.0,
+    "tables_named": 0.0,
 }
 MODES = ("text", "hybrid")
 
@@ -363,7 +365,7 @@ def main() -> None:
 
         BASELINE.update({key: getattr(Weights(), key) for key in BASELINE})
         if args.baseline == "current":  # without the priors and term proximity
-            BASELINE.update(text_short=0, navigation=0.0, bare_code=0.0, proximity=0.0, passing=False, tables=0.0)
+            BASELINE.update(text_short=0, navigation=0.0, bare_code=0.0, proximity=0.0, passing=False, tables=0.0, tables_named=0.0)
     built = build_suites(names, args.provider, args.work_dir)
     fields = (
         [(f.split(":")[0], *(float(v) for v in f.split(":")[1:])) for f in args.fields.split(",")]

@@ -67,6 +67,17 @@ def in_passing(info: ChunkInfo, words: frozenset[str]) -> bool:
     return not words & _lead_stems(info.heading, info.lead)
 
 
+@functools.lru_cache(maxsize=8192)
+def _heading_path_stems(breadcrumb: str) -> frozenset[str]:
+    return stems(breadcrumb.partition(" > ")[2])  # the headings, without the file
+
+
+def names_the_words(info: ChunkInfo, words: frozenset[str]) -> bool:
+    """Whether a chunk's heading path names more than half of the query's `words` in plain words (an
+    identifier in a heading stays one word: `CreateLinkRequestBody` does not name "link")."""
+    return 2 * len(words & _heading_path_stems(info.breadcrumb)) > len(words)
+
+
 def query_words(query: str) -> frozenset[str]:
     """The stems of the query's words, its identifiers also split as full-text search splits them
     (`Astro.locals.starlightRoute` → astro, local, starlightrout, starlight, rout)."""
@@ -98,12 +109,27 @@ def tables_in_passing(index: PublishedIndex, vector: Ranked, query: str, weight:
     return sorted(scaled, key=lambda item: (-item[1], item[0]))
 
 
+def tables_weight(index: PublishedIndex, cut: dict[str, Ranked], query: str, weights: Weights) -> float:
+    """`weights.tables`, or the stronger `weights.tables_named` when a full-text or vector candidate's heading
+    path names most of the query's words (`names_the_words`): where a section is titled by the question,
+    a table that mentions its words in passing is not what was asked for; where none is, such a table
+    may be the answer, and keeps the mild weight
+    (docs/decisions/0037-tables-in-passing-when-a-heading-names-the-query.md)."""
+    if weights.tables_named <= weights.tables:
+        return weights.tables
+    words = query_words(query)
+    candidates = {cid for name in ("text", "vector") for cid, _ in cut.get(name, ())}
+    if words and any(names_the_words(index.info[cid], words) for cid in candidates):
+        return weights.tables_named
+    return weights.tables
+
+
 def fuse(
     index: PublishedIndex, lists: dict[str, Ranked], weights: Weights, filters: dict[str, str], query: str = ""
 ) -> list[tuple[str, float]]:
     """The ranked lists → one ranking. The exact-phrase list leaves out chunks that hold the phrase in passing
     (`about_the_words`, with `weights.passing`), and the vector list weighs such chunks by their share of table
-    rows (`tables_in_passing`, with `weights.tables`). With a vector list, the weighted sum of min-max scaled scores
+    rows (`tables_in_passing`, with `weights.tables`, or `weights.tables_named`: `tables_weight`). With a vector list, the weighted sum of min-max scaled scores
     (score_fusion; `weights.hybrid` "rrf" ranks instead); full text alone, weighted RRF. Then each chunk's
     score times its prior (priors.prior: length, navigation, bare code, the filtered language), then one
     chunk per duplicated text (content_digest) and per page collapsed across a `vector_collapse` key. Ties
@@ -114,8 +140,8 @@ def fuse(
     cut = {name: ranked[: weights.depth] for name, ranked in lists.items()}
     if weights.passing and "phrase" in cut:
         cut["phrase"] = about_the_words(index, cut["phrase"], query)
-    if weights.tables and "vector" in cut:
-        cut["vector"] = tables_in_passing(index, cut["vector"], query, weights.tables)
+    if "vector" in cut:
+        cut["vector"] = tables_in_passing(index, cut["vector"], query, tables_weight(index, cut, query, weights))
     if weights.by_scores("vector" in lists):
         fused = score_fusion([(weight[name], ranked, whole[name]) for name, ranked in cut.items()])
     else:

@@ -20,7 +20,8 @@ class Weights:
     development suite gained in both modes (0023-term-proximity.md). bare_code is the mildest of the
     weights that gained the same cases (0026-bare-code-prior.md). passing lowered no category of any suite
     in either mode (0029-exact-phrase-in-passing-mentions.md). tables is the largest weight that lowered no
-    category of any suite (0033-table-rows-in-passing-on-the-vector-side.md).
+    category of any suite (0033-table-rows-in-passing-on-the-vector-side.md). tables_named moved the issue's
+    example and lowered no category of any suite (0037-tables-in-passing-when-a-heading-names-the-query.md).
     """
 
     text: float = 1.0
@@ -44,6 +45,8 @@ class Weights:
 
     passing: bool = True  # the exact phrase counts only in chunks whose heading or opening sentence says a query word
     tables: float = 0.15  # the vector similarity of a chunk that says a query word only in passing scales by 1 - this x its share of table rows
+    # ... by 1 - this x its share of table rows instead, when a candidate's heading path names most of the query's words
+    tables_named: float = 1.0
 
     def by_scores(self, hybrid: bool) -> bool:
         """Whether a search fuses its lists' scaled scores (hybrid, `hybrid` "scores") or their ranks (RRF)."""
