@@ -5,6 +5,7 @@ and with the default model."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -16,7 +17,7 @@ from docs_mcp_core.errors import SearchError
 from docs_mcp_core.indexing.build import build
 from docs_mcp_core.output.derived_fields import lead_sentence
 from docs_mcp_core.search import Weights, run_search
-from docs_mcp_core.search.fusion import in_passing, query_words, tables_in_passing
+from docs_mcp_core.search.fusion import fuse, in_passing, names_the_words, query_words, tables_in_passing, tables_weight
 from docs_mcp_core.search.published import ChunkInfo, PublishedIndex
 
 from ..conftest import EXAMPLE_DOCS
@@ -111,8 +112,8 @@ def test_a_section_on_verifying_webhooks_ranks_above_the_overviews_closing_remar
 @pytest.mark.slow
 # With the model, field tables whose one row says "short link" rank above the operation by their vectors (cosine
 # up to 0.62 against 0.37): 19th before the exact phrase stopped counting in passing, 17th before their table rows
-# weighed less on the vector side, 8th now (the model's own field descriptions that say it still come first).
-@pytest.mark.parametrize(("mode", "rank"), [("none", 1), ("local", 8)])
+# weighed less on the vector side, 8th before they weighed little where a heading path names the query's words.
+@pytest.mark.parametrize(("mode", "rank"), [("none", 1), ("local", 1)])
 def test_the_create_operation_ranks_above_field_tables_that_say_short_link(
     dub_ts_indexes: dict[str, Path], mode: str, rank: int
 ) -> None:
@@ -166,3 +167,35 @@ def test_the_vector_side_weighs_a_passing_mention_by_its_share_of_table_rows(tmp
     # a table whose heading says a query word is about it: left as it is
     assert tables_in_passing(index, vector, "link fields", 0.15) == vector
     assert tables_in_passing(index, vector, "create a short link", 0.0) == vector
+
+
+def test_a_heading_path_names_the_query_by_more_than_half_of_its_words_in_plain_words() -> None:
+    def named(breadcrumb: str, query: str) -> bool:
+        heading = breadcrumb.rsplit(" > ", 1)[-1]
+        return names_the_words(ChunkInfo("a.md#x", "a.md", heading, breadcrumb, 0, {}), query_words(query))
+
+    assert named("links.md > Links > Create", "create a short link")  # create, link: two of three
+    assert named("retries.md > Retries > Backoff", "retry with backoff")
+    assert not named("links.md > Links", "create a short link")  # one of three
+    # an identifier in a heading is one word, and the file's own name does not count
+    assert not named("linkbody.md > CreateLinkBody > Fields", "create a short link")
+    assert not named("create/short/link.md > Fields", "create a short link")
+
+
+def test_tables_in_passing_weigh_little_when_another_candidates_heading_names_the_query(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "linkbody.md").write_text(FIELD_TABLE)
+    (docs / "links.md").write_text(CREATE_SECTION)
+    index = asyncio.run(PublishedIndex(_build(docs, tmp_path / "out", "none")).open())
+    table, section = "linkbody.md#linkbody/fields", "links.md#links/create"
+    # the field table is far closer by its one row and nearly as good a full-text match
+    lists = {"text": [(section, 9.0), (table, 8.0)], "vector": [(table, 0.62), (section, 0.37)]}
+    weights = Weights()
+    assert tables_weight(index, lists, "create a short link", weights) == weights.tables_named
+    assert [cid for cid, _ in fuse(index, lists, weights, {}, "create a short link")] == [section, table]
+    # with the mild weight alone (as before), the table's cosine still wins
+    mild = dataclasses.replace(weights, tables_named=0.0)
+    assert [cid for cid, _ in fuse(index, lists, mild, {}, "create a short link")][0] == table
+    # no candidate's heading names most of the query's words: the table may be the answer, the mild weight stays
+    assert tables_weight(index, lists, "the slug of the short link", weights) == weights.tables
