@@ -6,7 +6,7 @@ setting of the full-text field boosts, of the full-text length prior and of term
 breadcrumb, sub-words, text_short, proximity: these change the full-text lists, so each is queried once per case), it
 gets every case's ranked lists, then scores a grid of fusion parameters (hybrid fusion by scores
 or ranks, phrase and vector weight, k, depth, language boost, short-chunk threshold, navigation and bare-code
-priors, the exact phrase and table rows in passing mentions) with the engine's own
+priors, the exact phrase and table rows in passing mentions, headings that name the query) with the engine's own
 `fuse`: MRR@5 per suite and per category, for text-only (no vector list) and hybrid.
 The best settings are those with the highest mean MRR@5 over suites and both modes among
 those that keep every suite's lexical MRR@5 at the baseline's level or better.
@@ -67,6 +67,7 @@ GRID = {
     "passing": [False, True],
     "tables": [0.0, 0.15],
     "tables_named": [0.0, 1.0],
+    "headed": [0.0, 0.5],
 }
 # The full-text length prior (Weights.text_short) scales full-text scores before the lists are cut: re-queried too.
 TEXT_SHORT = [0, 100, 150, 200, 300]
@@ -91,6 +92,7 @@ BASELINE = {
     "passing": False,
     "tables": 0.0,
     "tables_named": 0.0,
+    "headed": 0.0,
 }
 MODES = ("text", "hybrid")
 
@@ -365,7 +367,16 @@ def main() -> None:
 
         BASELINE.update({key: getattr(Weights(), key) for key in BASELINE})
         if args.baseline == "current":  # without the priors and term proximity
-            BASELINE.update(text_short=0, navigation=0.0, bare_code=0.0, proximity=0.0, passing=False, tables=0.0, tables_named=0.0)
+            BASELINE.update(
+                text_short=0,
+                navigation=0.0,
+                bare_code=0.0,
+                proximity=0.0,
+                passing=False,
+                tables=0.0,
+                tables_named=0.0,
+                headed=0.0,
+            )
     built = build_suites(names, args.provider, args.work_dir)
     fields = (
         [(f.split(":")[0], *(float(v) for v in f.split(":")[1:])) for f in args.fields.split(",")]

@@ -68,8 +68,12 @@ def in_passing(info: ChunkInfo, words: frozenset[str]) -> bool:
 
 
 @functools.lru_cache(maxsize=8192)
+def _heading_stems(headings: str) -> frozenset[str]:
+    return stems(headings)
+
+
 def _heading_path_stems(breadcrumb: str) -> frozenset[str]:
-    return stems(breadcrumb.partition(" > ")[2])  # the headings, without the file
+    return _heading_stems(breadcrumb.partition(" > ")[2])  # the headings, without the file
 
 
 def names_the_words(info: ChunkInfo, words: frozenset[str]) -> bool:
@@ -109,6 +113,22 @@ def tables_in_passing(index: PublishedIndex, vector: Ranked, query: str, weight:
     return sorted(scaled, key=lambda item: (-item[1], item[0]))
 
 
+def headed_by_the_words(index: PublishedIndex, vector: Ranked, query: str, weight: float) -> Ranked:
+    """The vector list with the similarity of each chunk whose own heading names more than half of the query's
+    words scaled by 1 + `weight` times the share it names: the section titled by the question, whose text
+    may say it in other words (docs/decisions/0037-tables-in-passing-when-a-heading-names-the-query.md)."""
+    words = query_words(query)
+    if not words or weight <= 0:
+        return vector
+    scaled = []
+    for cid, score in vector:
+        named = len(words & _heading_stems(index.info[cid].heading))
+        if 2 * named > len(words):
+            score *= 1 + weight * named / len(words)
+        scaled.append((cid, score))
+    return sorted(scaled, key=lambda item: (-item[1], item[0]))
+
+
 def tables_weight(index: PublishedIndex, cut: dict[str, Ranked], query: str, weights: Weights) -> float:
     """`weights.tables`, or the stronger `weights.tables_named` when a full-text or vector candidate's heading
     path names most of the query's words (`names_the_words`): where a section is titled by the question,
@@ -129,8 +149,10 @@ def fuse(
 ) -> list[tuple[str, float]]:
     """The ranked lists → one ranking. The exact-phrase list leaves out chunks that hold the phrase in passing
     (`about_the_words`, with `weights.passing`), and the vector list weighs such chunks by their share of table
-    rows (`tables_in_passing`, with `weights.tables`, or `weights.tables_named`: `tables_weight`). With a vector list, the weighted sum of min-max scaled scores
-    (score_fusion; `weights.hybrid` "rrf" ranks instead); full text alone, weighted RRF. Then each chunk's
+    rows (`tables_in_passing`, with `weights.tables`, or `weights.tables_named`: `tables_weight`); a chunk whose
+    heading names most of the query's words weighs more there (`headed_by_the_words`, `weights.headed`). With a
+    vector list, the weighted sum of min-max scaled scores (score_fusion; `weights.hybrid` "rrf" ranks instead);
+    full text alone, weighted RRF. Then each chunk's
     score times its prior (priors.prior: length, navigation, bare code, the filtered language), then one
     chunk per duplicated text (content_digest) and per page collapsed across a `vector_collapse` key. Ties
     break by chunk_id."""
@@ -142,6 +164,7 @@ def fuse(
         cut["phrase"] = about_the_words(index, cut["phrase"], query)
     if "vector" in cut:
         cut["vector"] = tables_in_passing(index, cut["vector"], query, tables_weight(index, cut, query, weights))
+        cut["vector"] = headed_by_the_words(index, cut["vector"], query, weights.headed)
     if weights.by_scores("vector" in lists):
         fused = score_fusion([(weight[name], ranked, whole[name]) for name, ranked in cut.items()])
     else:

@@ -21,7 +21,8 @@ class Weights:
     weights that gained the same cases (0026-bare-code-prior.md). passing lowered no category of any suite
     in either mode (0029-exact-phrase-in-passing-mentions.md). tables is the largest weight that lowered no
     category of any suite (0033-table-rows-in-passing-on-the-vector-side.md). tables_named moved the issue's
-    example and lowered no category of any suite (0037-tables-in-passing-when-a-heading-names-the-query.md).
+    example and lowered no category of any suite; headed moved one case within the top 5 and lowered none (both
+    in 0037-tables-in-passing-when-a-heading-names-the-query.md).
     """
 
     text: float = 1.0
@@ -47,6 +48,7 @@ class Weights:
     tables: float = 0.15  # the vector similarity of a chunk that says a query word only in passing scales by 1 - this x its share of table rows
     # ... by 1 - this x its share of table rows instead, when a candidate's heading path names most of the query's words
     tables_named: float = 1.0
+    headed: float = 0.5  # the vector similarity of a chunk whose own heading names most of the query's words x (1 + this x that share)
 
     def by_scores(self, hybrid: bool) -> bool:
         """Whether a search fuses its lists' scaled scores (hybrid, `hybrid` "scores") or their ranks (RRF)."""
