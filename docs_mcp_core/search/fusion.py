@@ -116,7 +116,7 @@ def tables_in_passing(index: PublishedIndex, vector: Ranked, query: str, weight:
 def headed_by_the_words(index: PublishedIndex, vector: Ranked, query: str, weight: float) -> Ranked:
     """The vector list with the similarity of each chunk whose own heading names more than half of the query's
     words scaled by 1 + `weight` times the share it names: the section titled by the question, whose text
-    may say it in other words (docs/decisions/0037-tables-in-passing-when-a-heading-names-the-query.md)."""
+    may say it in other words (docs/decisions/0038-tables-in-passing-when-a-heading-names-the-query.md)."""
     words = query_words(query)
     if not words or weight <= 0:
         return vector
@@ -134,7 +134,7 @@ def tables_weight(index: PublishedIndex, cut: dict[str, Ranked], query: str, wei
     path names most of the query's words (`names_the_words`): where a section is titled by the question,
     a table that mentions its words in passing is not what was asked for; where none is, such a table
     may be the answer, and keeps the mild weight
-    (docs/decisions/0037-tables-in-passing-when-a-heading-names-the-query.md)."""
+    (docs/decisions/0038-tables-in-passing-when-a-heading-names-the-query.md)."""
     if weights.tables_named <= weights.tables:
         return weights.tables
     words = query_words(query)

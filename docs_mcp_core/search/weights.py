@@ -22,7 +22,7 @@ class Weights:
     in either mode (0029-exact-phrase-in-passing-mentions.md). tables is the largest weight that lowered no
     category of any suite (0033-table-rows-in-passing-on-the-vector-side.md). tables_named moved the issue's
     example and lowered no category of any suite; headed moved one case within the top 5 and lowered none (both
-    in 0037-tables-in-passing-when-a-heading-names-the-query.md).
+    in 0038-tables-in-passing-when-a-heading-names-the-query.md).
     """
 
     text: float = 1.0

@@ -95,7 +95,7 @@ def test_the_section_on_backoff_ranks_above_a_table_row_that_says_retry_with_bac
     example_indexes: dict[str, Path], mode: str
 ) -> None:
     # guides/errors.md's table of error types ends with "retry with backoff": the exact phrase, in one cell
-    # (with the model it is 15th: sections titled by the query's words push its table down, 0037)
+    # (with the model it is 15th: sections titled by the query's words push its table down, 0038)
     ids = _ids(example_indexes[mode], "retry with backoff", mode, limit=20)
     assert ids[0] == "guides/retries.md#retries-and-timeouts/exponential-backoff-with-jitter", ids
     assert "guides/errors.md#errors/error-types" in ids  # lower, still found
