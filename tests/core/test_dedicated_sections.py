@@ -160,12 +160,17 @@ FIELD_TABLE = """# LinkBody
 CREATE_SECTION = "# Links\n\n## Create\n\nCreate a link for the workspace.\n\n```ts\nawait dub.links.create();\n```\n"
 
 
-def test_the_vector_side_weighs_a_passing_mention_by_its_share_of_table_rows(tmp_path: Path) -> None:
+def _field_table_and_create_section(tmp_path: Path) -> PublishedIndex:
+    """A field table that mentions a short link in one row, and a section titled by the action."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "linkbody.md").write_text(FIELD_TABLE)
     (docs / "links.md").write_text(CREATE_SECTION)
-    index = asyncio.run(PublishedIndex(_build(docs, tmp_path / "out", "none")).open())
+    return asyncio.run(PublishedIndex(_build(docs, tmp_path / "out", "none")).open())
+
+
+def test_the_vector_side_weighs_a_passing_mention_by_its_share_of_table_rows(tmp_path: Path) -> None:
+    index = _field_table_and_create_section(tmp_path)
     table, section = "linkbody.md#linkbody/fields", "links.md#links/create"
     assert index.info[table].tables > 0.9 and index.info[section].tables == 0.0  # the `tables` column
     # the field table is closer to the query by its one row; it says no query word in its heading or lead
@@ -192,11 +197,7 @@ def test_a_heading_path_names_the_query_by_more_than_half_of_its_words_in_plain_
 
 
 def test_tables_in_passing_weigh_little_when_another_candidates_heading_names_the_query(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "linkbody.md").write_text(FIELD_TABLE)
-    (docs / "links.md").write_text(CREATE_SECTION)
-    index = asyncio.run(PublishedIndex(_build(docs, tmp_path / "out", "none")).open())
+    index = _field_table_and_create_section(tmp_path)
     table, section = "linkbody.md#linkbody/fields", "links.md#links/create"
     # the field table is far closer by its one row and nearly as good a full-text match
     lists = {"text": [(section, 9.0), (table, 8.0)], "vector": [(table, 0.62), (section, 0.37)]}
