@@ -72,6 +72,36 @@ def pin_schema(table: Any, schema: Any) -> None:
     table.schema = pinned
 
 
+def unit_rows(column: Any, dims: int, multivector: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """(the `vector` column as unit float32 rows, where each chunk's passages start or None when every
+    chunk has one), written straight into one matrix a record batch at a time.
+
+    Joining the batches first, then dividing, then casting would hold the matrix four times at once;
+    each row is divided by its own norm, so the rows come out the same either way.
+    """
+    lengths = (
+        np.concatenate([chunk.value_lengths().to_numpy(zero_copy_only=False) for chunk in column.chunks])
+        if multivector and column.num_chunks
+        else None
+    )
+    total = int(lengths.sum()) if lengths is not None else len(column)
+    vectors = np.empty((total, dims), dtype=np.float32)
+    at = 0
+    for chunk in column.chunks:
+        if multivector:  # every passage is a row of the matrix
+            part = chunk.flatten().flatten().to_numpy(zero_copy_only=False).reshape(-1, dims)
+        else:
+            part = chunk.values.slice(chunk.offset * dims, len(chunk) * dims).to_numpy(zero_copy_only=False)
+            part = part.reshape(-1, dims)
+        norms = np.linalg.norm(part, axis=1, keepdims=True)
+        np.divide(part, np.where(norms == 0, 1, norms), out=vectors[at : at + len(part)], casting="same_kind")
+        at += len(part)
+    starts = None
+    if lengths is not None and not np.all(lengths == 1):
+        starts = np.concatenate([[0], np.cumsum(lengths[:-1])]).astype(np.int64)
+    return vectors, starts
+
+
 def metadata_signature(out: Path | str) -> tuple[Any, ...] | None:
     """What changes when a new index is published: metadata.json's stat, or on s3:// its content
     hash, polled at most every DOCS_MCP_S3_POLL_SECONDS."""
@@ -198,16 +228,7 @@ class PublishedIndex:
         if "content_text" in columns:
             self.texts = dict(zip(columns["chunk_id"], columns["content_text"]))
         if "vector" in wanted:
-            column = rows.column("vector").combine_chunks()
-            if multivector:  # every passage is a row of the matrix; `passage_starts` says whose
-                lengths = column.value_lengths().to_numpy(zero_copy_only=False)
-                if not np.all(lengths == 1):
-                    self.passage_starts = np.concatenate([[0], np.cumsum(lengths[:-1])]).astype(np.int64)
-                matrix = column.flatten().flatten().to_numpy(zero_copy_only=False).reshape(-1, dims)
-            else:
-                matrix = column.values.to_numpy(zero_copy_only=False).reshape(-1, dims)
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            self.vectors = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
+            self.vectors, self.passage_starts = unit_rows(rows.column("vector"), dims, multivector)
             self.ids = columns["chunk_id"]
             self.scan = await asyncio.to_thread(QuantizedScan.of, self.vectors)
         for i, chunk_id in enumerate(columns["chunk_id"]):

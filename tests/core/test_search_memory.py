@@ -6,6 +6,8 @@ import asyncio
 import json
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
@@ -16,6 +18,7 @@ from docs_mcp_core.search import engine as engine_module
 from docs_mcp_core.search import published as published_module
 from docs_mcp_core.search.engine import SearchEngine
 from docs_mcp_core.search.library import loaded_embedder
+from docs_mcp_core.search.published import unit_rows
 
 QUERIES = ["retry backoff", "idempotency key header", "webhook signature", "rate limits"]
 
@@ -72,3 +75,41 @@ def test_a_vector_scan_in_a_worker_thread_ranks_as_one_on_the_event_loop(
     inline = hybrid_pages()
     assert threaded == inline
     assert all(page["mode"] == "hybrid" and page["hits"] for page in threaded)
+
+
+def whole(column: object, dims: int, multivector: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """The vectors as the server built them before it wrote them a batch at a time: joined, divided, cast."""
+    joined = column.combine_chunks()  # type: ignore[attr-defined]
+    starts = None
+    if multivector:
+        lengths = joined.value_lengths().to_numpy(zero_copy_only=False)
+        if not np.all(lengths == 1):
+            starts = np.concatenate([[0], np.cumsum(lengths[:-1])]).astype(np.int64)
+        matrix = joined.flatten().flatten().to_numpy(zero_copy_only=False).reshape(-1, dims)
+    else:
+        matrix = joined.values.to_numpy(zero_copy_only=False).reshape(-1, dims)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.where(norms == 0, 1, norms)).astype(np.float32), starts
+
+
+@pytest.mark.parametrize("multivector", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_vectors_written_a_batch_at_a_time_are_the_joined_matrix_normalized(multivector: bool, dtype: type) -> None:
+    dims, rng = 8, np.random.default_rng(3)
+    rows = rng.normal(size=(40, dims)).astype(dtype)
+    rows[5] = 0  # a zero vector stays zero
+    value = pa.from_numpy_dtype(dtype)
+    single = pa.FixedSizeListArray.from_arrays(pa.array(rows.reshape(-1), type=value), dims)
+    if multivector:  # rows of one to three passages
+        offsets = np.concatenate([[0], np.cumsum(rng.integers(1, 4, size=20))])
+        offsets = offsets[offsets <= len(rows)]
+        array = pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), single[: offsets[-1]])
+    else:
+        array = single
+    # batches as a query returns them, one of them a slice of a bigger array
+    column = pa.chunked_array([array[:3], array[3:7], pa.concat_arrays([array[7:], array[:2]])[:-2]])
+    got, starts = unit_rows(column, dims, multivector)
+    want, want_starts = whole(column, dims, multivector)
+    assert got.dtype == np.float32 and got.tobytes() == want.tobytes()
+    assert (starts is None and want_starts is None) or np.array_equal(starts, want_starts)
+    assert not got[5].any() or multivector
