@@ -934,8 +934,10 @@ def serve(
 
     import anyio
 
+    from .heap import limit_arenas
     from .server import create_server, serve_stdio, serve_then_exit
 
+    limit_arenas()  # before the server's threads start allocating: one arena each otherwise
     seconds = {
         "--header-timeout": header_timeout,
         "--body-timeout": body_timeout,

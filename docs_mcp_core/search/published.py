@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..heap import give_back
 from ..output import signed_files
 from ..output.layout import METADATA, OutputLayout
 from ..output.metadata import EmbeddingInfo, TaxonomyKey, require_metadata
@@ -185,6 +186,7 @@ class PublishedIndex:
                 if self.version is not None:
                     await table.checkout(self.version)
                 await self._load(table)
+            give_back()  # what reading the table freed (its record batches), held by malloc otherwise
         return self
 
     async def _load(self, table: Any) -> None:
@@ -230,7 +232,6 @@ class PublishedIndex:
         if "vector" in wanted:
             self.vectors, self.passage_starts = unit_rows(rows.column("vector"), dims, multivector)
             self.ids = columns["chunk_id"]
-            self.scan = await asyncio.to_thread(QuantizedScan.of, self.vectors)
         for i, chunk_id in enumerate(columns["chunk_id"]):
             languages = tuple(columns["code_languages"][i].split())
             digest = columns["content_digest"][i]
@@ -265,6 +266,10 @@ class PublishedIndex:
         headings = Counter(info.heading.strip().lower() for info in self.info.values())
         common = max(GENERIC_HEADING_CHUNKS, GENERIC_HEADING_SHARE * len(self.info))
         self.generic_headings = {heading for heading, n in headings.items() if n >= common} | {""}
+        if self.vectors is not None:  # its int8 copy made once the record batches read above are freed
+            del rows, row_ids, columns, sizes
+            give_back()
+            self.scan = await asyncio.to_thread(QuantizedScan.of, self.vectors)
         self.table = table
 
     def chunk_ids(self, row_ids: np.ndarray) -> list[str]:

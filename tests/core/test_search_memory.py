@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import inspect
 import json
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from docs_mcp_core.search import engine as engine_module
 from docs_mcp_core.search import published as published_module
 from docs_mcp_core.search.engine import SearchEngine
 from docs_mcp_core.search.library import loaded_embedder
-from docs_mcp_core.search.published import unit_rows
+from docs_mcp_core.search.published import PublishedIndex, unit_rows
 
 QUERIES = ["retry backoff", "idempotency key header", "webhook signature", "rate limits"]
 
@@ -113,3 +115,25 @@ def test_vectors_written_a_batch_at_a_time_are_the_joined_matrix_normalized(mult
     assert got.dtype == np.float32 and got.tobytes() == want.tobytes()
     assert (starts is None and want_starts is None) or np.array_equal(starts, want_starts)
     assert not got[5].any() or multivector
+
+
+def test_the_int8_copy_of_the_vectors_is_made_once_the_tables_record_batches_are_dropped(
+    example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    build(example_docs, out, make_provider(ProviderSettings("hash")))
+    held: list[set[str]] = []
+
+    class Recorded:
+        @staticmethod
+        def of(vectors: np.ndarray) -> None:
+            # the suspended _load coroutine's locals while the copy would be made
+            loading = [
+                o for o in gc.get_objects() if inspect.iscoroutine(o) and o.cr_code is PublishedIndex._load.__code__
+            ]
+            held.extend(set(o.cr_frame.f_locals) for o in loading)
+
+    monkeypatch.setattr(published_module, "QuantizedScan", Recorded)
+    index = asyncio.run(PublishedIndex(out).open())
+    assert index.vectors is not None and len(held) == 1
+    assert not held[0] & {"rows", "row_ids", "columns", "sizes"}
