@@ -67,7 +67,7 @@ def warm() -> int:
     from .embedding import local_onnx, query  # noqa: F401
     from .search import engine  # noqa: F401
     from .server import app, stdio_pipes  # noqa: F401
-    from .versions import serving  # noqa: F401
+    from .versions import lockfiles, pinning, serving  # noqa: F401 - lockfile readers: a versioned corpus's
 
     return len(sys.modules)
 

@@ -12,8 +12,6 @@ from ..errors import DocsMcpError
 from ..output.freshness import age_fields
 from ..output.layout import OutputLayout
 from ..output.versions_manifest import read_manifest
-from .lockfiles import find_locked
-from .pinning import pin_version
 
 
 @dataclass
@@ -48,6 +46,9 @@ def served_version(out: Path, project: Path | None = None, label: str | None = N
         chosen = manifest.get("default") or labels[0]
         package = manifest.get("package")
         if project is not None and package:
+            from .lockfiles import find_locked  # lockfile readers (yaml, packaging): a versioned corpus's only
+            from .pinning import pin_version
+
             lookup = find_locked(Path(project), package["name"], package["ecosystem"])
             notes += lookup.notes
             locked = lookup.locked.version if lookup.locked else None

@@ -135,13 +135,15 @@ own_process()
 from docs_mcp_core.cli import served_corpora
 served = served_corpora((sys.argv[1], "named=" + sys.argv[1]), None)
 loaded = sorted(m for m in ("docs_mcp_core.sources.config", "docs_mcp_core.embedding.openai_api") if m in sys.modules)
-print(json.dumps({"loaded": loaded, "names": [c.corpus_name for c in served]}))
+readers = sorted(m for m in ("docs_mcp_core.versions.lockfiles", "docs_mcp_core.versions.pinning", "yaml") if m in sys.modules)
+print(json.dumps({"loaded": loaded, "readers": readers, "names": [c.corpus_name for c in served]}))
 """
 
 
 def test_serving_indexes_named_by_path_reads_no_config_and_imports_no_provider(tmp_path) -> None:
     """docs-mcp.yaml's model imports every built-in provider (the OpenAI one brings its HTTP client):
-    `serve --index` never reads a config, so it must not pay for that."""
+    `serve --index` never reads a config, so it must not pay for that. Nor, for an index without
+    versions, for the lockfile readers (yaml, packaging) that pick a versioned corpus's version."""
     index = tmp_path / "index"
     index.mkdir()
     done = subprocess.run(
@@ -149,6 +151,7 @@ def test_serving_indexes_named_by_path_reads_no_config_and_imports_no_provider(t
     )
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["loaded"] == [], "serve --index imported the config model and every provider"
+    assert found["readers"] == [], "serving an index without versions imported the lockfile readers"
     assert found["names"] == ["index", "named"]
 
 
