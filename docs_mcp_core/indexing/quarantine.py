@@ -27,6 +27,7 @@ from ..trust.report import chunk_start_line, finding_diagnostic
 from ..trust.rules import Severity
 from ..trust.sanitize import visible_markdown
 from ..trust.scan import Finding
+from ..trust.views import Removed
 
 QUARANTINED, WARNED, ALLOWED = "quarantined", "warning", "allowed"
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)  # one left open runs to the end, as in a browser
@@ -111,10 +112,10 @@ def screen_file(
 
     policy = trust.policy_for(relpath)
 
-    def check(chunk: Chunk) -> None:
+    def check(chunk: Chunk) -> Removed | None:
         verdict = trust.check(chunk.content, relpath, policy)
         if not verdict.findings and not verdict.allowed:
-            return
+            return verdict.removed
         if not lines:
             lines.append(file_text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n"))
         start = chunk_start_line(lines[0], chunk.content)
@@ -124,13 +125,13 @@ def screen_file(
             flags.append(replace(flag, allowed_by=f"{entry.manifest}: {entry.reason}"))
         if verdict.quarantined:
             quarantined.add(chunk.chunk_id)
+        return verdict.removed
 
-    for chunk in chunks:
-        check(chunk)
+    removed = [check(chunk) for chunk in chunks]
     visible = visible_markdown(body)
     served = chunks
     if visible != body:
-        served = _each_visible(chunks, body, visible) or rechunk(visible)
+        served = _each_visible(chunks, removed, body, visible) or rechunk(visible)
         scanned = {c.chunk_id for c in chunks}
         for chunk in served:  # a chunk the visible text makes anew (a hidden heading moved it): scanned too
             if chunk.chunk_id not in scanned:
@@ -168,25 +169,26 @@ def _visible_text(chunk: Chunk, seen: str) -> str:
     return _plain(seen)
 
 
-def _each_visible(chunks: list[Chunk], body: str, visible: str) -> list[Chunk] | None:
+def _each_visible(chunks: list[Chunk], removed: list[Removed | None], body: str, visible: str) -> list[Chunk] | None:
     """The chunks with each one's visible text, when that is the file's visible text chunked as before: the
     same heading lines, and every hidden construct inside one chunk (they removed as much as the file's
     sanitizing did). None otherwise (a hidden heading, an element across a chunk's edge): chunk it again.
+    `removed`: per chunk, what the scan learnt the sanitizer takes out of it (None: not known).
 
     Chunking the visible file again costs a parse of it; most files with hidden text only have comments
     within sections, and their changed chunks are re-read alone.
     """
     if _headings(body) != _headings(visible):
         return None
-    out, removed = [], 0
-    for chunk in chunks:
-        seen = visible_markdown(chunk.content)
+    out, cut = [], 0
+    for chunk, known in zip(chunks, removed, strict=True):
+        seen = visible_markdown(chunk.content, known)
         if seen != chunk.content:
-            removed += len(chunk.content) - len(seen)
+            cut += len(chunk.content) - len(seen)
             seen = seen.strip("\n")  # a comment at its edge leaves an empty line, which chunks never start or end with
             chunk = replace(chunk, content=seen, content_text=_visible_text(chunk, seen))
         out.append(chunk)
-    return out if removed == len(body) - len(visible) else None
+    return out if cut == len(body) - len(visible) else None
 
 
 def quarantine_line(quarantined: int, files: int, docs_dir: str) -> str:

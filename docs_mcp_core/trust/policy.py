@@ -24,7 +24,8 @@ from ..corpus.manifest import LoadedManifest, format_loc, nearest_manifest
 from ..corpus.trust_settings import CorpusTrustSettings
 from ..diagnostics import Diagnostic, error
 from .rules import Anchors, RuleSet, builtin_rules, load_rules_file
-from .scan import Finding, scan
+from .scan import Finding, scan_removed
+from .views import Removed
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class Policy:
 class Verdict:
     findings: list[Finding]  # not allowed: what validate reports
     allowed: list[tuple[Finding, Allowance]] = field(default_factory=list)
+    removed: Removed | None = None  # what the sanitizer takes out of the chunk, when the scan learnt it (scan.py)
 
     @property
     def quarantined(self) -> bool:
@@ -105,13 +107,14 @@ class Trust:
         the file's (policy_for), when the caller scans several of its chunks."""
         policy = policy or self.policy_for(relpath)
         findings, allowed = [], []
-        for finding in scan(content, policy.rules):
+        found, removed = scan_removed(content, policy.rules)
+        for finding in found:
             entry = policy.allowance(relpath, finding)
             if entry is None:
                 findings.append(finding)
             else:
                 allowed.append((finding, entry))
-        return Verdict(findings, allowed)
+        return Verdict(findings, allowed, removed)
 
 
 def _anchors(anchors: Anchors) -> list[Any]:

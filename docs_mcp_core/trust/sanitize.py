@@ -18,47 +18,53 @@ until nothing changes, as taking something out can join the halves of another hi
 
 from __future__ import annotations
 
-import re
-
 from .chars import strip_invisible
-from .views import split_views
-
-# An attribute that can hide its element, in lower-cased text: a word of its own after a space
-# (views.py `_hiding`; a literal first lets the search skip ahead).
-_HIDDEN_ATTR = re.compile(r"hidden(?<=\shidden)(?![a-z0-9_.:-])")
-_STYLE_ATTR = re.compile(r"style(?<=\sstyle)\s*=")
-_OPENING = re.compile(rb"<(?:!--|script|style|template)")  # in lower-cased bytes
+from .views import _TAG, _UNRENDERED, Removed, split_views
 
 
-def visible_markdown(text: str) -> str:
-    """`text` as a reader sees it (see the module docstring)."""
+def visible_markdown(text: str, removed: Removed | None = None) -> str:
+    """`text` as a reader sees it (see the module docstring). `removed`: what the lexer takes out of `text`
+    (views.py `Views.removed`), when the caller has it already (the scan took the text apart)."""
     while True:  # until nothing changes: a removal can bring the two halves of a construct together
-        out = strip_invisible(_without_hidden(text) if _may_hide(text) else text)
+        if removed is not None:
+            out = strip_invisible(_cut(text, removed) if removed else text)
+            removed = None
+        else:
+            out = strip_invisible(_without_hidden(text) if _may_hide(text) else text)
         if out == text:
             return out
         text = out
 
 
 def _may_hide(text: str) -> bool:
-    """Whether `text` has what anything the lexer takes out starts with: a comment, a script, style or
-    template tag, a `hidden` or `style` attribute. Names are ASCII, so its bytes in lower case find every
-    spelling (no other character lower-cases into one of these names); the attribute tests read the text
-    in lower case, where the lexer's whitespace is Unicode's. Text without any is not taken apart: it can
-    lose only invisible characters."""
+    """Whether `text` has what anything the lexer takes out starts with: a comment, or a tag (read as the
+    lexer reads one) that is a script, style or template, or whose attributes mention `hidden` or `style`.
+    Text without any is not taken apart: it can lose only invisible characters. Every tag the lexer
+    reads starts at a `<` and is matched there by the same pattern, so trying each `<` misses none (it
+    also tries some the lexer skips, in code or as autolinks: those only cost a lexing)."""
     if "<" not in text:
         return False
     if "<!--" in text:
         return True
-    low = text.encode("utf-8", "surrogatepass").lower()  # a lone surrogate: bytes that are not ASCII
-    return (
-        _OPENING.search(low) is not None
-        or (b"hidden" in low and _HIDDEN_ATTR.search(text.lower()) is not None)
-        or (b"style" in low and _STYLE_ATTR.search(text.lower()) is not None)
-    )
+    match, find = _TAG.match, text.find
+    at = find("<")
+    while at >= 0:
+        tag = match(text, at)
+        if tag is not None and not tag.group(1):
+            if tag.group(2).lower() in _UNRENDERED:
+                return True
+            attrs = tag.group(3).lower()
+            if "hidden" in attrs or "style" in attrs:
+                return True
+        at = find("<", at + 1)
+    return False
 
 
 def _without_hidden(text: str) -> str:
-    removed = split_views(text).removed
+    return _cut(text, split_views(text).removed)
+
+
+def _cut(text: str, removed: Removed) -> str:
     if not removed:
         return text
     out: list[str] = []

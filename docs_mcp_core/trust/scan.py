@@ -17,7 +17,7 @@ from .chars import _ANY as _INVISIBLE_CHAR
 from .chars import has_invisible, invisible_spans, show
 from .fold import fold, fold_words, quick_words, spaced
 from .rules import Plan, Rule, RuleSet, Severity, builtin_rules
-from .views import Segment, Views, split_views
+from .views import Removed, Segment, Views, split_views
 
 _SEPARATORS = bytes.maketrans(b",.:;!?", b"      ")  # folded text (ASCII): words, spaces, newlines and these
 _EMPHASIS = re.compile(r"[*_`]")
@@ -355,9 +355,16 @@ def reads_nothing(text: str, plan: Plan) -> bool:
 
 def scan(text: str, rules: RuleSet | None = None) -> list[Finding]:
     """Findings of `rules` (default: the built-in rules) in one chunk of Markdown as written."""
+    return scan_removed(text, rules)[0]
+
+
+def scan_removed(text: str, rules: RuleSet | None = None) -> tuple[list[Finding], Removed | None]:
+    """`scan`, and what the sanitizer would take out of `text` (views.py `Views.removed`) when the scan
+    learnt it on the way: the text taken apart as written (no run shortened), or without `<` (nothing to
+    take out). None when it did not: the sanitizer takes the text apart itself."""
     rules = rules or builtin_rules()
     if reads_nothing(text, rules.plan):
-        return []
+        return [], []
     state = _Scan(text, rules)
     state.run()
-    return state.findings()
+    return state.findings(), state.views.removed if state.views.text == text else None

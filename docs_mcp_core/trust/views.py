@@ -27,8 +27,9 @@ _TAG = re.compile(_TAG_SOURCE)
 _TOKEN = re.compile(
     r"`(?P<span>[^`\n]+)`(?!`)|`(?P<ticks>`*)|~~~(?P<tildes>~*)|!(?P<image>\[)|\[(?P<bracket>)"
     r"|<(?:(?P<comment>!--)|(?P<autolink>[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>)"
-    r"|(?P<tag>/?[A-Za-z][A-Za-z0-9:-]*(?:\s+[A-Za-z_:][A-Za-z0-9_.:-]*(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'=<>`]+))?)*\s*/?>))"
-)
+    r"|(?P<tag>(?P<close>/?)(?P<name>[A-Za-z][A-Za-z0-9:-]*)"
+    r"(?P<attrs>(?:\s+[A-Za-z_:][A-Za-z0-9_.:-]*(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'=<>`]+))?)*)\s*(?P<self>/?)>))"
+)  # a tag's groups as in _TAG
 _ANY_MARKUP = re.compile(r"[`~<\[]")
 
 _ATTR = re.compile(r"([A-Za-z_:][A-Za-z0-9_.:-]*)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'=<>`]+)))?")
@@ -60,6 +61,11 @@ _HIDING_STYLE = re.compile(
 )
 
 
+# What the sanitizer takes out of a text: (start, end, block), block when it renders as a block of its own
+# (a comment, a hidden <div>): alone on its lines it leaves a blank line, so paragraphs stay apart.
+Removed = list[tuple[int, int, bool]]
+
+
 class Segment(NamedTuple):  # a tuple: cheap to make, and a chunk makes several
     start: int  # offset in the chunk
     text: str
@@ -79,9 +85,7 @@ class Views:
     alt: list[Segment] = field(default_factory=list)
     titles: list[Segment] = field(default_factory=list)
     targets: list[Segment] = field(default_factory=list)
-    # What the sanitizer takes out: (start, end, block), block when it renders as a block of its own
-    # (a comment, a hidden <div>): alone on its lines it leaves a blank line, so paragraphs stay apart.
-    removed: list[tuple[int, int, bool]] = field(default_factory=list)
+    removed: Removed = field(default_factory=list)  # what the sanitizer takes out (Removed)
 
     def to_chunk(self, at: int) -> int:
         """A position in `prose` as a position in the chunk."""
@@ -127,6 +131,13 @@ def _title(raw: str | None) -> str:
 
 def _line_start(text: str, pos: int) -> bool:
     """Whether only spaces and tabs come before `pos` on its line."""
+    if not pos:
+        return True
+    before = text[pos - 1]
+    if before == "\n":
+        return True
+    if before != " " and before != "\t":
+        return False
     return not text[text.rfind("\n", 0, pos) + 1 : pos].strip(" \t")
 
 
@@ -228,17 +239,18 @@ class _Lexer:
 
     def _tag(self, m: re.Match[str]) -> int:
         text, views = self.text, self.views
-        tag = _TAG.match(m.group())
-        assert tag is not None
-        name = tag.group(2).lower()
+        name = m.group("name").lower()
         self.masks.append((m.start(), m.end(), " " if name in _BLOCK_TAGS else "\0"))
-        if tag.group(1) == "/":
+        if m.group("close"):
             return m.end()
-        attrs = _attrs(tag.group(3)) if tag.group(3) else {}
+        raw = m.group("attrs")
+        if not raw and name not in _UNRENDERED:  # nothing that could hide it
+            return m.end()
+        attrs = _attrs(raw) if raw else {}
         if attrs:
             _tag_attrs(name, attrs, m.start(), views)
         how = _hiding(name, attrs)
-        if not how or name in _VOID_TAGS or tag.group(4):
+        if not how or name in _VOID_TAGS or m.group("self"):
             return m.end()
         depth, inner_end, end = 1, -1, -1
         for t in _TAG.finditer(text, m.end()):

@@ -11,8 +11,8 @@ from docs_mcp_core.trust import views
 from docs_mcp_core.trust.chars import has_invisible, invisible_spans
 from docs_mcp_core.trust.fold import fold_words, quick_words, spaced
 from docs_mcp_core.trust.rules import builtin_rules
-from docs_mcp_core.trust.sanitize import visible_markdown
-from docs_mcp_core.trust.scan import reads_nothing, scan
+from docs_mcp_core.trust.sanitize import _may_hide, visible_markdown
+from docs_mcp_core.trust.scan import reads_nothing, scan, scan_removed
 from docs_mcp_core.trust.views import split_views
 
 from ..conftest import EXAMPLE_DOCS, FIXTURES
@@ -286,3 +286,91 @@ def test_a_chunk_that_reads_nothing_runs_no_rule(seed: int) -> None:
     assert [t for t in passed if not _runs_nothing(t)] == []
     assert len(passed) > len(texts) // 10  # it passes enough text for the comparison to mean something
     assert sum(not _runs_nothing(t) for t in texts) > len(texts) // 4  # and much text would run a rule
+
+
+# Tags that hide their content or only look as if they might, spelt in every case and spacing, and what a scan
+# shortens (runs of spaces and dashes) next to them.
+HIDING = [
+    "<div hidden>",
+    "<DIV\nHIDDEN>",
+    "<p hidden=''>",
+    "<span\tstyle='display:none'>",
+    '<b STYLE = "font-size:0">',
+    '<i style="color:red">',
+    "<script>",
+    "<ScRiPt type=x>",
+    "<style>",
+    "<TEMPLATE>",
+    "<template/>",
+    "</script>",
+    "</div>",
+    "</span>",
+    '<a aria-hidden="true">',
+    "<img hidden src=x>",
+    "<br/>",
+    "<b>",
+    "<hidden>",
+    "<x-hidden>",
+    "<div data-hidden>",
+    "<!--",
+    "-->",
+    "`",
+    "```\n",
+    "<",
+    ">",
+    "x",
+    " ",
+    "      ",
+    "------",
+    "\n",
+    "\n\n",
+    "\u200b",
+    "\u0130",
+]
+
+
+def _hiding_texts(rng: random.Random, n: int) -> list[str]:
+    texts = ["".join(rng.choice(HIDING) for _ in range(rng.randint(1, 12))) for _ in range(n)]
+    return texts + [_mutated(rng) for _ in range(100)] + [_random_text(rng) for _ in range(100)] + PAGES
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_text_the_lexer_takes_something_out_of_may_hide(seed: int) -> None:
+    """`_may_hide` lets the sanitizer skip lexing a text; it must never say no where the lexer removes something."""
+    texts = _hiding_texts(random.Random(5000 + seed), 6000)
+    removes = [bool(split_views(t).removed) for t in texts]
+    may = [_may_hide(t) for t in texts]
+    assert [t for t, r, m in zip(texts, removes, may, strict=True) if r and not m] == []
+    assert sum(removes) > len(texts) // 4 and may.count(False) > len(texts) // 10  # both answers are tested
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_what_the_scan_learnt_is_what_the_sanitizer_takes_out(seed: int) -> None:
+    """The build hands the sanitizer what the scan's lexing found to take out of a chunk (scan_removed); it must
+    be what the sanitizer's own lexing finds, and give the same visible text."""
+    rng = random.Random(6000 + seed)
+    texts = _hiding_texts(rng, 3000)
+    known = 0
+    for text in texts:
+        removed = scan_removed(text)[1]
+        if removed is None:
+            continue
+        known += bool(removed)
+        assert removed == split_views(text).removed, text
+        assert visible_markdown(text, removed) == visible_markdown(text), text
+    assert known > len(texts) // 10
+    assert sum(scan_removed(t)[1] is None for t in texts) > len(texts) // 10  # shortened: the scan cannot tell
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_the_token_pattern_reads_a_tag_as_the_tag_pattern_does(seed: int) -> None:
+    rng = random.Random(7000 + seed)
+    tags = 0
+    for text in _hiding_texts(rng, 3000):
+        for m in views._TOKEN.finditer(text):
+            if m.lastgroup == "tag":
+                tag = views._TAG.match(m.group())
+                assert tag is not None and tag.group() == m.group(), text
+                assert tag.groups() == (m.group("close"), m.group("name"), m.group("attrs"), m.group("self")), text
+                tags += 1
+    assert tags > 5000
