@@ -19,7 +19,7 @@ until nothing changes, as taking something out can join the halves of another hi
 from __future__ import annotations
 
 from .chars import strip_invisible
-from .views import _TAG, _UNRENDERED, Removed, split_views
+from .views import _TAG, _UNRENDERED, Removed, removed_ranges
 
 
 def visible_markdown(text: str, removed: Removed | None = None) -> str:
@@ -61,7 +61,7 @@ def _may_hide(text: str) -> bool:
 
 
 def _without_hidden(text: str) -> str:
-    return _cut(text, split_views(text).removed)
+    return _cut(text, removed_ranges(text))
 
 
 def _cut(text: str, removed: Removed) -> str:

@@ -17,7 +17,7 @@ from .chars import _ANY as _INVISIBLE_CHAR
 from .chars import has_invisible, invisible_spans, show
 from .fold import fold, fold_words, quick_words, spaced
 from .rules import Plan, Rule, RuleSet, Severity, builtin_rules
-from .views import Removed, Segment, Views, split_views
+from .views import Removed, Segment, Views, split_views, unshortened
 
 _SEPARATORS = bytes.maketrans(b",.:;!?", b"      ")  # folded text (ASCII): words, spaces, newlines and these
 _EMPHASIS = re.compile(r"[*_`]")
@@ -359,12 +359,13 @@ def scan(text: str, rules: RuleSet | None = None) -> list[Finding]:
 
 
 def scan_removed(text: str, rules: RuleSet | None = None) -> tuple[list[Finding], Removed | None]:
-    """`scan`, and what the sanitizer would take out of `text` (views.py `Views.removed`) when the scan
-    learnt it on the way: the text taken apart as written (no run shortened), or without `<` (nothing to
-    take out). None when it did not: the sanitizer takes the text apart itself."""
+    """`scan`, and what the sanitizer would take out of `text` (views.py `Views.removed`), learnt on the way
+    (in a text without `<`: nothing). None when it cannot tell (views.py `unshortened`): the sanitizer
+    takes the text apart itself."""
     rules = rules or builtin_rules()
     if reads_nothing(text, rules.plan):
         return [], []
     state = _Scan(text, rules)
     state.run()
-    return state.findings(), state.views.removed if state.views.text == text else None
+    removed = state.views.removed
+    return state.findings(), removed if state.views.text == text else unshortened(text, removed)

@@ -15,6 +15,7 @@ it is still searched for invisible characters. HTML inside code is text, not mar
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -353,6 +354,56 @@ def split_views(text: str, shorten: bool = False) -> Views:
         prose = _NUMBERED.sub(lambda m: "\n" + " " * (len(m.group()) - 1), "\n" + prose)[1:]
     views.prose = prose
     return views
+
+
+def unshortened(text: str, removed: Removed) -> Removed | None:
+    """`removed` of `split_views(text, shorten=True)` as positions in `text` itself; None when an edge falls
+    inside a shortened run. The lexer reads a run of spaces or dashes the same whatever its length (its
+    patterns count neither; comments, tags and blank lines, where ranges start and end, are not inside
+    one), so the ranges are the same ones, moved."""
+    if not removed:
+        return removed
+    middle = _SPACES.sub("    ", text) if "     " in text else text
+    ranges = [(s, e) for s, e, _ in removed]
+    for shortened, runs in ((middle, _DASHES), (text, _SPACES)):  # undo the dashes, then the spaces
+        ranges = _moved(ranges, shortened, runs)
+        if ranges is None:
+            return None
+    return [(s, e, block) for (s, e), (_, _, block) in zip(ranges, removed, strict=True)]
+
+
+def _moved(ranges: list[tuple[int, int]], text: str, runs: re.Pattern[str]) -> list[tuple[int, int]] | None:
+    """`ranges` in `text` with `runs` cut to four characters, as positions in `text`."""
+    cut: list[
+        tuple[int, int, int]
+    ] = []  # (start, end) of each run in the shortened text, characters cut before its end
+    total = 0
+    for m in runs.finditer(text):
+        start = m.start() - total
+        total += len(m.group()) - 4
+        cut.append((start, start + 4, total))
+    if not cut:
+        return ranges
+    ends = [e for _, e, _ in cut]
+    out = []
+    for edges in ranges:
+        moved = []
+        for at in edges:
+            i = bisect_right(ends, at)  # runs that end at or before `at`
+            if i < len(cut) and cut[i][0] < at:  # inside a run
+                return None
+            moved.append(at + (cut[i - 1][2] if i else 0))
+        out.append((moved[0], moved[1]))
+    return out
+
+
+def removed_ranges(text: str) -> Removed:
+    """What the sanitizer takes out of `text` (`Views.removed` of `split_views(text)`), without making the
+    other views: the lexer's pass alone."""
+    views = Views(text=text, prose=text)
+    if "<" in text:  # comments and elements start with one
+        _Lexer(text, views).run()
+    return views.removed
 
 
 def _apply(text: str, masks: list[tuple[int, int, str]]) -> str:
