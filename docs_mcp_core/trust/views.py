@@ -364,19 +364,18 @@ def unshortened(text: str, removed: Removed) -> Removed | None:
     if not removed:
         return removed
     middle = _SPACES.sub("    ", text) if "     " in text else text
-    ranges = [(s, e) for s, e, _ in removed]
+    ranges: list[tuple[int, int]] | None = [(s, e) for s, e, _ in removed]
     for shortened, runs in ((middle, _DASHES), (text, _SPACES)):  # undo the dashes, then the spaces
-        ranges = _moved(ranges, shortened, runs)
-        if ranges is None:
-            return None
+        ranges = _moved(ranges, shortened, runs) if ranges is not None else None
+    if ranges is None:
+        return None
     return [(s, e, block) for (s, e), (_, _, block) in zip(ranges, removed, strict=True)]
 
 
 def _moved(ranges: list[tuple[int, int]], text: str, runs: re.Pattern[str]) -> list[tuple[int, int]] | None:
     """`ranges` in `text` with `runs` cut to four characters, as positions in `text`."""
-    cut: list[
-        tuple[int, int, int]
-    ] = []  # (start, end) of each run in the shortened text, characters cut before its end
+    # each run's start and end in the shortened text, and the characters cut up to its end
+    cut: list[tuple[int, int, int]] = []
     total = 0
     for m in runs.finditer(text):
         start = m.start() - total
