@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from .output.vector_index import VectorIndexPolicy
     from .progress import Reporter
+    from .trust.policy import CorpusTrust
 
 
 class _PluginGroup(click.Group):
@@ -103,16 +104,38 @@ def main() -> None:
     is_flag=True,
     help="Also list what would be indexed, and each skipped file or folder with the reason.",
 )
+@click.option(
+    "--corpus",
+    "config_corpus",
+    default=None,
+    help="Scan with this corpus's `trust` settings in docs-mcp.yaml (its rules file, disabled rules and allow "
+    "entries), as its build does.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="With --corpus: the docs-mcp.yaml to read (default: found as `build --config` finds it).",
+)
 @fail_cleanly
-def validate(docs_dir: Path | None, fmt: str, list_files: bool, **source: Any) -> None:
+def validate(
+    docs_dir: Path | None,
+    fmt: str,
+    list_files: bool,
+    config_corpus: str | None,
+    config_path: Path | None,
+    **source: Any,
+) -> None:
     """Check manifests, frontmatter, hints and taxonomy (of a folder, or of a website's pages or a
     repository's files as they would be staged); exit 1 if there is any error."""
     import tempfile
 
     web, repo = one_source(docs_dir, source)
+    trust = _corpus_trust(config_path, config_corpus)
     if web is None and repo is None:
         assert docs_dir is not None
-        _validate(docs_dir, fmt, list_files)
+        _validate(docs_dir, fmt, list_files, trust)
         return
     from .progress import StderrReporter
 
@@ -124,15 +147,28 @@ def validate(docs_dir: Path | None, fmt: str, list_files: bool, **source: Any) -
             from .sources.web.stage import stage_url
 
             staged = stage_url(web, dest, StderrReporter())
-        _validate(Path(staged.path), fmt, list_files)
+        _validate(Path(staged.path), fmt, list_files, trust)
 
 
-def _validate(docs_dir: Path, fmt: str, list_files: bool) -> None:
+def _corpus_trust(config_path: Path | None, name: str | None) -> CorpusTrust | None:
+    """`validate --corpus NAME`: that corpus's trust settings in docs-mcp.yaml, as its build reads them."""
+    if name is None:
+        if config_path is not None:
+            raise DocsMcpError(
+                "--config goes with --corpus NAME (the corpus of docs-mcp.yaml whose trust settings apply)"
+            )
+        return None
+    from .sources.config import load_config
+
+    return load_config(config_path).trust(name)
+
+
+def _validate(docs_dir: Path, fmt: str, list_files: bool, trust: CorpusTrust | None = None) -> None:
     from .indexing.chunks import analyze_corpus
     from .indexing.quarantine import trust_diagnostics
     from .paths import check_docs_dir
 
-    chunkset = analyze_corpus(check_docs_dir(docs_dir, "--docs-dir"))
+    chunkset = analyze_corpus(check_docs_dir(docs_dir, "--docs-dir"), trust_settings=trust)
     chunkset.diagnostics.extend(trust_diagnostics(chunkset.flags()))
     quarantined = sum(chunkset.quarantined.values())
     files = len(chunkset.files) + sum(d.code == "not-utf8" for d in chunkset.diagnostics)

@@ -87,3 +87,26 @@ def test_trust_settings_in_the_config_are_checked_in_one_line(tmp_path: Path, tr
         load_config(config)
     lines = [line for line in str(raised.value).splitlines() if "trust" in line]
     assert len(lines) == 1 and message.format(base=tmp_path.resolve()) in lines[0], str(raised.value)
+
+
+def test_validate_with_the_corpus_reads_its_trust_settings(tmp_path: Path) -> None:
+    """`validate --corpus NAME` (and `--config`) scans as that corpus's build does; without it, with the
+    manifests' settings only."""
+    from ..reliability.clitools import docs_mcp
+
+    config = corpus(
+        tmp_path,
+        "    trust:\n"
+        "      rules_file: team/rules.yaml\n"
+        "      allow:\n        - {path: security.md, reason: the security page quotes an attack}\n",
+    )
+    docs = tmp_path / "docs"
+    plain = docs_mcp("validate", "--docs-dir", docs)
+    assert plain.returncode == 1 and "security.md:3: error:" in plain.stdout and "no-internal-hosts" not in plain.stdout
+    read = docs_mcp("validate", "--docs-dir", docs, "--config", config, "--corpus", "docs")
+    assert read.returncode == 1 and "security.md" not in read.stdout, read.stdout  # allowed by the config
+    assert "a.md:3: error:" in read.stdout and "[no-internal-hosts]" in read.stdout  # its rules file
+    alone = docs_mcp("validate", "--docs-dir", docs, "--config", config)
+    assert alone.returncode == 1 and alone.stderr.startswith("error: --config goes with --corpus NAME")
+    unknown = docs_mcp("validate", "--docs-dir", docs, "--config", config, "--corpus", "nope")
+    assert unknown.stderr.startswith("error: no corpus named 'nope'") and "Traceback" not in unknown.stderr
