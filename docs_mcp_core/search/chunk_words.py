@@ -12,6 +12,7 @@ ASCII is always sent, and a query word that may be a stop word is not required.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -54,6 +55,10 @@ _OTHER_SCRIPTS = (
     "THAI",
 )
 SPAN = 64  # a query whose kept words span more positions is always sent
+# The words of a chunk as LanceDB's tokenizer splits them: TOKEN, and the symbols it takes for letters
+# (Unicode's Alphabetic) where `\w` does not, letters in circles and squares; checked against LanceDB
+# over every code point this Python's Unicode database knows.
+_CHUNK_TOKEN = re.compile("(?:[^\\W_]|[\u24b6-\u24e9\U0001f130-\U0001f149\U0001f150-\U0001f169\U0001f170-\U0001f189])+")
 
 
 @dataclass(frozen=True)
@@ -76,7 +81,12 @@ class ChunkWords:
             if not text.isascii() and any(unicodedata.category(ch).startswith("M") for ch in text):
                 anything = True
                 break
-            for token in TOKEN.findall(text):  # split, then lowercase, as LanceDB does
+            if not text.isascii() and any(unicodedata.category(ch) == "Cn" for ch in text):
+                # a code point newer than this Python's Unicode database: how LanceDB splits the chunk is not
+                # known, so it may hold any phrase
+                words += [ANY] * SPAN + [GAP]
+                continue
+            for token in (TOKEN if text.isascii() else _CHUNK_TOKEN).findall(text):  # split, lowercase: as LanceDB
                 word = token.lower()
                 found = known.get(word)
                 if found is None:

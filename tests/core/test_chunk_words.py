@@ -84,6 +84,24 @@ def test_words_beyond_ascii_may_be_any_word() -> None:
     assert not accented.may_match("plain zebra")
 
 
+def test_letters_in_circles_and_newer_letters_are_words_as_lancedb_splits_them(tmp_path: Path) -> None:
+    """LanceDB takes letters in circles and squares, and letters newer than Python's Unicode database
+    (U+088F), for word characters where a regular expression's `\\w` does not."""
+    circled = ["Start \u24b6 server now", "the step\u24b6one runs", "plain words"]
+    newer = ["begin \u088f finish"]
+    table = lancedb.connect(str(tmp_path / "db")).create_table(
+        "t", pa.table({"id": list(range(len(circled + newer))), "content_text": circled + newer})
+    )
+    table.create_index("content_text", config=FTS(with_position=True))
+    for texts, phrases in [(circled, ["start the server", "stepaone runs"]), (newer, ["begin the finish"])]:
+        words = ChunkWords.of(texts)
+        for phrase in phrases:
+            assert table.search(PhraseQuery(phrase, "content_text", slop=0), query_type="fts").to_list()
+            assert words.may_match(phrase), phrase
+    assert not ChunkWords.of(circled).may_match("plain zebra")  # the other chunks are still checked
+    assert ChunkWords.of(newer).may_match("zebra giraffe")  # how LanceDB splits it is not known
+
+
 def test_a_search_sends_no_phrase_query_that_cannot_match(example_docs: Path, tmp_path: Path) -> None:
     """The same rankings, to the score, with fewer exact-phrase queries sent to LanceDB."""
     out = tmp_path / "out"
