@@ -96,6 +96,11 @@ def about_the_words(index: PublishedIndex, phrase: Ranked, query: str) -> Ranked
     return [(cid, score) for cid, score in phrase if not in_passing(index.info[cid], words)] if words else phrase
 
 
+def _raised(similarity: float, factor: float) -> float:
+    """`similarity` times `factor` (above 1), or, below 0 (a cosine), raised by as much: times 2 - `factor`."""
+    return similarity * factor if similarity >= 0 else similarity * (2 - factor)
+
+
 def tables_in_passing(index: PublishedIndex, vector: Ranked, query: str, weight: float) -> Ranked:
     """The vector list with the similarity of each chunk that mentions the query in passing (`in_passing`)
     scaled by 1 - `weight` times its share of table rows. A field table whose one row says the query's words
@@ -124,7 +129,7 @@ def headed_by_the_words(index: PublishedIndex, vector: Ranked, query: str, weigh
     for cid, score in vector:
         named = len(words & _heading_stems(index.info[cid].heading))
         if 2 * named > len(words):
-            score *= 1 + weight * named / len(words)
+            score = _raised(score, 1 + weight * named / len(words))
         scaled.append((cid, score))
     return sorted(scaled, key=lambda item: (-item[1], item[0]))
 

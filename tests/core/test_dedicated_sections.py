@@ -236,3 +236,16 @@ def test_the_vector_side_weighs_more_a_chunk_whose_own_heading_names_most_of_the
     assert [cid for cid, _ in fuse(index, {"vector": vector}, dataclasses.replace(weights, headed=0.0), {}, query)][
         0
     ] == installing
+
+
+def test_a_negative_similarity_whose_heading_names_the_query_still_rises(tmp_path: Path) -> None:
+    """Cosine similarity goes below 0: a chunk whose heading names the query weighs more there too."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "python.md").write_text(
+        "# Python\n\n## Pinning a Python version\n\nWrite it to a file.\n\n## Other\n\nText.\n"
+    )
+    index = asyncio.run(PublishedIndex(_build(docs, tmp_path / "out", "none")).open())
+    pinning, other = "python.md#python/pinning-a-python-version", "python.md#python/other"
+    scaled = dict(headed_by_the_words(index, [(other, -0.10), (pinning, -0.12)], "pin a python version", 0.5))
+    assert list(scaled) == [pinning, other] and scaled[pinning] == pytest.approx(-0.12 * 0.5)
