@@ -38,6 +38,9 @@ _OPTIONAL = frozenset(STOP_WORDS) | frozenset(_SNOWBALL_STOP)
 _OPTIONAL_STEMS = frozenset(stem(word) for word in _OPTIONAL)
 # Chunks of an index this large keep no word positions (memory and the time to build them at start).
 MAX_CHUNKS = 20_000
+# ... nor those of this much content_text: about a word in six characters, two int32s a word, so at most
+# about 16 MB, built in a few seconds of CPU (texts held in memory reach MEMORY_TEXT_BYTES, five times more).
+MAX_CHARS = 12_000_000
 GAP = -1  # between chunks (and around them all): no phrase spans two
 ANY = -2  # a word beyond ASCII: LanceDB folds it after stemming, so it may equal any word
 NEVER = -3  # a word in a script that ASCII folding leaves as it is: it equals no word of an ASCII query

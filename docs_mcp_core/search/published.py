@@ -28,7 +28,7 @@ from ..output.signature import required
 from ..output.table_checksums import published_files_problem
 from ..output.table_schema import DERIVED_COLUMNS, LIGHT_COLUMNS, SOURCE_URL_COLUMN, vector_column
 from ..output.vector_index import VECTOR_MEMORY_BYTES, has_vector_index
-from .chunk_words import MAX_CHUNKS, ChunkWords
+from .chunk_words import MAX_CHARS, MAX_CHUNKS, ChunkWords
 from .unreadable import reading, unreadable_index
 from .vector_scan import QuantizedScan
 
@@ -155,9 +155,11 @@ class PublishedIndex:
         """Start building `words` in a thread, once, when the texts are in memory: the first searches are
         answered without it (it only spares LanceDB queries that would find nothing), so it costs the
         first answer nothing."""
-        if self._words_started or self.texts is None or len(self.texts) > MAX_CHUNKS:
+        if self._words_started or self.texts is None:
             return
         self._words_started = True
+        if len(self.texts) > MAX_CHUNKS or sum(map(len, self.texts.values())) > MAX_CHARS:
+            return
         texts = list(self.texts.values())
 
         def build() -> None:

@@ -137,3 +137,34 @@ def test_the_int8_copy_of_the_vectors_is_made_once_the_tables_record_batches_are
     index = asyncio.run(PublishedIndex(out).open())
     assert index.vectors is not None and len(held) == 1
     assert not held[0] & {"rows", "row_ids", "columns", "sizes"}
+
+
+def test_word_positions_are_kept_only_for_an_index_of_bounded_text(
+    example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The positions take about as many int32 pairs as the text has words: bounded by its characters, not
+    only by its chunks (20,000 long chunks would be tens of MB and seconds of CPU)."""
+    import threading
+
+    out = tmp_path / "out"
+    build(example_docs, out, make_provider(ProviderSettings("none")))
+    text = sum(len(c["content_text"]) for c in json.loads(OutputLayout(out).chunks.read_text()))
+
+    def words_kept() -> bool:
+        async def run() -> bool:
+            engine = SearchEngine(out)
+            index = await engine.index()
+            assert index.texts is not None
+            index.build_words()
+            for thread in threading.enumerate():
+                if thread.name == "docs-mcp-chunk-words":
+                    thread.join()
+            engine.close()
+            return index.words is not None
+
+        return asyncio.run(run())
+
+    monkeypatch.setattr(published_module, "MAX_CHARS", text, raising=False)
+    assert words_kept()
+    monkeypatch.setattr(published_module, "MAX_CHARS", text - 1, raising=False)
+    assert not words_kept()
