@@ -166,7 +166,8 @@ class PublishedIndex:
             with contextlib.suppress(Exception):  # without them every exact-phrase query is sent, as before
                 self.words = ChunkWords.of(texts)
 
-        threading.Thread(target=build, name="docs-mcp-chunk-words", daemon=True).start()
+        with contextlib.suppress(RuntimeError):  # no thread to spare (a process limit): searches as before
+            threading.Thread(target=build, name="docs-mcp-chunk-words", daemon=True).start()
 
     async def open(self) -> PublishedIndex:
         async with self._lock:

@@ -2,11 +2,13 @@
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import lancedb
 import pyarrow as pa
+import pytest
 from lancedb.index import FTS
 from lancedb.query import PhraseQuery
 
@@ -143,3 +145,31 @@ def test_a_search_sends_no_phrase_query_that_cannot_match(example_docs: Path, tm
     assert with_words == without
     assert sent[0] == len(queries)  # every query has two words or more
     assert 0 < sent[1] < sent[0]
+
+
+def test_a_thread_that_cannot_start_leaves_searches_as_before(
+    example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No thread to spare (a process or container limit): the search is answered, every phrase query sent."""
+    out = tmp_path / "out"
+    build(example_docs, out, make_provider(ProviderSettings("none")))
+
+    start = threading.Thread.start
+
+    def refused(self: threading.Thread) -> None:
+        if self.name == "docs-mcp-chunk-words":  # other threads (LanceDB's reads) start as usual
+            raise RuntimeError("can't start new thread")
+        start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+
+    async def search() -> tuple[list[str], bool]:
+        library = Library.open([("", out, None)], query_model="none")
+        try:
+            found = [hit["chunk_id"] for hit in (await library.search("track a parcel", limit=3)).hits]
+            return found, library.corpora[0].engine.current.words is None
+        finally:
+            library.close()
+
+    found, without_words = asyncio.run(search())
+    assert found and without_words
