@@ -96,8 +96,9 @@ def about_the_words(index: PublishedIndex, phrase: Ranked, query: str) -> Ranked
     return [(cid, score) for cid, score in phrase if not in_passing(index.info[cid], words)] if words else phrase
 
 
-def _raised(similarity: float, factor: float) -> float:
-    """`similarity` times `factor` (above 1), or, below 0 (a cosine), raised by as much: times 2 - `factor`."""
+def _scaled(similarity: float, factor: float) -> float:
+    """`similarity` times `factor`, or, below 0 (a cosine), moved the same way by as much: times 2 - `factor`
+    (a factor above 1 raises a chunk, below 1 lowers it, whatever the sign of its similarity)."""
     return similarity * factor if similarity >= 0 else similarity * (2 - factor)
 
 
@@ -113,7 +114,7 @@ def tables_in_passing(index: PublishedIndex, vector: Ranked, query: str, weight:
     for cid, score in vector:
         info = index.info[cid]
         if info.tables > 0 and in_passing(info, words):
-            score *= 1 - weight * info.tables
+            score = _scaled(score, 1 - weight * info.tables)
         scaled.append((cid, score))
     return sorted(scaled, key=lambda item: (-item[1], item[0]))
 
@@ -129,7 +130,7 @@ def headed_by_the_words(index: PublishedIndex, vector: Ranked, query: str, weigh
     for cid, score in vector:
         named = len(words & _heading_stems(index.info[cid].heading))
         if 2 * named > len(words):
-            score = _raised(score, 1 + weight * named / len(words))
+            score = _scaled(score, 1 + weight * named / len(words))
         scaled.append((cid, score))
     return sorted(scaled, key=lambda item: (-item[1], item[0]))
 

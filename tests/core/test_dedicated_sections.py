@@ -249,3 +249,12 @@ def test_a_negative_similarity_whose_heading_names_the_query_still_rises(tmp_pat
     pinning, other = "python.md#python/pinning-a-python-version", "python.md#python/other"
     scaled = dict(headed_by_the_words(index, [(other, -0.10), (pinning, -0.12)], "pin a python version", 0.5))
     assert list(scaled) == [pinning, other] and scaled[pinning] == pytest.approx(-0.12 * 0.5)
+
+
+def test_a_negative_similarity_of_a_table_in_passing_still_falls(tmp_path: Path) -> None:
+    """Below 0 a smaller factor would raise a cosine: a table in passing must weigh less there too."""
+    index = _field_table_and_create_section(tmp_path)
+    table, section = "linkbody.md#linkbody/fields", "links.md#links/create"
+    scaled = dict(tables_in_passing(index, [(table, -0.10), (section, -0.12)], "create a short link", 1.0))
+    assert list(scaled) == [section, table]
+    assert scaled[table] == pytest.approx(-0.10 * (1 + index.info[table].tables))
