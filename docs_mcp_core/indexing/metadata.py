@@ -35,6 +35,8 @@ if TYPE_CHECKING:  # object storage is imported only to build for it, cryptograp
 
     from ..output.objectstore import RemoteOutput
 
+QUARANTINE_LISTED = 1000  # quarantined chunk IDs metadata.json names at most (quarantined_count says how many)
+
 
 def publish_metadata(
     out: Path,
@@ -74,6 +76,7 @@ def publish_metadata(
             entry["file_digests"] = digests(out, index.table, index.version)
         if isinstance(previous, int) and previous != index.version:
             entry["previous_version"] = previous
+        listed, count = withheld(chunkset)
         metadata = build_metadata(
             description=description or default_description(corpus or Path(chunkset.root).name, chunkset),
             taxonomy=chunkset.taxonomy,
@@ -85,7 +88,8 @@ def publish_metadata(
             instructions=chunkset.instructions,
             index=entry,
             chunker_version=CHUNKER_VERSION,
-            quarantined=withheld(chunkset),
+            quarantined=listed,
+            quarantined_count=count,
         )
         write_metadata(out, metadata, signer)
         pause("publish")
@@ -109,13 +113,17 @@ def publish_metadata(
     return metadata
 
 
-def withheld(chunkset: ChunkSet) -> dict[str, str]:
-    """The chunks the trust scan quarantined: ID -> the rules that did it and where (`rule (file:line)`)."""
+def withheld(chunkset: ChunkSet, cap: int | None = None) -> tuple[dict[str, str], int]:
+    """The chunks the trust scan quarantined: ID -> the rules that did it and where (`rule (file:line)`),
+    the first `cap` (default QUARANTINE_LISTED) in ID order, and how many there are in all. Every server
+    reads metadata.json at open, so it stays small however much a corpus trips the scan; the ID order
+    lets a reader tell an unlisted ID before the last listed one from one that may be past the cut."""
     found: dict[str, list[str]] = {}
     for path, flag in chunkset.flags():
         if flag.status == QUARANTINED:
             found.setdefault(flag.chunk_id, []).append(f"{flag.rule} ({path}:{flag.line})")
-    return {chunk_id: ", ".join(dict.fromkeys(rules)) for chunk_id, rules in sorted(found.items())}
+    first = sorted(found.items())[: QUARANTINE_LISTED if cap is None else cap]
+    return {chunk_id: ", ".join(dict.fromkeys(rules)) for chunk_id, rules in first}, len(found)
 
 
 def _prune(out: Path, table: str, keep: set[int]) -> None:

@@ -140,8 +140,18 @@ class PublishedMetadata(_Published):
     instructions: StrictStr | None = Field(default=None, alias="mcpServerInstructions")
     index: TableVersion | None = None
     build: dict[str, Any] = {}
-    # Chunks the trust scan withheld: ID -> its rules and where (never their text), so get_doc can say why.
+    # Chunks the trust scan withheld: ID -> its rules and where (never their text), so get_doc can say why;
+    # the first ones in ID order, and how many there are in all (more than listed: the list was cut).
     quarantined: dict[str, StrictStr] = {}
+    quarantined_count: Count = 0
+
+    def unlisted(self, chunk_id: str) -> bool:
+        """Whether `chunk_id` (or, for a bare file path, one of its chunks) may be a quarantined chunk past the
+        cut of `quarantined`: the list holds the first IDs in order, so only one after its last can be."""
+        if self.quarantined_count <= len(self.quarantined):
+            return False
+        last = max(self.quarantined, default="")
+        return (chunk_id if "#" in chunk_id else f"{chunk_id}#\U0010ffff") > last
 
 
 def build_metadata(
@@ -157,10 +167,12 @@ def build_metadata(
     index: dict[str, Any],
     chunker_version: str,
     quarantined: dict[str, str] | None = None,
+    quarantined_count: int = 0,
 ) -> PublishedMetadata:
     return PublishedMetadata.model_validate(
         {
             **({"quarantined": quarantined} if quarantined else {}),
+            **({"quarantined_count": quarantined_count} if quarantined_count else {}),
             "metadata_version": METADATA_VERSION,
             "schema_version": SCHEMA_VERSION,
             "corpus_description": description,

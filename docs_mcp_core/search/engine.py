@@ -348,6 +348,12 @@ class SearchEngine:
                 f"Chunk '{prefix}{chunk_id}' was withheld at build time by the trust scan: {why}; "
                 "`docs-mcp validate` on the docs shows what it found."
             )
+        if target is None and index.metadata.unlisted(chunk_id):
+            raise SearchError(
+                f"Chunk '{prefix}{chunk_id}' is not served. It may have been withheld at build time by the trust "
+                f"scan, which withheld {index.metadata.quarantined_count} chunks, more than metadata.json names; "
+                "`docs-mcp validate` on the docs shows them all. Use search_docs to discover valid chunk IDs."
+            )
         if target is None:
             same_file = index.files.get(chunk_id.split("#", 1)[0], [])
             raise SearchError(

@@ -601,7 +601,8 @@ class Library:
                 raise SearchError(f"Chunk ID '{chunk_id}' is in several corpora; pass one of: {choices}.")
             path = chunk_id.split("#", 1)[0]
             near = [c for c, index in readable if path in index.files]
-            if not holders and not near:
+            unlisted = [] if holders or near else [c for c, i in readable if i.metadata.unlisted(chunk_id)]
+            if not holders and not near and not unlisted:
                 names = ", ".join(c.name for c, _ in readable)
                 down = "".join(
                     f" Corpus '{name}' cannot be read now, so it was not looked in: {reason}"
@@ -612,7 +613,7 @@ class Library:
                     f"search_docs to discover valid chunk IDs: they start with the corpus name, e.g. "
                     f"'{self.corpora[0].name}:README.md'.{down}"
                 )
-            corpus, bare = (holders or near)[0], chunk_id
+            corpus, bare = (holders or near or unlisted)[0], chunk_id
         return await corpus.engine.get_doc(
             bare,
             context,

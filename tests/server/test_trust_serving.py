@@ -8,8 +8,20 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+from docs_mcp_core.indexing import metadata as publishing
+from docs_mcp_core.output.metadata import read_metadata
+from docs_mcp_core.server import ServedCorpus, create_server
+
 from ..conftest import H2_MANIFEST, write
-from ..core.untrusted import ATTACK, ATTACK_LINE, HIDDEN_WORDS, QUARANTINED_ID, ZERO_WIDTH, write_untrusted
+from ..core.untrusted import (
+    ATTACK,
+    ATTACK_LINE,
+    ATTACK_PAGE,
+    HIDDEN_WORDS,
+    QUARANTINED_ID,
+    ZERO_WIDTH,
+    write_untrusted,
+)
 from .conftest import build_index, http_server, stdio_client
 
 pytestmark = pytest.mark.anyio
@@ -82,3 +94,38 @@ async def test_with_several_corpora_a_quarantined_id_finds_its_corpus_and_says_w
             why = refused.content[0].text
             assert refused.is_error and f"'{named}' was withheld at build time" in why, why
             assert "ignore-instructions (" in why and ATTACK not in why, why
+
+
+async def test_past_the_cap_of_listed_quarantined_ids_get_doc_says_it_may_have_been_withheld(
+    untrusted_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = tmp_path / "docs"  # five quarantined chunks, metadata.json names the first two
+    write(docs, ".docs-mcp.json", json.dumps(H2_MANIFEST))
+    for n in range(4):
+        write(docs, f"p{n}.md", ATTACK_PAGE)
+    write(docs, "q.md", f"# Notes\n\n{ATTACK}\n")  # quarantined whole: no chunk of it is served
+    monkeypatch.setattr(publishing, "QUARANTINE_LISTED", 2)
+    index = build_index(docs, tmp_path / "index")
+    metadata = read_metadata(index)
+    note = "troubleshooting/note-for-assistants"
+    assert list(metadata.quarantined) == [f"p0.md#{note}", f"p1.md#{note}"]
+    assert metadata.quarantined_count == 5
+    listed, unlisted = f"p1.md#{note}", (f"p2.md#{note}", f"p3.md#{note}", "q.md#notes", "q.md", "zz.md#x")
+    async with Client(create_server(index).server) as session:
+        for chunk_id in (listed, *unlisted, "a.md#x", "p0.md#x"):
+            refused = await session.call_tool("get_doc", {"chunk_id": chunk_id})
+            why = refused.content[0].text
+            assert refused.is_error and ATTACK not in why and "ignore all previous" not in why, why
+            if chunk_id == listed:
+                assert f"'{listed}' was withheld at build time" in why and "ignore-instructions (p1.md:" in why, why
+            elif chunk_id in unlisted:  # it may be one past the cut: not said to be missing, nor withheld for sure
+                assert f"'{chunk_id}' is not served. It may have been withheld" in why, why
+                assert "withheld 5 chunks" in why and "not found" not in why, why
+            else:  # before the last listed ID in order: had it been quarantined, it would be listed
+                assert f"'{chunk_id}' not found" in why, why
+    served = [ServedCorpus(untrusted_index, "partner"), ServedCorpus(index, "many")]
+    async with Client(create_server(served).server) as session:
+        for chunk_id in (f"p3.md#{note}", "q.md", f"many:p3.md#{note}"):
+            refused = await session.call_tool("get_doc", {"chunk_id": chunk_id})
+            why = refused.content[0].text
+            assert refused.is_error and "It may have been withheld" in why and ATTACK not in why, why
