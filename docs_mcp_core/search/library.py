@@ -48,7 +48,7 @@ from .limits import DEFAULT_LIMIT, MAX_LIMIT
 from .provenance import Provenance, provenance
 from .published import ChunkInfo, PublishedIndex, metadata_signature
 from .served import Corpus, Served
-from .unreadable import UnreadableIndex, reading, unreadable_index
+from .unreadable import UnreadableIndex, internal_error, is_read_failure, reading, unreadable_index
 from .weights import Weights
 
 if TYPE_CHECKING:
@@ -343,7 +343,7 @@ class Library:
             except Exception as exc:  # noqa: BLE001 - one corpus must not take the others down
                 if not isinstance(exc, SearchError):
                     corpus.engine.say(f"opening corpus '{corpus.name}' failed:\n{traceback.format_exc()}")
-                    exc = unreadable_index(corpus.out, exc)
+                    exc = unreadable_index(corpus.out, exc) if is_read_failure(exc) else internal_error(corpus.out, exc)
                 unavailable[corpus.name] = str(exc)
                 pairs.append((corpus, corpus.engine.current))
             else:

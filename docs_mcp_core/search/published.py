@@ -279,7 +279,7 @@ class PublishedIndex:
         """The chunk IDs of the rows a query returned (selected by `_rowid`: no read of the chunk_id column)."""
         at = np.searchsorted(self.row_ids, row_ids)
         if len(at) and (int(at.max()) >= len(self.row_ids) or not np.array_equal(self.row_ids[at], row_ids)):
-            raise RuntimeError("a query returned rows that the opened table version does not have")
+            raise unreadable_index(self.out, "a query returned rows that the opened table version does not have")
         return [self.row_chunks[i] for i in at.tolist()]
 
     async def mask(self, where: str | None) -> np.ndarray | None:

@@ -4,6 +4,7 @@ index and the command that rebuilds it."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,9 @@ from ..errors import SearchError
 from ..output.layout import OutputLayout
 
 _PANICS = ("RustPanic", "PanicException")  # a Rust panic as an exception (PanicException is a BaseException)
+_READERS = ("lancedb", "lance", "pyarrow")  # the packages whose errors while reading mean damaged files
+_PASSING = ("asyncio", "concurrent")  # where an error raised elsewhere passes on its way up
+_EXHAUSTED = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EAGAIN}  # the process's limits, not the files'
 
 
 class UnreadableIndex(SearchError):  # noqa: N818 - a SearchError like the others, named for its cause
@@ -20,17 +24,38 @@ class UnreadableIndex(SearchError):  # noqa: N818 - a SearchError like the other
 
 
 def is_read_failure(exc: BaseException) -> bool:
-    """Whether LanceDB failed on missing or damaged files: an IO error, a panic, or its ValueError for
-    "invalid input" (a file that is not Lance's); a ValueError of our own code is not one."""
-    if isinstance(exc, (RuntimeError, OSError)) or type(exc).__name__ in _PANICS:
+    """Whether the index's files are missing or damaged: a LanceDB panic, an IO error, or an error LanceDB
+    or Arrow raised while reading (a RuntimeError for most of Lance's failures, a ValueError for "invalid
+    input", a file that is not Lance's). The same types raised by our own code or the interpreter (no thread
+    to spare, a bug) are not: rebuilding would not help, and saying so would hide the bug."""
+    if type(exc).__name__ in _PANICS:
         return True
-    if not isinstance(exc, ValueError):
-        return False
+    if isinstance(exc, OSError):
+        return exc.errno not in _EXHAUSTED
+    return isinstance(exc, (RuntimeError, ValueError)) and raised_by_reader(exc)
+
+
+def raised_by_reader(exc: BaseException) -> bool:
+    """Whether the innermost frame of `exc`'s traceback, past asyncio's (a LanceDB future raises in
+    asyncio's code), is LanceDB's, Lance's or Arrow's."""
+    where = ""
     tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not any(f"{os.sep}{part}{os.sep}" in name for part in _PASSING):
+            where = name
         tb = tb.tb_next
-    where = tb.tb_frame.f_code.co_filename if tb is not None else ""
-    return any(f"{os.sep}{package}{os.sep}" in where for package in ("lancedb", "pyarrow"))
+    return any(f"{os.sep}{package}{os.sep}" in where for package in _READERS)
+
+
+def internal_error(out: Path | str, exc: BaseException) -> SearchError:
+    """An error that is not the index's: said as what it is, not as damage to rebuild."""
+    reason = (str(exc).splitlines() or [""])[0][:300]
+    return SearchError(
+        f"reading the index at {out} failed with an internal error ({type(exc).__name__}: {reason}), not a "
+        "damaged index; try again, and if it persists report it to the docs-mcp maintainers with the trace "
+        "in the server log"
+    )
 
 
 def unreadable_index(out: Path | str, exc: BaseException | str) -> UnreadableIndex:

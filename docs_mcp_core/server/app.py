@@ -360,8 +360,9 @@ class DocsServer:
         except Exception as exc:  # noqa: BLE001 - the client gets a sentence, the log gets the trace
             log(f"{params.name} failed:\n{traceback.format_exc()}")
             return _text(
-                f"{params.name} failed unexpectedly ({type(exc).__name__}: {exc}); try again, and report "
-                "it if it persists.",
+                f"{params.name} failed unexpectedly with an internal error ({type(exc).__name__}: {exc}), not a "
+                "damaged index; try again, and if it persists report it to the docs-mcp maintainers with the "
+                "trace in the server log.",
                 error=True,
             )
 
