@@ -62,6 +62,9 @@ class SearchEngine:
     weights: Weights = field(default_factory=Weights)
     embedder_factory: Callable[[dict[str, Any]], QueryEmbedder] | None = None  # for the index's embedding block
     log: Callable[[str], None] | None = None
+    # build the word positions (chunk_words.py) after the first search: worth it for a server that answers on,
+    # not for a one-shot search that would only start the thread and exit
+    word_positions: bool = True
 
     def __post_init__(self) -> None:
         self.out = location(self.out)
@@ -222,7 +225,8 @@ class SearchEngine:
                 jobs["phrase"] = nothing()
         jobs["vector"] = nearest()
         ranked = await asyncio.gather(*jobs.values())
-        index.build_words()
+        if self.word_positions:
+            index.build_words()
         return {name: found for name, found in zip(jobs, ranked) if found is not None}
 
     async def nearest_in_memory(

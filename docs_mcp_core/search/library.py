@@ -133,13 +133,15 @@ class Library:
         weights: Weights | None = None,
         query_model: QueryModel = "background",
         log: Callable[[str], None] | None = _stderr,
+        word_positions: bool = True,
     ) -> Library:
         """Serve these (name, output folder or s3:// URL, description) indexes: reads each metadata.json
         now (a folder that is not an index is refused here); LanceDB opens on the first request.
 
         `query_model`: "background" loads each index's query model in a background thread, one per
         distinct model (search is text-only until it is ready); "loaded" waits for it (a one-shot
-        search); "none" searches by text alone.
+        search); "none" searches by text alone. `word_positions`: build them after the first search (a
+        server); a one-shot search leaves them out.
         """
         factory: Callable[[dict[str, Any]], QueryEmbedder] | None = None
         if query_model == "loaded":
@@ -157,7 +159,9 @@ class Library:
                 return embedders[key]
 
         def engine_for(out: Path | str) -> SearchEngine:
-            return SearchEngine(out, weights or Weights(), embedder_factory=factory, log=log)
+            return SearchEngine(
+                out, weights or Weights(), embedder_factory=factory, log=log, word_positions=word_positions
+            )
 
         library = cls(
             [Corpus(name, engine_for(out), description, version_label(out)) for name, out, description in indexes]
@@ -691,7 +695,9 @@ def run_search(
     """One search from synchronous code (`docs-mcp search`): the request API with one corpus, as served."""
 
     async def once() -> SearchPage:
-        library = Library.open([("", out, None)], weights=weights, query_model="loaded" if hybrid else "none")
+        library = Library.open(
+            [("", out, None)], weights=weights, query_model="loaded" if hybrid else "none", word_positions=False
+        )
         try:
             return await library.search(query, limit=limit, filters=filters)
         finally:

@@ -9,13 +9,17 @@ from typing import Any
 import lancedb
 import pyarrow as pa
 import pytest
+from click.testing import CliRunner
 from lancedb.index import FTS
 from lancedb.query import PhraseQuery
+from mcp import Client
 
+from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.build import build
 from docs_mcp_core.search.chunk_words import ChunkWords
 from docs_mcp_core.search.library import Library
+from docs_mcp_core.server import create_server
 
 TEXTS = [
     "Publishing packages to the registry needs a token.",
@@ -173,3 +177,31 @@ def test_a_thread_that_cannot_start_leaves_searches_as_before(
 
     found, without_words = asyncio.run(search())
     assert found and without_words
+
+
+def test_only_a_server_builds_the_word_positions(
+    example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`docs-mcp search` answers once and exits: it starts no thread for positions it never uses; a server does."""
+    out = tmp_path / "out"
+    build(example_docs, out, make_provider(ProviderSettings("none")))
+    started: list[str] = []
+    start = threading.Thread.start
+
+    def recorded(self: threading.Thread) -> None:
+        started.append(self.name)
+        start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", recorded)
+    for query in ("track a parcel", "shipping label printer"):
+        done = CliRunner().invoke(main, ["search", "--index", str(out), query, "--text-only"], catch_exceptions=False)
+        assert done.exit_code == 0 and "#" in done.output, done.output
+    assert started.count("docs-mcp-chunk-words") == 0, started
+
+    async def serve() -> None:
+        async with Client(create_server(out).server) as session:
+            for query in ("track a parcel", "shipping label printer"):
+                assert not (await session.call_tool("search_docs", {"query": query})).is_error
+
+    asyncio.run(serve())
+    assert started.count("docs-mcp-chunk-words") == 1, started
