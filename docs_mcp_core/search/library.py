@@ -60,10 +60,11 @@ QueryModel = Literal["background", "loaded", "none"]
 
 
 class CorpusFailed(Exception):  # noqa: N818 - carries a SearchError to the code that decides what to do
-    """A corpus's index could not be read while a request was using `index`: Library.search retries once
-    on a newer publish, or answers from the other corpora and says which one is missing."""
+    """A corpus's index could not be read (or its search failed with an internal error) while a request was
+    using `index`: Library.search retries once on a newer publish, or answers from the other corpora and says
+    which one is missing."""
 
-    def __init__(self, corpus: Corpus, index: PublishedIndex, error: UnreadableIndex) -> None:
+    def __init__(self, corpus: Corpus, index: PublishedIndex, error: SearchError) -> None:
         super().__init__(str(error))
         self.corpus, self.index, self.error = corpus, index, error
 
@@ -81,6 +82,11 @@ async def _each(
                 return await work(c, index)
         except UnreadableIndex as exc:
             raise CorpusFailed(c, index, exc) from None
+        except SearchError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one corpus's internal error must not take the others down
+            c.engine.say(f"searching the index at {c.out} failed:\n{traceback.format_exc()}")
+            raise CorpusFailed(c, index, internal_error(c.out, exc)) from None
 
     results = await asyncio.gather(*(one(c, index) for c, index in scope), return_exceptions=True)
     for result in results:

@@ -17,7 +17,7 @@ from mcp import Client
 
 from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.search.unreadable import is_read_failure
-from docs_mcp_core.server import create_server
+from docs_mcp_core.server import ServedCorpus, create_server
 
 from ..conftest import EXAMPLE_DOCS
 from .conftest import build_index
@@ -91,3 +91,25 @@ async def test_an_internal_error_in_a_search_is_said_as_one_and_the_server_keeps
         monkeypatch.undo()
         again = await session.call_tool("search_docs", {"query": "webhook retries"})
         assert not again.is_error and json.loads(again.content[0].text)["hits"], again.content[0].text
+
+
+async def test_an_internal_error_in_one_corpus_leaves_the_others_answering(
+    index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(index, tmp_path / "other")
+    served = create_server([ServedCorpus(index, "a"), ServedCorpus(tmp_path / "other", "b")])
+    async with Client(served.server) as session:
+        assert not (await session.call_tool("search_docs", {"query": "track a parcel"})).is_error
+        table = (await served.library.corpora[1].engine.index()).table
+
+        async def failing(*args: Any, **kwargs: Any) -> Any:
+            raise interpreter_error()
+
+        monkeypatch.setattr(table, "search", failing)
+        answer = await session.call_tool("search_docs", {"query": "shipping label printer"})
+        assert not answer.is_error, answer.content[0].text
+        page = json.loads(answer.content[0].text)
+        assert page["hits"] and {hit["corpus"] for hit in page["hits"]} == {"a"}
+        said = page["unavailable"]["b"]
+        assert "internal error (RuntimeError: threads can only be started once)" in said, said
+        assert "rebuild" not in said and "Traceback" not in said, said
