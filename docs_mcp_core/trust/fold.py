@@ -18,6 +18,7 @@ import re
 import unicodedata
 
 from .chars import _ANY as _INVISIBLE
+from .chars import has_invisible
 
 # Cyrillic, Greek and a few Latin-extended letters that are drawn like a Latin letter
 # (after Unicode's confusables list, restricted to the unambiguous ones).
@@ -80,7 +81,8 @@ def fold_words(text: str) -> tuple[str, list[str]]:
     if "&" in text and _ENTITY.search(text):
         text = html.unescape(text)
     if not text.isascii():
-        text = _INVISIBLE.sub("", text)
+        if has_invisible(text):
+            text = _INVISIBLE.sub("", text)
         text = unicodedata.normalize("NFKD", text)
         text = _LOOK_ALIKE.sub(_look_alike, _MARKS.sub("", text))
         text = text.replace("\u2018", "'").replace("\u2019", "'").replace("\u02bc", "'")

@@ -137,7 +137,7 @@ def _segments(views: Views, text: str, view: str) -> list[Segment]:
 
 def _raw(text: str) -> str:
     """The chunk with invisible characters that do visible work (emoji joiners, flags…) blanked."""
-    if text.isascii() or not _INVISIBLE_CHAR.search(text):
+    if not has_invisible(text):
         return text
     removable = list(invisible_spans(text))
     out: list[str] = []

@@ -8,7 +8,7 @@ import pytest
 
 from docs_mcp_core.trust import scan as scan_module
 from docs_mcp_core.trust import views
-from docs_mcp_core.trust.chars import has_invisible, invisible_spans
+from docs_mcp_core.trust.chars import _ANY, _ANY_UTF8, has_invisible, invisible_spans
 from docs_mcp_core.trust.fold import fold_words, quick_words, spaced
 from docs_mcp_core.trust.rules import builtin_rules
 from docs_mcp_core.trust.sanitize import _may_hide, visible_markdown
@@ -377,3 +377,22 @@ def test_the_token_pattern_reads_a_tag_as_the_tag_pattern_does(seed: int) -> Non
                 assert tag.groups() == (m.group("close"), m.group("name"), m.group("attrs"), m.group("self")), text
                 tags += 1
     assert tags > 5000
+
+
+def test_the_utf8_search_finds_the_invisible_characters_the_class_does() -> None:
+    """`has_invisible` searches a text's UTF-8 bytes (`_ANY_UTF8`, made from `_ANY`'s class); it must find
+    exactly the characters `_ANY` finds, wherever they stand, lone surrogates included."""
+    every = "".join(chr(c) for c in range(0x110000))
+    found = [
+        m.group().decode("utf-8", "surrogatepass") for m in _ANY_UTF8.finditer(every.encode("utf-8", "surrogatepass"))
+    ]
+    assert found == _ANY.findall(every) and len(found) > 400
+    rng = random.Random(8000)
+    near = [
+        chr(c + d)
+        for c in (0xAD, 0x34F, 0x61C, 0x200B, 0x2060, 0xFE00, 0xFEFF, 0xE0000, 0xE0100, 0x1D173)
+        for d in (-1, 0, 1)
+    ]
+    for _ in range(3000):
+        text = "".join(rng.choice([*near, "a", "é", "\ud800", "\U0001f3f4", "\n"]) for _ in range(rng.randint(0, 12)))
+        assert has_invisible(text) == (_ANY.search(text) is not None), repr(text)
