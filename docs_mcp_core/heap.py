@@ -10,7 +10,6 @@ nothing.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 from typing import Any
 
@@ -24,7 +23,7 @@ def _glibc() -> Any:
     global _libc
     if _libc is None:
         try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            libc = ctypes.CDLL(None)  # the process's own symbols, libc's among them: find_library runs ldconfig
             _libc = libc if hasattr(libc, "malloc_trim") and hasattr(libc, "mallopt") else False
         except OSError:
             _libc = False
