@@ -97,6 +97,15 @@ async def test_serve_verify_serves_a_signed_index_and_refuses_a_tampered_one(
     refused(served, "does not match its content")
 
 
+def build_signed_on_s3(url: str, env: dict[str, str], tmp_path: Path, keys: tuple[Path, Path, Path]) -> None:
+    """The example built to `url` on the moto server, signed, and verifying before a test tampers with it."""
+    args = ["build", "--docs-dir", str(EXAMPLE), "--out", url, "--state-dir", str(tmp_path / "state")]
+    built = _cli(env, *args, "--embedding-provider", "none", "--sign", str(keys[0]))
+    assert built.returncode == 0, built.stderr
+    ok = search_verified(url, keys[1], env)
+    assert ok.returncode == 0, ok.stderr
+
+
 @pytest.mark.slow
 def test_an_s3_index_is_signed_by_the_build_and_refused_once_someone_rewrites_it(
     s3_env: dict[str, str],  # noqa: F811
@@ -106,11 +115,7 @@ def test_an_s3_index_is_signed_by_the_build_and_refused_once_someone_rewrites_it
     from docs_mcp_core.output.objectstore import RemoteOutput
 
     url = "s3://docs/corpora/signed"
-    args = ["build", "--docs-dir", str(EXAMPLE), "--out", url, "--state-dir", str(tmp_path / "state")]
-    built = _cli(s3_env, *args, "--embedding-provider", "none", "--sign", str(keys[0]))
-    assert built.returncode == 0, built.stderr
-    ok = search_verified(url, keys[1], s3_env)
-    assert ok.returncode == 0, ok.stderr
+    build_signed_on_s3(url, s3_env, tmp_path, keys)
     old = dict(os.environ)
     os.environ.update(s3_env)
     try:
@@ -222,10 +227,7 @@ def test_an_s3_table_file_rewritten_after_signing_is_refused_by_name(
     from docs_mcp_core.output.objectstore import RemoteOutput
 
     url = "s3://docs/corpora/signed-files"
-    args = ["build", "--docs-dir", str(EXAMPLE), "--out", url, "--state-dir", str(tmp_path / "state")]
-    built = _cli(s3_env, *args, "--embedding-provider", "none", "--sign", str(keys[0]))
-    assert built.returncode == 0, built.stderr
-    assert search_verified(url, keys[1], s3_env).returncode == 0
+    build_signed_on_s3(url, s3_env, tmp_path, keys)
     old = dict(os.environ)
     os.environ.update(s3_env)
     try:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
+from benchmarks.processes import children
 from tests.conftest import EXAMPLE_DOCS
 from tests.server.conftest import build_index, serve_args
 
@@ -38,16 +39,6 @@ def shared_command(index: Path) -> list[str]:
 def shared_params(index: Path, folder: Path) -> StdioServerParameters:
     env = {**os.environ, "DOCS_MCP_SHARED_DIR": str(folder)}
     return StdioServerParameters(command=sys.executable, args=shared_command(index), env=env)
-
-
-def children() -> set[int]:
-    found: set[int] = set()
-    for task in Path("/proc/self/task").iterdir():
-        try:
-            found |= {int(pid) for pid in (task / "children").read_text().split()}
-        except OSError:
-            continue
-    return found
 
 
 def the_log(folder: Path) -> str:
