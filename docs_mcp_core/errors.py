@@ -37,3 +37,12 @@ class ValidationFailed(DocsMcpError):  # noqa: N818 - names the outcome a caller
 
 class SearchError(DocsMcpError):
     """A search or get_doc request that cannot be answered, with what to do instead."""
+
+
+def internal_error_text(what: str, exc: BaseException, reason: str) -> str:
+    """The one wording of an error that is not the index's (a bug, a process limit): said as what it is, with
+    where its trace went, never as damage to rebuild."""
+    return (
+        f"{what} with an internal error ({type(exc).__name__}: {reason}), not a damaged index; try again, "
+        "and if it persists report it to the docs-mcp maintainers with the trace in the server log"
+    )

@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import SearchError
+from ..errors import SearchError, internal_error_text
 from ..output.layout import OutputLayout
 
 _PANICS = ("RustPanic", "PanicException")  # a Rust panic as an exception (PanicException is a BaseException)
@@ -51,11 +51,7 @@ def raised_by_reader(exc: BaseException) -> bool:
 def internal_error(out: Path | str, exc: BaseException) -> SearchError:
     """An error that is not the index's: said as what it is, not as damage to rebuild."""
     reason = (str(exc).splitlines() or [""])[0][:300]
-    return SearchError(
-        f"reading the index at {out} failed with an internal error ({type(exc).__name__}: {reason}), not a "
-        "damaged index; try again, and if it persists report it to the docs-mcp maintainers with the trace "
-        "in the server log"
-    )
+    return SearchError(internal_error_text(f"reading the index at {out} failed", exc, reason))
 
 
 def unreadable_index(out: Path | str, exc: BaseException | str) -> UnreadableIndex:

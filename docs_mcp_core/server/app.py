@@ -25,7 +25,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
-from ..errors import DocsMcpError
+from ..errors import DocsMcpError, internal_error_text
 from ..failpoints import pause
 from ..output.metadata import Prompt
 from ..output.objectstore import location
@@ -359,12 +359,7 @@ class DocsServer:
             return _text(str(exc), error=True)
         except Exception as exc:  # noqa: BLE001 - the client gets a sentence, the log gets the trace
             log(f"{params.name} failed:\n{traceback.format_exc()}")
-            return _text(
-                f"{params.name} failed unexpectedly with an internal error ({type(exc).__name__}: {exc}), not a "
-                "damaged index; try again, and if it persists report it to the docs-mcp maintainers with the "
-                "trace in the server log.",
-                error=True,
-            )
+            return _text(internal_error_text(f"{params.name} failed unexpectedly", exc, str(exc)) + ".", error=True)
 
     # prompts --------------------------------------------------------------------------------
     async def _prompts(self) -> dict[str, Prompt]:
