@@ -82,6 +82,7 @@ def names_the_words(info: ChunkInfo, words: frozenset[str]) -> bool:
     return 2 * len(words & _heading_path_stems(info.breadcrumb)) > len(words)
 
 
+@functools.lru_cache(maxsize=256)  # one fuse asks for it up to four times (passing, tables, headings)
 def query_words(query: str) -> frozenset[str]:
     """The stems of the query's words, its identifiers also split as full-text search splits them
     (`Astro.locals.starlightRoute` → astro, local, starlightrout, starlight, rout)."""
