@@ -44,6 +44,7 @@ MAX_CHARS = 12_000_000
 GAP = -1  # between chunks (and around them all): no phrase spans two
 ANY = -2  # a word beyond ASCII: LanceDB folds it after stemming, so it may equal any word
 NEVER = -3  # a word in a script that ASCII folding leaves as it is: it equals no word of an ASCII query
+DROPPED = -4  # a word LanceDB does not index (a stop word, or LONG_TOKEN bytes or more): it keeps its place
 # Scripts whose letters no ASCII folding spells in ASCII.
 _OTHER_SCRIPTS = (
     "CJK",
@@ -73,6 +74,15 @@ class ChunkWords:
     at: np.ndarray  # positions in `words`, grouped by id (ids in order), then those of ANY
     starts: np.ndarray  # where each id's positions begin in `at` (one more entry: where ANY's begin)
     anything: bool  # a chunk with combining marks: LanceDB may split it into other words than TOKEN
+    chunk_starts: np.ndarray  # int64: where each chunk's words begin in `words`
+    lengths: np.ndarray  # int32: the words LanceDB indexes of each chunk (its BM25 document length)
+    # every chunk split as LanceDB splits it (no combining marks, no code point newer than Python's Unicode
+    # database): its BM25 counts are exact, but for query words a word beyond ASCII may fold into (`folds`)
+    exact: bool
+    folds: re.Pattern[str] | None  # the ASCII stems a word beyond ASCII (ANY) may be folded into, or None
+    docs: int  # chunks with a word the index keeps: BM25's N
+    average: np.float32  # their words on average: BM25's avgdl
+    df: np.ndarray  # int64: the chunks holding each id
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> ChunkWords:
@@ -80,21 +90,30 @@ class ChunkWords:
         known: dict[str, int] = {}  # lowercase word -> id of its stem, or ANY
         words = [GAP] * SPAN
         anything = False
+        chunk_starts: list[int] = []
+        lengths: list[int] = []
+        unknown = False
         for text in texts:
-            if not text.isascii() and any(unicodedata.category(ch).startswith("M") for ch in text):
+            chunk_starts.append(len(words))
+            if not text.isascii() and any(_joins(ch) for ch in text):
                 anything = True
                 break
             if not text.isascii() and any(unicodedata.category(ch) == "Cn" for ch in text):
                 # a code point newer than this Python's Unicode database: how LanceDB splits the chunk is not
                 # known, so it may hold any phrase
                 words += [ANY] * SPAN + [GAP]
+                lengths.append(0)
+                unknown = True
                 continue
+            length = 0
             for token in (TOKEN if text.isascii() else _CHUNK_TOKEN).findall(text):  # split, lowercase: as LanceDB
                 word = token.lower()
                 found = known.get(word)
                 if found is None:
-                    found = known[word] = ids.setdefault(stem(word), len(ids)) if word.isascii() else _unfolded(word)
+                    found = known[word] = _word_id(word, ids)
                 words.append(found)
+                length += found != DROPPED
+            lengths.append(length)
             words.append(GAP)
         words += [GAP] * SPAN
         array = np.asarray(words, dtype=np.int32)
@@ -102,7 +121,27 @@ class ChunkWords:
         at = np.argsort(keys, kind="stable").astype(np.int32)
         counts = np.bincount(keys[keys >= 0], minlength=len(ids) + 1)
         starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64) + int(np.count_nonzero(keys < 0))
-        return cls(ids, array, at, starts, anything)
+        chunk_at = np.asarray(chunk_starts, dtype=np.int64)
+        length = np.asarray(lengths, dtype=np.int32)
+        docs = int(np.count_nonzero(length))
+        # each id's chunks: its positions are in order, so are their chunks; count each (id, chunk) once
+        of_position = np.searchsorted(chunk_at, at[starts[0] : starts[len(ids)]], side="right") - 1
+        id_of = np.repeat(np.arange(len(ids), dtype=np.int64), np.diff(starts[: len(ids) + 1]))
+        pairs = np.unique(id_of * max(len(chunk_at), 1) + of_position)
+        return cls(
+            ids,
+            array,
+            at,
+            starts,
+            anything,
+            chunk_at,
+            length,
+            not anything and not unknown,
+            _folds([word for word, found in known.items() if found == ANY]),
+            docs,
+            np.float32(np.float32(int(length.sum())) / np.float32(max(docs, 1))),
+            np.bincount(pairs // max(len(chunk_at), 1), minlength=len(ids)),
+        )
 
     def _positions(self, word: int) -> np.ndarray:
         return self.at[self.starts[word] : self.starts[word + 1]] if word >= 0 else self.at[:0]
@@ -135,6 +174,79 @@ class ChunkWords:
             held = self.words[starts + place]
             starts = starts[(held == word) | (held == ANY)]
         return bool(len(starts))
+
+    def terms(self, query: str) -> list[int] | None:
+        """The ids of the words LanceDB's index looks for in an ASCII query, in order, repeats kept (-1: a
+        word no chunk holds); None when this index's counts are not exact for it (see `exact`)."""
+        if not self.exact or not query.isascii():
+            return None
+        stems = [stem(word) for word in (w.lower() for w in TOKEN.findall(query)) if indexed(word)]
+        if self.folds is not None and any(self.folds.fullmatch(word) for word in stems):
+            return None
+        return [self.ids.get(word, -1) for word in stems]
+
+    def chunk_of(self, positions: np.ndarray) -> np.ndarray:
+        """The chunk (its place in the texts given to `of`) of each position in `words`."""
+        return np.searchsorted(self.chunk_starts, positions, side="right") - 1
+
+    def holding(self, phrase: str) -> np.ndarray | None:
+        """The chunks that hold `phrase` as LanceDB's exact-phrase query matches it (each word it indexes at
+        its distance from the others), in order; None when that cannot be told exactly here."""
+        terms = self.terms(phrase)
+        if not terms:
+            return None
+        required = [
+            (place, self.ids.get(stem(word), -1))
+            for place, word in enumerate(w.lower() for w in TOKEN.findall(phrase))
+            if indexed(word)
+        ]
+        first, last = required[0][0], required[-1][0]
+        if last - first >= SPAN:
+            return None
+        if any(word < 0 for _, word in required):
+            return np.empty(0, dtype=np.int64)
+        place, rarest = min(required, key=lambda pw: int(self.starts[pw[1] + 1] - self.starts[pw[1]]))
+        starts = self._positions(rarest) - place
+        for place, word in required:
+            starts = starts[self.words[starts + place] == word]
+        # no GAP between the first and last word: a stop word's place may not fall between two chunks
+        chunks = self.chunk_of(starts + first)
+        return np.unique(chunks[chunks == self.chunk_of(starts + last)])
+
+
+def indexed(word: str) -> bool:
+    """Whether LanceDB's full-text index keeps a lowercase word: shorter than LONG_TOKEN bytes, and neither
+    it nor its stem a stop word."""
+    return len(word.encode()) < LONG_TOKEN and word not in STOP_WORDS and stem(word) not in STOP_WORDS
+
+
+def _word_id(word: str, ids: dict[str, int]) -> int:
+    """The id of a lowercase word's stem (a new one for a new stem), DROPPED, ANY or NEVER."""
+    if not indexed(word):
+        return DROPPED
+    return ids.setdefault(stem(word), len(ids)) if word.isascii() else _unfolded(word)
+
+
+def _joins(ch: str) -> bool:
+    """A combining mark, which LanceDB may keep inside a word (and fold away) where TOKEN splits; not a
+    variation selector (an emoji's U+FE0F), which LanceDB splits at as TOKEN does."""
+    return unicodedata.category(ch).startswith("M") and not (
+        "\ufe00" <= ch <= "\ufe0f" or "\U000e0100" <= ch <= "\U000e01ef"
+    )
+
+
+def _folds(beyond: list[str]) -> re.Pattern[str] | None:
+    """What the words beyond ASCII may be indexed as: LanceDB stems a word, then folds each letter beyond
+    ASCII into up to four ASCII characters (or leaves it), so each stands for any run of up to four letters
+    and digits; from the word as written too, should a stemmer treat letters beyond ASCII differently."""
+    if not beyond:
+        return None
+    shapes = {
+        "".join(re.escape(ch) if ch.isascii() else "[a-z0-9]{0,4}" for ch in form)
+        for word in beyond
+        for form in (word, stem(word))
+    }
+    return re.compile("|".join(sorted(shapes)))
 
 
 def _unfolded(word: str) -> int:

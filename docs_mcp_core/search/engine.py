@@ -25,7 +25,7 @@ from ..failpoints import pause
 from ..output.chunk import CHUNK_ID
 from ..output.objectstore import is_remote, location
 from ..output.vector_index import ann_query
-from . import answers
+from . import answers, bm25
 from . import cursor as cursors
 from .filters import where_clause
 from .fusion import Ranked, fuse
@@ -52,6 +52,26 @@ FULL_TEXT_FETCH = 2
 # queries instead of holding the event loop before they are sent; below, the hop costs more.
 THREADED_SCAN_BYTES = 8 * 2**20
 RESULT_CACHE = 256  # fused rankings kept per engine: an agent pages through and repeats its queries
+
+
+async def phrase_rows(
+    index: PublishedIndex, query: str, holding: np.ndarray, where: str | None
+) -> Callable[[int], Awaitable[list[tuple[float, str]]]]:
+    """The exact-phrase list's fetch (SearchEngine.ranked's `run`) from memory: the chunks `holding` the
+    phrase that pass `where`, scored as LanceDB scores them (bm25.py), best first, ties by chunk ID."""
+    assert index.words is not None
+    terms = index.words.terms(query) or []
+    if where and len(holding):
+        allowed = await index.allowed(where)
+        holding = holding[[index.word_chunks[i] in allowed for i in holding.tolist()]]
+    scores = bm25.scores(index.words, terms, holding)
+    pairs = sorted(zip((-scores).tolist(), (index.word_chunks[i] for i in holding.tolist())))
+    found = [(-negative, cid) for negative, cid in pairs]
+
+    async def fetch(limit: int) -> list[tuple[float, str]]:
+        return found[:limit]
+
+    return fetch
 
 
 @dataclass
@@ -159,21 +179,19 @@ class SearchEngine:
 
         scaled = self.weights.text_short > 0
 
-        async def run(make: Any, score: str, ascending: bool, limit: int, short: bool = False) -> Ranked:
+        async def run(
+            fetch: Callable[[int], Awaitable[list[tuple[float, str]]]], ascending: bool, limit: int, short: bool = False
+        ) -> Ranked:
             """The best `depth` rows by (score, chunk_id), whatever order the table holds its rows in: when
             rows tie with the last one kept, more are fetched (from `limit` rows, doubling) until the whole
-            tie is in, then cut by ID. Rows come back by `_rowid` (PublishedIndex.chunk_ids), so no
-            chunk_id column is read. With `short` (full-text scores) the candidates are the fetched rows
+            tie is in, then cut by ID. `fetch(limit)` gives the best `limit` (score, chunk ID) pairs, ties at
+            the cut in any order. With `short` (full-text scores) the candidates are the fetched rows
             that score above the last fetched one (all rows that do, so again not a matter of row order),
             re-ranked by score × `text_scale`: fetching until the scaled cut were exact would cost a good
             share of a text search on big corpora full of short chunks, for ranks past the fused list's reach."""
             sign = 1 if ascending else -1
             while True:
-                builder = await make()
-                if where:
-                    builder = builder.where(where)
-                rows = await builder.with_row_id().select([score]).limit(limit).to_arrow()
-                raw = list(zip(rows.column(score).to_pylist(), index.chunk_ids(rows.column("_rowid").to_numpy())))
+                raw = await fetch(limit)
                 full = len(raw) == limit  # more rows may match, some of them tied with the last fetched one
                 if short:
                     last = max((sign * s for s, _ in raw), default=0.0)  # the last fetched row's sort key
@@ -190,6 +208,19 @@ class SearchEngine:
                         return [(cid, s) for s, cid in pairs[:depth]]
                 limit *= 2
 
+        def table_rows(make: Any, score: str) -> Callable[[int], Awaitable[list[tuple[float, str]]]]:
+            """`run`'s fetch from a LanceDB query: rows come back by `_rowid` (PublishedIndex.chunk_ids), so no
+            chunk_id column is read."""
+
+            async def fetch(limit: int) -> list[tuple[float, str]]:
+                builder = await make()
+                if where:
+                    builder = builder.where(where)
+                rows = await builder.with_row_id().select([score]).limit(limit).to_arrow()
+                return list(zip(rows.column(score).to_pylist(), index.chunk_ids(rows.column("_rowid").to_numpy())))
+
+            return fetch
+
         async def nearest() -> Ranked | None:
             vector = await self.query_vector(index, query)
             if vector is None:
@@ -203,7 +234,7 @@ class SearchEngine:
 
             return [
                 (cid, 1.0 - distance)
-                for cid, distance in await run(vector_builder, "_distance", True, depth + TIE_SLACK)
+                for cid, distance in await run(table_rows(vector_builder, "_distance"), True, depth + TIE_SLACK)
             ]
 
         async def nothing() -> Ranked:
@@ -215,12 +246,17 @@ class SearchEngine:
         async def phrase_builder() -> Any:
             return await table.search(fts.PhraseQuery(query, "content_text", slop=0), query_type="fts")
 
+        fetch = FULL_TEXT_FETCH * depth + TIE_SLACK
         jobs: dict[str, Awaitable[Ranked | None]] = {
-            "text": run(text_builder, "_score", False, FULL_TEXT_FETCH * depth + TIE_SLACK, scaled)
+            "text": run(table_rows(text_builder, "_score"), False, fetch, scaled)
         }
         if phrase_applies(query):
-            if index.words is None or index.words.may_match(query):
-                jobs["phrase"] = run(phrase_builder, "_score", False, FULL_TEXT_FETCH * depth + TIE_SLACK, scaled)
+            words = index.words
+            holding = words.holding(query) if words is not None and index.bm25_here else None
+            if holding is not None:  # LanceDB's rows and scores, from the word positions
+                jobs["phrase"] = run(await phrase_rows(index, query, holding, where), False, fetch, scaled)
+            elif words is None or words.may_match(query):
+                jobs["phrase"] = run(table_rows(phrase_builder, "_score"), False, fetch, scaled)
             else:  # no chunk holds every word of the phrase: what the query would find
                 jobs["phrase"] = nothing()
         jobs["vector"] = nearest()

@@ -28,6 +28,7 @@ from ..output.signature import required
 from ..output.table_checksums import published_files_problem
 from ..output.table_schema import DERIVED_COLUMNS, LIGHT_COLUMNS, SOURCE_URL_COLUMN, vector_column
 from ..output.vector_index import VECTOR_MEMORY_BYTES, has_vector_index
+from . import bm25
 from .chunk_words import MAX_CHARS, MAX_CHUNKS, ChunkWords
 from .unreadable import reading, unreadable_index
 from .vector_scan import QuantizedScan
@@ -149,6 +150,10 @@ class PublishedIndex:
         self._masks: dict[str, np.ndarray] = {}
         self._lock = asyncio.Lock()
         self.words: ChunkWords | None = None  # which chunks hold each word (chunk_words.py), once built
+        # content_text's full-text index covers every row as bm25.py scores it: `words` can answer for it
+        self.bm25_here = False
+        self.word_chunks: list[str] = []  # the chunk ID of each chunk of `words`
+        self._allowed: dict[str, frozenset[str]] = {}
         self._words_started = False
 
     def build_words(self) -> None:
@@ -161,6 +166,7 @@ class PublishedIndex:
         if len(self.texts) > MAX_CHUNKS or sum(map(len, self.texts.values())) > MAX_CHARS:
             return
         texts = list(self.texts.values())
+        self.word_chunks = list(self.texts)
 
         def build() -> None:
             with contextlib.suppress(Exception):  # without them every exact-phrase query is sent, as before
@@ -200,7 +206,9 @@ class PublishedIndex:
         schema = await table.schema()
         pin_schema(table, schema)
         self.has_vectors = "vector" in schema.names
-        self.vector_indexed = self.has_vectors and has_vector_index(list(await table.list_indices()))
+        indices = list(await table.list_indices())
+        self.vector_indexed = self.has_vectors and has_vector_index(indices)
+        self.bm25_here = bm25.same_index(indices, count)
         self.rows = count
         # the snippet text itself: content_chars is content_text's length
         chars = await table.query().select(["content_chars"]).limit(count).to_arrow()
@@ -287,10 +295,16 @@ class PublishedIndex:
         if where is None:
             return None
         if where not in self._masks:
-            rows = await self.table.query().where(where).select(["chunk_id"]).limit(len(self.ids) or 1).to_arrow()
-            allowed = set(rows.column("chunk_id").to_pylist())
+            allowed = await self.allowed(where)
             self._masks[where] = np.fromiter((cid in allowed for cid in self.ids), dtype=bool, count=len(self.ids))
         return self._masks[where]
+
+    async def allowed(self, where: str) -> frozenset[str]:
+        """The chunk IDs that pass a prefilter, from the same SQL LanceDB applies (cached)."""
+        if where not in self._allowed:
+            rows = await self.table.query().where(where).select(["chunk_id"]).limit(self.rows).to_arrow()
+            self._allowed[where] = frozenset(rows.column("chunk_id").to_pylist())
+        return self._allowed[where]
 
     def has(self, chunk_id: str) -> bool:
         """Whether get_doc would find this ID (a chunk, or a bare file path) in the index."""

@@ -115,7 +115,9 @@ def test_a_search_sends_no_phrase_query_that_cannot_match(example_docs: Path, tm
     heading = json.loads((out / "chunks.json").read_text())[3]["heading"]
     queries = ["how do I track a parcel", "parcel track", "shipping label printer", heading]
 
-    async def rankings() -> tuple[list[list[tuple[str, float]]], list[list[tuple[str, float]]], list[int]]:
+    async def rankings(
+        in_memory: bool,
+    ) -> tuple[list[list[tuple[str, float]]], list[list[tuple[str, float]]], list[int]]:
         library = Library.open([("", out, None)], query_model="none")
         try:
             engine = library.corpora[0].engine
@@ -127,6 +129,8 @@ def test_a_search_sends_no_phrase_query_that_cannot_match(example_docs: Path, tm
                 await asyncio.sleep(0.01)
             words = index.words
             assert words is not None
+            assert index.bm25_here
+            index.bm25_here = in_memory  # else the exact-phrase list is answered from memory (bm25.py)
             sent = [0, 0]
             search = index.table.search
 
@@ -145,10 +149,13 @@ def test_a_search_sends_no_phrase_query_that_cannot_match(example_docs: Path, tm
         finally:
             library.close()
 
-    without, with_words, sent = asyncio.run(rankings())
+    without, with_words, sent = asyncio.run(rankings(in_memory=False))
     assert with_words == without
     assert sent[0] == len(queries)  # every query has two words or more
     assert 0 < sent[1] < sent[0]
+    without, in_memory, sent = asyncio.run(rankings(in_memory=True))
+    assert in_memory == without
+    assert sent == [len(queries), 0]  # every exact-phrase list answered from the positions
 
 
 def test_a_thread_that_cannot_start_leaves_searches_as_before(
