@@ -122,8 +122,8 @@ class ChunkWords:
         counts = np.bincount(keys[keys >= 0], minlength=len(ids) + 1)
         starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64) + int(np.count_nonzero(keys < 0))
         chunk_at = np.asarray(chunk_starts, dtype=np.int64)
-        length = np.asarray(lengths, dtype=np.int32)
-        docs = int(np.count_nonzero(length))
+        sizes = np.asarray(lengths, dtype=np.int32)
+        docs = int(np.count_nonzero(sizes))
         # each id's chunks: its positions are in order, so are their chunks; count each (id, chunk) once
         of_position = np.searchsorted(chunk_at, at[starts[0] : starts[len(ids)]], side="right") - 1
         id_of = np.repeat(np.arange(len(ids), dtype=np.int64), np.diff(starts[: len(ids) + 1]))
@@ -135,11 +135,11 @@ class ChunkWords:
             starts,
             anything,
             chunk_at,
-            length,
+            sizes,
             not anything and not unknown,
             _folds([word for word, found in known.items() if found == ANY]),
             docs,
-            np.float32(np.float32(int(length.sum())) / np.float32(max(docs, 1))),
+            np.float32(np.float32(int(sizes.sum())) / np.float32(max(docs, 1))),
             np.bincount(pairs // max(len(chunk_at), 1), minlength=len(ids)),
         )
 
