@@ -17,8 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..output.derived_fields import subwords
+from ..output.table_schema import SUBWORDS_COLUMN
+from .proximity import SLOP as PROXIMITY_SLOP
+from .proximity import term_pairs
+from .repeats import without_repeats
+
 if TYPE_CHECKING:
     from .chunk_words import ChunkWords
+    from .weights import Weights
 
 K1 = np.float32(1.2)
 B = np.float32(0.75)
@@ -50,11 +57,10 @@ def idf(docs: int, chunks: int) -> np.float32:
     return np.float32(LOGF(float((n - df + _HALF) / (df + _HALF) + _ONE)))
 
 
-# content_text's full-text index as the build makes it (indexing/table.py): what these scores assume
+# The full-text indexes as the build makes them (indexing/table.py): what these scores assume.
 INDEX_DETAILS = {
     "base_tokenizer": "simple",
     "language": "English",
-    "with_position": True,
     "max_token_length": 40,
     "lower_case": True,
     "stem": True,
@@ -66,22 +72,39 @@ INDEX_DETAILS = {
     "preserve_original": False,
     "index_operators": False,
 }
+# Each full-text column, and whether its index keeps positions.
+COLUMNS = {"content_text": True, "heading": True, "breadcrumb": False, SUBWORDS_COLUMN: False}
+
+
+def same_indexes(indices: list[Any], rows: int) -> set[str]:
+    """The full-text columns (of COLUMNS) whose index, from `list_indices`, these scores equal LanceDB's
+    for: made with INDEX_DETAILS and covering all `rows` rows; none without the `logf` LanceDB calls."""
+    if LOGF is None:
+        return set()
+    found: dict[str, list[Any]] = {}
+    for index in indices:
+        columns = list(getattr(index, "columns", []))
+        if len(columns) == 1 and getattr(index, "index_type", "") == "FTS":
+            found.setdefault(columns[0], []).append(index)
+    same = set()
+    for column, positions in COLUMNS.items():
+        if len(found.get(column, [])) != 1:
+            continue
+        index = found[column][0]
+        details = getattr(index, "index_details", None) or {}
+        if (
+            all(details.get(key, value) == value for key, value in INDEX_DETAILS.items())
+            and details.get("with_position") == positions
+            and getattr(index, "num_unindexed_rows", 1) == 0
+            and getattr(index, "num_indexed_rows", -1) == rows
+        ):
+            same.add(column)
+    return same
 
 
 def same_index(indices: list[Any], rows: int) -> bool:
-    """Whether content_text's full-text index (from `list_indices`) is one these scores equal LanceDB's for:
-    made with INDEX_DETAILS and covering all `rows` rows; and this platform has the `logf` LanceDB calls."""
-    found = [i for i in indices if list(getattr(i, "columns", [])) == ["content_text"] and i.index_type == "FTS"]
-    if LOGF is None or len(found) != 1:
-        return False
-    index = found[0]
-    details = getattr(index, "index_details", None) or {}
-    return (
-        all(details.get(key, value) == value for key, value in INDEX_DETAILS.items())
-        and "with_position" in details
-        and getattr(index, "num_unindexed_rows", 1) == 0
-        and getattr(index, "num_indexed_rows", -1) == rows
-    )
+    """Whether content_text's index is one these scores equal LanceDB's for (same_indexes)."""
+    return "content_text" in same_indexes(indices, rows)
 
 
 def scores(words: ChunkWords, terms: list[int], chunks: np.ndarray) -> np.ndarray:
@@ -100,3 +123,83 @@ def scores(words: ChunkWords, terms: list[int], chunks: np.ndarray) -> np.ndarra
         weight = ((K1 + _ONE) * tf) / (tf + norm)
         total += np.where(tf > 0, idf(int(df[term]), n) * weight, np.float32(0))
     return total
+
+
+def holding(words: ChunkWords, terms: list[int]) -> np.ndarray:
+    """The chunks that hold any of `terms`, in order."""
+    found = [words.chunk_of(words.at[words.starts[t] : words.starts[t + 1]]) for t in terms if t >= 0]
+    return np.unique(np.concatenate(found)) if found else np.empty(0, dtype=np.int64)
+
+
+def near(words: ChunkWords, first: int, second: int, slop: int) -> np.ndarray:
+    """The chunks where `second` follows `first` within 1 + `slop` positions: LanceDB's sloppy phrase of two
+    words (in that order only)."""
+    if first < 0 or second < 0:
+        return np.empty(0, dtype=np.int64)
+    before = words.at[words.starts[first] : words.starts[first + 1]].astype(np.int64)
+    after = words.at[words.starts[second] : words.starts[second + 1]]
+    found = []
+    for gap in range(1, slop + 2):
+        starts = before[np.isin(before + gap, after)]
+        chunks = words.chunk_of(starts)
+        found.append(chunks[chunks == words.chunk_of(starts + gap)])  # within one chunk
+    return np.unique(np.concatenate(found))
+
+
+def full_text(
+    words: ChunkWords, fields: dict[str, ChunkWords], query: str, weights: Weights
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The chunks text_query.text_query's LanceDB query finds and their float32 scores, as LanceDB computes
+    them: the best of the fields' boosted BM25 (MultiMatchQuery), plus the identifier sub-words' clause,
+    plus each pair of neighbouring words as a sloppy phrase (scored as a match of its two words), summed in
+    that order. None when that cannot be told exactly (a field's words not held, a word that may be folded
+    into, a word or pair LanceDB would not keep as written here): then the query is sent."""
+    if weights.fields != "max":
+        return None
+    pairs = term_pairs(query) if weights.proximity > 0 else []
+    plain = without_repeats(query)
+    scale = 1 / weights.proximity if pairs else 1.0
+    by_field = {"content_text": words, **fields}
+    boosted = [
+        (column, boost * scale)
+        for column, boost in [
+            ("heading", weights.heading),
+            ("content_text", 1.0),
+            ("breadcrumb", weights.breadcrumb),
+            (SUBWORDS_COLUMN, weights.subwords),
+        ]
+        if boost > 0
+    ]
+    matched: list[tuple[ChunkWords, list[int], np.float32]] = []
+    for column, boost in boosted:
+        field = by_field.get(column)
+        terms = field.terms(plain) if field is not None else None
+        if field is None or not terms:
+            return None
+        matched.append((field, terms, np.float32(boost)))
+    clauses: list[tuple[np.ndarray, np.ndarray]] = []
+    chunks = np.unique(np.concatenate([holding(field, terms) for field, terms, _ in matched]))
+    best = np.zeros(len(chunks), dtype=np.float32)
+    for field, terms, weight in matched:
+        best = np.maximum(best, weight * scores(field, terms, chunks))
+    clauses.append((chunks, best))
+    parts = subwords(plain) if weights.subwords > 0 else ""
+    if parts:
+        terms = words.terms(parts)
+        if not terms:
+            return None
+        chunks = holding(words, terms)
+        clauses.append((chunks, np.float32(weights.subwords / 2 * scale) * scores(words, terms, chunks)))
+    for pair in pairs:
+        pair_terms = words.terms(pair)
+        if pair_terms is None or len(pair_terms) != 2:
+            return None
+        chunks = near(words, pair_terms[0], pair_terms[1], PROXIMITY_SLOP)
+        clauses.append((chunks, scores(words, pair_terms, chunks)))
+    found = np.unique(np.concatenate([chunks for chunks, _ in clauses]))
+    total = np.zeros(len(found), dtype=np.float32)
+    for chunks, clause in clauses:
+        part = np.zeros(len(found), dtype=np.float32)
+        part[np.searchsorted(found, chunks)] = clause
+        total += part
+    return found, total

@@ -54,24 +54,31 @@ THREADED_SCAN_BYTES = 8 * 2**20
 RESULT_CACHE = 256  # fused rankings kept per engine: an agent pages through and repeats its queries
 
 
-async def phrase_rows(
-    index: PublishedIndex, query: str, holding: np.ndarray, where: str | None
+async def memory_rows(
+    index: PublishedIndex, chunks: np.ndarray, scores: np.ndarray, where: str | None
 ) -> Callable[[int], Awaitable[list[tuple[float, str]]]]:
-    """The exact-phrase list's fetch (SearchEngine.ranked's `run`) from memory: the chunks `holding` the
-    phrase that pass `where`, scored as LanceDB scores them (bm25.py), best first, ties by chunk ID."""
-    assert index.words is not None
-    terms = index.words.terms(query) or []
-    if where and len(holding):
+    """SearchEngine.ranked's `run` fetch of a full-text list computed in memory (bm25.py): `chunks` (places in
+    `index.word_chunks`) with their scores, those that pass `where`, best first, ties by chunk ID."""
+    if where and len(chunks):
         allowed = await index.allowed(where)
-        holding = holding[[index.word_chunks[i] in allowed for i in holding.tolist()]]
-    scores = bm25.scores(index.words, terms, holding)
-    pairs = sorted(zip((-scores).tolist(), (index.word_chunks[i] for i in holding.tolist())))
-    found = [(-negative, cid) for negative, cid in pairs]
+        kept = np.fromiter((index.word_chunks[i] in allowed for i in chunks.tolist()), dtype=bool, count=len(chunks))
+        chunks, scores = chunks[kept], scores[kept]
+    order = np.lexsort((index.word_ranks[chunks], -scores))
+    found = list(zip(scores[order].tolist(), (index.word_chunks[i] for i in chunks[order].tolist())))
 
     async def fetch(limit: int) -> list[tuple[float, str]]:
         return found[:limit]
 
     return fetch
+
+
+async def phrase_rows(
+    index: PublishedIndex, query: str, holding: np.ndarray, where: str | None
+) -> Callable[[int], Awaitable[list[tuple[float, str]]]]:
+    """The exact-phrase list's fetch from memory: the chunks `holding` the phrase, scored as LanceDB scores
+    them (bm25.py)."""
+    assert index.words is not None
+    return await memory_rows(index, holding, bm25.scores(index.words, index.words.terms(query) or [], holding), where)
 
 
 @dataclass
@@ -247,11 +254,12 @@ class SearchEngine:
             return await table.search(fts.PhraseQuery(query, "content_text", slop=0), query_type="fts")
 
         fetch = FULL_TEXT_FETCH * depth + TIE_SLACK
-        jobs: dict[str, Awaitable[Ranked | None]] = {
-            "text": run(table_rows(text_builder, "_score"), False, fetch, scaled)
-        }
+        words = index.words
+        # LanceDB's rows and scores from the word positions of every full-text column (bm25.py), or None
+        found = bm25.full_text(words, index.field_words, query, self.weights) if words and index.field_words else None
+        text = await memory_rows(index, *found, where) if found else table_rows(text_builder, "_score")
+        jobs: dict[str, Awaitable[Ranked | None]] = {"text": run(text, False, fetch, scaled)}
         if phrase_applies(query):
-            words = index.words
             holding = words.holding(query) if words is not None and index.bm25_here else None
             if holding is not None:  # LanceDB's rows and scores, from the word positions
                 jobs["phrase"] = run(await phrase_rows(index, query, holding, where), False, fetch, scaled)

@@ -26,7 +26,7 @@ from ..output.metadata import EmbeddingInfo, TaxonomyKey, require_metadata
 from ..output.objectstore import RemoteOutput, is_remote, location, remote_signature
 from ..output.signature import required
 from ..output.table_checksums import published_files_problem
-from ..output.table_schema import DERIVED_COLUMNS, LIGHT_COLUMNS, SOURCE_URL_COLUMN, vector_column
+from ..output.table_schema import DERIVED_COLUMNS, LIGHT_COLUMNS, SOURCE_URL_COLUMN, SUBWORDS_COLUMN, vector_column
 from ..output.vector_index import VECTOR_MEMORY_BYTES, has_vector_index
 from . import bm25
 from .chunk_words import MAX_CHARS, MAX_CHUNKS, ChunkWords
@@ -153,6 +153,12 @@ class PublishedIndex:
         # content_text's full-text index covers every row as bm25.py scores it: `words` can answer for it
         self.bm25_here = False
         self.word_chunks: list[str] = []  # the chunk ID of each chunk of `words`
+        self.word_ranks: np.ndarray = np.empty(0, dtype=np.int64)  # each one's place in chunk ID order
+        # the other full-text columns' words (heading, breadcrumb, sub-words), in the chunks' order of `words`,
+        # when their indexes are as bm25.py scores them: the full-text list is then answered from memory
+        self.field_words: dict[str, ChunkWords] = {}
+        self.bm25_fields: set[str] = set()  # the full-text columns whose indexes bm25.py scores as LanceDB does
+        self._subwords: list[str] | None = None  # content_subwords of every chunk, in the order of `texts`
         self._allowed: dict[str, frozenset[str]] = {}
         self._words_started = False
 
@@ -167,10 +173,20 @@ class PublishedIndex:
             return
         texts = list(self.texts.values())
         self.word_chunks = list(self.texts)
+        self.word_ranks = np.argsort(np.argsort(np.asarray(self.word_chunks, dtype=object), kind="stable"))
+        fields = {
+            "heading": [self.info[cid].heading or "" for cid in self.word_chunks],
+            "breadcrumb": [self.info[cid].breadcrumb or "" for cid in self.word_chunks],
+        }
+        if self._subwords is not None:
+            fields[SUBWORDS_COLUMN] = self._subwords
 
         def build() -> None:
             with contextlib.suppress(Exception):  # without them every exact-phrase query is sent, as before
-                self.words = ChunkWords.of(texts)
+                words = ChunkWords.of(texts)
+                if self.bm25_here and words.exact and len(self.bm25_fields) == len(fields) + 1:
+                    self.field_words = {name: ChunkWords.of(column) for name, column in fields.items()}
+                self.words = words
 
         with contextlib.suppress(RuntimeError):  # no thread to spare (a process limit): searches as before
             threading.Thread(target=build, name="docs-mcp-chunk-words", daemon=True).start()
@@ -209,11 +225,14 @@ class PublishedIndex:
         indices = list(await table.list_indices())
         self.vector_indexed = self.has_vectors and has_vector_index(indices)
         self.bm25_here = bm25.same_index(indices, count)
+        self.bm25_fields = bm25.same_indexes(indices, count)
         self.rows = count
         # the snippet text itself: content_chars is content_text's length
         chars = await table.query().select(["content_chars"]).limit(count).to_arrow()
         text_bytes = int(pc.sum(chars.column("content_chars")).as_py() or 0)
-        wanted = LIGHT_COLUMNS + DERIVED_COLUMNS + (["content_text"] if text_bytes <= MEMORY_TEXT_BYTES else [])
+        wanted = LIGHT_COLUMNS + DERIVED_COLUMNS
+        if text_bytes <= MEMORY_TEXT_BYTES:  # with the sub-words, for the full-text list from memory (bm25.py)
+            wanted += ["content_text"] + ([SUBWORDS_COLUMN] if SUBWORDS_COLUMN in schema.names else [])
         wanted += [SOURCE_URL_COLUMN] if SOURCE_URL_COLUMN in schema.names else []  # website corpora
         dims, multivector = vector_column(schema)
         if self.has_vectors and self.embedding is not None and self.embedding.dimensions != dims:
@@ -240,6 +259,8 @@ class PublishedIndex:
         self.row_chunks = [columns["chunk_id"][i] for i in order.tolist()]
         if "content_text" in columns:
             self.texts = dict(zip(columns["chunk_id"], columns["content_text"]))
+        if SUBWORDS_COLUMN in columns:
+            self._subwords = [words or "" for words in columns[SUBWORDS_COLUMN]]
         if "vector" in wanted:
             self.vectors, self.passage_starts = unit_rows(rows.column("vector"), dims, multivector)
             self.ids = columns["chunk_id"]

@@ -8,9 +8,12 @@ from lancedb.query import PhraseQuery
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.build import build
+from docs_mcp_core.search import bm25
 from docs_mcp_core.search.chunk_words import ChunkWords
-from docs_mcp_core.search.engine import phrase_rows
+from docs_mcp_core.search.engine import memory_rows, phrase_rows
 from docs_mcp_core.search.published import PublishedIndex
+from docs_mcp_core.search.text_query import text_query
+from docs_mcp_core.search.weights import Weights
 
 W39 = "abcdefghij" * 3 + "abcdefghi"  # LanceDB indexes a token shorter than 40 bytes
 EDGE = f"""# Edge cases
@@ -79,6 +82,13 @@ def _queries(texts: list[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+async def _lancedb(index: PublishedIndex, query: object, where: str | None) -> list[tuple[str, float]]:
+    builder = await index.table.search(query, query_type="fts")
+    builder = builder.where(where) if where else builder
+    found = await builder.with_row_id().select(["_score"]).limit(10_000).to_arrow()
+    return sorted(zip(index.chunk_ids(found.column("_rowid").to_numpy()), found.column("_score").to_pylist()))
+
+
 async def _compare(out: Path) -> tuple[int, int, list[str]]:
     index = await PublishedIndex(out).open()
     assert index.bm25_here
@@ -89,25 +99,24 @@ async def _compare(out: Path) -> tuple[int, int, list[str]]:
         await asyncio.sleep(0.01)
     words = index.words
     assert words is not None and words.exact and index.texts is not None
+    assert sorted(index.field_words) == ["breadcrumb", "content_subwords", "heading"]
     queries, rows, sent = 0, 0, []
     for query in _queries(list(index.texts.values())):
         holding = words.holding(query)
-        if holding is None:
+        found = bm25.full_text(words, index.field_words, query, Weights())
+        if holding is None or found is None:
             sent.append(query)
-            continue
         for where in (None, "filepath = 'edge-cases.md'") if query in QUERIES else (None,):
-            builder = await index.table.search(PhraseQuery(query, "content_text", slop=0), query_type="fts")
-            builder = builder.where(where) if where else builder
-            found = await builder.with_row_id().select(["_score"]).limit(10_000).to_arrow()
-            lancedb = sorted(
-                zip(index.chunk_ids(found.column("_rowid").to_numpy()), found.column("_score").to_pylist())
-            )
-            memory = sorted(
-                (cid, score) for score, cid in await (await phrase_rows(index, query, holding, where))(10_000)
-            )
-            assert memory == lancedb, (query, where)
-            queries += 1
-            rows += len(lancedb)
+            if holding is not None:
+                lancedb = await _lancedb(index, PhraseQuery(query, "content_text", slop=0), where)
+                memory = await (await phrase_rows(index, query, holding, where))(10_000)
+                assert sorted((cid, score) for score, cid in memory) == lancedb, (query, where)
+                queries, rows = queries + 1, rows + len(lancedb)
+            if found is not None:
+                lancedb = await _lancedb(index, text_query(query, index, Weights()), where)
+                memory = await (await memory_rows(index, *found, where))(10_000)
+                assert sorted((cid, score) for score, cid in memory) == lancedb, (query, where)
+                queries, rows = queries + 1, rows + len(lancedb)
     return queries, rows, sent
 
 

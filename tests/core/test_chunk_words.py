@@ -109,7 +109,8 @@ def test_letters_in_circles_and_newer_letters_are_words_as_lancedb_splits_them(t
 
 
 def test_a_search_sends_no_phrase_query_that_cannot_match(example_docs: Path, tmp_path: Path) -> None:
-    """The same rankings, to the score, with fewer exact-phrase queries sent to LanceDB."""
+    """The same rankings, to the score, with fewer exact-phrase queries sent to LanceDB, and no full-text
+    query at all once both lists are answered from memory (bm25.py)."""
     out = tmp_path / "out"
     build(example_docs, out, make_provider(ProviderSettings("none")))
     heading = json.loads((out / "chunks.json").read_text())[3]["heading"]
@@ -130,22 +131,28 @@ def test_a_search_sends_no_phrase_query_that_cannot_match(example_docs: Path, tm
             words = index.words
             assert words is not None
             assert index.bm25_here
-            index.bm25_here = in_memory  # else the exact-phrase list is answered from memory (bm25.py)
+            assert index.bm25_here and index.field_words
+            fields = index.field_words
+            # else the full-text and exact-phrase lists are answered from memory (bm25.py)
+            index.bm25_here = in_memory
             sent = [0, 0]
+            full_text = [0, 0]
             search = index.table.search
 
             async def counted(query: Any, *args: Any, **kwargs: Any) -> Any:
                 sent[index.words is not None] += isinstance(query, PhraseQuery) and query.slop == 0
+                full_text[index.words is not None] += not isinstance(query, PhraseQuery) or query.slop != 0
                 return await search(query, *args, **kwargs)
 
             index.table.search = counted
             found: tuple[list[list[tuple[str, float]]], ...] = ([], [])
             for with_words in (False, True):
                 index.words = words if with_words else None
+                index.field_words = fields if with_words and in_memory else {}
                 for query in queries:
                     engine._cache.clear()
                     found[with_words].append((await engine.fused(index, query, {}))[0])
-            return found[0], found[1], sent
+            return found[0], found[1], sent + full_text
         finally:
             library.close()
 
@@ -153,9 +160,10 @@ def test_a_search_sends_no_phrase_query_that_cannot_match(example_docs: Path, tm
     assert with_words == without
     assert sent[0] == len(queries)  # every query has two words or more
     assert 0 < sent[1] < sent[0]
+    assert sent[2:] == [len(queries), len(queries)]
     without, in_memory, sent = asyncio.run(rankings(in_memory=True))
     assert in_memory == without
-    assert sent == [len(queries), 0]  # every exact-phrase list answered from the positions
+    assert sent == [len(queries), 0, len(queries), 0]  # every list answered from the positions
 
 
 def test_a_thread_that_cannot_start_leaves_searches_as_before(
