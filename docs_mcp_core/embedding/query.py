@@ -119,7 +119,8 @@ class QueryEmbedder:
             if self.inline:  # microseconds of work: a thread hop would cost more
                 entry = self.embed(query)
             else:
-                entry = asyncio.ensure_future(asyncio.to_thread(self.embed, query))
+                # the thread starts now, not when this coroutine next yields: the caller's work meanwhile overlaps it
+                entry = asyncio.get_running_loop().run_in_executor(None, self.embed, query)
             self._recent[query] = entry
             while len(self._recent) > RECENT_QUERIES:
                 self._recent.popitem(last=False)

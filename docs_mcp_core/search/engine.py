@@ -244,9 +244,6 @@ class SearchEngine:
                 for cid, distance in await run(table_rows(vector_builder, "_distance"), True, depth + TIE_SLACK)
             ]
 
-        async def nothing() -> Ranked:
-            return []
-
         async def text_builder() -> Any:
             return await table.search(text_query(query, index, self.weights), query_type="fts")
 
@@ -255,23 +252,32 @@ class SearchEngine:
 
         fetch = FULL_TEXT_FETCH * depth + TIE_SLACK
         words = index.words
-        # LanceDB's rows and scores from the word positions of every full-text column (bm25.py), or None
-        found = bm25.full_text(words, index.field_words, query, self.weights) if words and index.field_words else None
-        text = await memory_rows(index, *found, where) if found else table_rows(text_builder, "_score")
-        jobs: dict[str, Awaitable[Ranked | None]] = {"text": run(text, False, fetch, scaled)}
-        if phrase_applies(query):
+
+        async def text() -> Ranked:
+            # LanceDB's rows and scores from the word positions of every full-text column (bm25.py), or None
+            found = (
+                bm25.full_text(words, index.field_words, query, self.weights) if words and index.field_words else None
+            )
+            rows = await memory_rows(index, *found, where) if found else table_rows(text_builder, "_score")
+            return await run(rows, False, fetch, scaled)
+
+        async def phrase() -> Ranked:
             holding = words.holding(query) if words is not None and index.bm25_here else None
             if holding is not None:  # LanceDB's rows and scores, from the word positions
-                jobs["phrase"] = run(await phrase_rows(index, query, holding, where), False, fetch, scaled)
-            elif words is None or words.may_match(query):
-                jobs["phrase"] = run(table_rows(phrase_builder, "_score"), False, fetch, scaled)
-            else:  # no chunk holds every word of the phrase: what the query would find
-                jobs["phrase"] = nothing()
-        jobs["vector"] = nearest()
-        ranked = await asyncio.gather(*jobs.values())
+                return await run(await phrase_rows(index, query, holding, where), False, fetch, scaled)
+            if words is None or words.may_match(query):
+                return await run(table_rows(phrase_builder, "_score"), False, fetch, scaled)
+            return []  # no chunk holds every word of the phrase: what the query would find
+
+        # the vector list first: the query's embedding starts in its thread before the full-text lists are
+        # computed in memory, on this one
+        jobs: dict[str, Awaitable[Ranked | None]] = {"vector": nearest(), "text": text()}
+        if phrase_applies(query):
+            jobs["phrase"] = phrase()
+        found = dict(zip(jobs, await asyncio.gather(*jobs.values())))
         if self.word_positions:
             index.build_words()
-        return {name: found for name, found in zip(jobs, ranked) if found is not None}
+        return {name: ranked for name in ("text", "phrase", "vector") if (ranked := found.get(name)) is not None}
 
     async def nearest_in_memory(
         self, index: PublishedIndex, vector: np.ndarray, where: str | None, depth: int = CANDIDATES
