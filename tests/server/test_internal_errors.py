@@ -74,6 +74,8 @@ async def test_an_internal_error_in_a_search_is_said_as_one_and_the_server_keeps
     index: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     served = create_server(index)
+    # no word positions, so the full-text lists come from LanceDB (not from memory: bm25.py)
+    served.library.corpora[0].engine.word_positions = False
     async with Client(served.server) as session:
         first = await session.call_tool("search_docs", {"query": "track a parcel"})
         assert not first.is_error, first.content[0].text
@@ -98,6 +100,8 @@ async def test_an_internal_error_in_one_corpus_leaves_the_others_answering(
 ) -> None:
     shutil.copytree(index, tmp_path / "other")
     served = create_server([ServedCorpus(index, "a"), ServedCorpus(tmp_path / "other", "b")])
+    # b keeps no word positions, so its full-text lists come from LanceDB (not from memory: bm25.py)
+    served.library.corpora[1].engine.word_positions = False
     async with Client(served.server) as session:
         assert not (await session.call_tool("search_docs", {"query": "track a parcel"})).is_error
         table = (await served.library.corpora[1].engine.index()).table
