@@ -64,10 +64,10 @@ async def memory_rows(
         kept = np.fromiter((index.word_chunks[i] in allowed for i in chunks.tolist()), dtype=bool, count=len(chunks))
         chunks, scores = chunks[kept], scores[kept]
     order = np.lexsort((index.word_ranks[chunks], -scores))
-    found = list(zip(scores[order].tolist(), (index.word_chunks[i] for i in chunks[order].tolist())))
 
-    async def fetch(limit: int) -> list[tuple[float, str]]:
-        return found[:limit]
+    async def fetch(limit: int) -> list[tuple[float, str]]:  # as many Python objects as LanceDB's rows would be
+        top = order[:limit]
+        return list(zip(scores[top].tolist(), (index.word_chunks[i] for i in chunks[top].tolist())))
 
     return fetch
 
