@@ -33,28 +33,34 @@ _ONE = np.float32(1.0)
 _HALF = np.float32(0.5)
 
 
-def _logf() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
-    """The C library's single-precision logarithm, which LanceDB's idf calls; None where there is none."""
-    try:
-        name = ctypes.util.find_library("m")
-        function = ctypes.CDLL(name).logf if name else None
-    except (OSError, AttributeError):
-        return None
-    if function is not None:
+@functools.cache
+def logf() -> Any:
+    """The C library's single-precision logarithm, which LanceDB's idf calls; None where there is none.
+
+    Looked up in the process's own symbols first (libm is loaded with the interpreter): find_library runs
+    ldconfig in a subprocess, milliseconds at every server start."""
+
+    def libm() -> str | None:
+        return ctypes.util.find_library("m")
+
+    for library in (None, libm):
+        try:
+            function = ctypes.CDLL(library() if library else None).logf
+        except (OSError, AttributeError, TypeError):  # TypeError: Windows has no CDLL(None)
+            continue
         function.restype = ctypes.c_float
         function.argtypes = [ctypes.c_float]
-    return function
-
-
-LOGF = _logf()
+        return function
+    return None
 
 
 @functools.lru_cache(maxsize=65536)
 def idf(docs: int, chunks: int) -> np.float32:
     """LanceDB's idf of a word `docs` of `chunks` chunks hold, in float32."""
-    assert LOGF is not None
+    function = logf()
+    assert function is not None
     n, df = np.float32(chunks), np.float32(docs)
-    return np.float32(LOGF(float((n - df + _HALF) / (df + _HALF) + _ONE)))
+    return np.float32(function(float((n - df + _HALF) / (df + _HALF) + _ONE)))
 
 
 # The full-text indexes as the build makes them (indexing/table.py): what these scores assume.
@@ -79,7 +85,7 @@ COLUMNS = {"content_text": True, "heading": True, "breadcrumb": False, SUBWORDS_
 def same_indexes(indices: list[Any], rows: int) -> set[str]:
     """The full-text columns (of COLUMNS) whose index, from `list_indices`, these scores equal LanceDB's
     for: made with INDEX_DETAILS and covering all `rows` rows; none without the `logf` LanceDB calls."""
-    if LOGF is None:
+    if logf() is None:
         return set()
     found: dict[str, list[Any]] = {}
     for index in indices:
