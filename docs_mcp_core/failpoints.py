@@ -1,6 +1,7 @@
 """Failpoints for tests: pause at a named phase when DOCS_MCP_TEST_PAUSE_AT names it.
 
-Phases: the build's (so a kill test can kill it exactly there), `query-model-load` (so a
+Phases: the build's (so a kill test can kill it exactly there; `embedded-batch` before each batch of
+vectors is kept, `parse-worker` as a parse worker process starts), `query-model-load` (so a
 server test sees text-only answers before the query model is ready), `request` (a search_docs
 or get_doc request holding its index version, so a test can publish under it) and `indexes-opened`
 (a stdio server that has opened its indexes, before any request asked it to).

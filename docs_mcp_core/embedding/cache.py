@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # numpy is imported where vectors are handled: a text-only bu
     import numpy as np
 
 from ..errors import DocsMcpError
+from ..failpoints import pause
 from ..fsutil import file_sha256, read_json, write_json_atomic
 from ..progress import NullReporter, Reporter, Timer
 from . import hooks
@@ -423,6 +424,7 @@ class EmbeddingCache:
                 for future in finished:
                     batch = futures.pop(future)
                     try:
+                        pause("embedded-batch")
                         self._append_pending([fp for fp, _, _ in batch], [cid for _, cid, _ in batch], future.result())
                     except BaseException as exc:  # noqa: BLE001 - reported below, after in-flight batches land
                         failure = failure or exc
@@ -441,6 +443,8 @@ class EmbeddingCache:
                 f"were truncated (longest: {max(truncated)} characters)"
             )
         if failure is not None:
+            if not isinstance(failure, Exception):  # Ctrl-C: stop as interrupted, the vectors kept in .pending
+                raise failure
             if isinstance(failure, DocsMcpError):
                 reason = str(failure)
             else:

@@ -9,7 +9,9 @@ parallel build makes exactly the chunks a serial one does and never holds the wh
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,6 +26,7 @@ from ..corpus.site import SiteContext
 from ..corpus.walk import resolve_file
 from ..diagnostics import Diagnostic
 from ..errors import DocsMcpError
+from ..failpoints import pause
 from ..gc_freeze import settle
 from ..output.chunk import Chunk
 from ..process import own_process
@@ -80,6 +83,7 @@ def _init_worker(
 ) -> None:
     global _MANIFESTS, _INCLUDES, _SITE, _TRUST
     _MANIFESTS, _INCLUDES, _SITE, _TRUST = manifests, includes, site, trust
+    pause("parse-worker")
     own_process()
     settle()  # the parser's imports and the manifests: not walked by each collection while parsing
 
@@ -204,8 +208,24 @@ class Parser:
 
     def _send(self) -> None:
         assert self.pool is not None
-        self.in_flight.append(self.pool.submit(_parse_batch, self.batch))
+        with _ctrl_c_held():  # submit is where the pool starts its workers
+            self.in_flight.append(self.pool.submit(_parse_batch, self.batch))
         self.batch = []
+
+
+@contextlib.contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """Hold SIGINT back in this thread: a worker started here inherits the mask through spawn's exec and
+    never sees Ctrl-C (sent to the whole process group), so it prints no traceback; this process gets the
+    signal, stops the build and ends its workers. A SIGINT that comes meanwhile is delivered afterwards."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _result(future: Future[list[Parsed]]) -> list[Parsed]:
