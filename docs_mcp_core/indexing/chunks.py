@@ -19,6 +19,7 @@ from ..errors import DocsMcpError, ValidationFailed
 from ..fsutil import file_stat
 from ..output.chunk import Chunk
 from ..output.layout import OutputLayout
+from ..paths import MARKDOWN_SUFFIXES
 from ..progress import NullReporter, Reporter, Timer, counted
 from .chunk_lines import Spill
 from .contract import ChunkSet, FileRecord
@@ -243,7 +244,8 @@ def chunk_corpus(
             if chunkset.quarantined
             else f"its {len(chunkset.files)} Markdown file(s) have no content"
             if chunkset.files
-            else "it has no Markdown files (*.md, *.markdown, *.mdx, outside dot-folders and node_modules)"
+            else f"it has no Markdown files ({', '.join('*' + s for s in MARKDOWN_SUFFIXES)}, outside dot-folders "
+            "and node_modules)"
         )
         raise DocsMcpError(
             f"nothing to index in {docs_dir}: {found}; check the docs folder, or pass --allow-empty "

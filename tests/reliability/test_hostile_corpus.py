@@ -262,7 +262,9 @@ def test_empty_corpus_is_refused_unless_allowed(tmp_path: Path) -> None:
     assert check.returncode == 0 and ".:1: warning: nothing to index" in check.stdout
     out = tmp_path / "out"
     line = one_error_line(build(empty, out))
-    assert line.startswith(f"error: nothing to index in {empty}: it has no Markdown files")
+    assert line.startswith(
+        f"error: nothing to index in {empty}: it has no Markdown files (*.md, *.markdown, *.mdx, *.rst,"
+    )
     assert "--allow-empty" in line and not (out / "metadata.json").exists()
     write(empty, "blank.md", "\n")
     assert "1 Markdown file(s) have no content" in one_error_line(build(empty, out))
