@@ -6,8 +6,10 @@ the SDK's own check is turned off so that /healthz and /mcp cannot disagree.
 
 from __future__ import annotations
 
+import errno
 import hmac
 import json
+import socket
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -258,6 +260,21 @@ def build_app(
     return HostGate(BearerTokenGate(app, token) if token else app, policy)
 
 
+def check_can_listen(host: str, port: int, shown: str) -> None:
+    """Bind each address of HOST:PORT once, as the server is about to: a port in use or a host that is not
+    this machine's is one `error:` line before "serving on", not uvicorn's log line and exit code 3."""
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        for family, kind, proto, _, sockaddr in addresses:
+            with socket.socket(family, kind, proto) as sock:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind(sockaddr)
+    except OSError as exc:
+        why = (exc.strerror or str(exc)).lower()
+        fix = "stop what listens there or choose another --port" if exc.errno == errno.EADDRINUSE else "check --host"
+        raise DocsMcpError(f"cannot listen on {shown}:{port}: {why}; {fix}") from None
+
+
 def serve_http(
     docs: DocsServer,
     *,
@@ -284,6 +301,7 @@ def serve_http(
         limits=limits,
     )
     shown = f"[{host}]" if ":" in host else host
+    check_can_listen(host, port, shown)
     auth = "bearer token required" if token else "no auth"
     log(f"serving on http://{shown}:{port}/mcp ({auth}{', stateless' if stateless else ''}); health at /healthz")
     if host not in LOOPBACK and not token:

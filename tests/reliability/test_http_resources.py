@@ -292,3 +292,16 @@ def test_a_limit_that_is_not_a_positive_number_is_refused(index: Path, option: s
     result = docs_mcp("serve", "--index", index, "--transport", "http", "--port", "0", option, value, timeout=60)
     assert result.returncode == 1
     assert result.stderr.strip() == f"error: {option} {float(value)}: give a number of seconds above 0"
+
+
+def test_a_port_in_use_is_one_error_line_before_serving(index: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = docs_mcp("serve", "--index", index, "--transport", "http", "--port", str(port), timeout=60)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip() == (
+        f"error: cannot listen on 127.0.0.1:{port}: address already in use; stop what listens there or choose "
+        "another --port"
+    )
