@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -22,16 +23,19 @@ class _Diagnostic(Protocol):
 class ValidationFailed(DocsMcpError):  # noqa: N818 - names the outcome a caller catches, not a fault
     """The corpus has validation errors; nothing was written."""
 
-    def __init__(self, diagnostics: Sequence[_Diagnostic]) -> None:
+    def __init__(self, diagnostics: Sequence[_Diagnostic], docs_dir: str = "DIR") -> None:
+        """`docs_dir`: the folder the diagnostics' paths are relative to, named so that a build of one of
+        several corpora says which folder the files are in."""
         self.diagnostics = diagnostics
         errors = [d for d in diagnostics if d.severity == "error"]
         lines = [d.format() for d in errors[:20]]
         more = f"\n... and {len(errors) - 20} more" if len(errors) > 20 else ""
         super().__init__(
-            f"validation failed with {len(errors)} error(s); nothing was written:\n"
+            f"validation failed with {len(errors)} error(s) in {docs_dir}; nothing was written:\n"
             + "\n".join(lines)
             + more
-            + "\nfix these (run `docs-mcp validate --docs-dir DIR` for the full list) and build again"
+            + f"\nfix these (run `docs-mcp validate --docs-dir {shlex.quote(docs_dir)}` for the full list) and "
+            "build again"
         )
 
 

@@ -237,7 +237,7 @@ def chunk_corpus(
         docs_dir, reporter, previous, workers=workers, spill_dir=spill_dir, trust_settings=trust_settings
     )
     if has_errors(chunkset.diagnostics):
-        raise ValidationFailed(chunkset.diagnostics)
+        raise ValidationFailed(chunkset.diagnostics, str(docs_dir))
     if not chunkset.chunk_count and not allow_empty:
         found = (
             f"the trust scan quarantined every chunk ({sum(chunkset.quarantined.values())}); see `docs-mcp validate`"

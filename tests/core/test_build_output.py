@@ -105,10 +105,10 @@ def test_a_failed_build_says_nothing_was_written_and_prints_no_done_line(example
     failed = build(example_docs, out)
     assert failed.exit_code == 1
     assert lines(failed) == [
-        "error: validation failed with 1 error(s); nothing was written:",
+        f"error: validation failed with 1 error(s) in {example_docs}; nothing was written:",
         "guides/bad.md:3: error: orphaned metadata comment 'mcp_bogus': not a docs-mcp directive (known: "
         "mcp_chunking_hint, mcp_metadata); fix the name or remove the comment",
-        "fix these (run `docs-mcp validate --docs-dir DIR` for the full list) and build again",
+        f"fix these (run `docs-mcp validate --docs-dir {example_docs}` for the full list) and build again",
     ]
     assert (out / "metadata.json").read_bytes() == before
 
