@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import DocsMcpError
 from ..progress import Reporter
 from .config import Config
 from .git import stage_git
@@ -27,4 +28,11 @@ def stage_corpus(
     repo = config.git_source(name)
     if repo:
         return stage_git(repo, corpus.source.ref, corpus.source.subdir, dest, commit=commit, exclude=corpus.exclude)
-    return stage_local(config.source_path(name), dest, exclude=corpus.exclude)
+    folder = config.source_path(name)
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise DocsMcpError(
+            f"{config.path}: corpora[{config.names.index(name)}].source.path: {folder} {what} (a path is relative "
+            f"to {config.base}); point it at the folder that holds your Markdown files"
+        )
+    return stage_local(folder, dest, exclude=corpus.exclude)

@@ -19,6 +19,7 @@ from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.sources.config import load_config
 from docs_mcp_core.sources.git import stage_git
 from docs_mcp_core.sources.local import stage_local
+from docs_mcp_core.sources.staged_docs import stage_corpus
 from docs_mcp_pipeline import build_definitions
 
 from ..conftest import git, write
@@ -351,6 +352,19 @@ def test_local_staging_skips_the_same_entries(tmp_path: Path, docs: Path, outsid
         stage_local(docs / "guide.md", tmp_path / "stage" / "docs")
     with pytest.raises(DocsMcpError, match=r"/dev/null/x/docs: cannot write there"):
         stage_local(tmp_path / "outside", Path("/dev/null/x/docs"))
+
+
+def test_a_missing_source_folder_names_the_config_field(tmp_path: Path) -> None:
+    write(tmp_path, "guide.md", PAGE)
+    text = "corpora:\n  - name: a\n    source: {path: .}\n  - name: b\n    source: {path: %s}\n"
+    for path, what in (("nope", "does not exist"), ("guide.md", "is not a folder")):
+        config = load_config(write(tmp_path, "docs-mcp.yaml", text % path))
+        with pytest.raises(DocsMcpError) as failed:
+            stage_corpus(config, "b", tmp_path / "stage")
+        assert str(failed.value) == (
+            f"{config.path}: corpora[1].source.path: {tmp_path / path} {what} (a path is relative to {tmp_path}); "
+            "point it at the folder that holds your Markdown files"
+        )
 
 
 def test_git_staging_never_extracts_a_symlink_leading_outside(tmp_path: Path) -> None:
