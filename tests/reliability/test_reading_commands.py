@@ -110,3 +110,15 @@ def test_a_valid_index_gets_its_secret_once(tmp_path: Path) -> None:
     assert cli("search", "--index", str(index), "retries").returncode == 0
     assert secret.read_text() == first
     assert [p.name for p in secret.parent.iterdir() if p.name.startswith(".cursor-secret")] == []
+
+
+def test_serving_a_config_corpus_not_built_yet_gives_its_config_build_command(tmp_path: Path) -> None:
+    config = tmp_path / "docs-mcp.yaml"
+    config.write_text("corpora:\n  - name: guide\n    source: {path: docs}\n")
+    result = cli("serve", "--config", str(config))
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip() == (
+        f"error: {config}: corpus 'guide' is not built yet (no folder {tmp_path / 'indexes' / 'guide'}); build it "
+        f"with `docs-mcp build --config {config} --corpus guide`"
+    )
+    assert listing(tmp_path) == ["docs-mcp.yaml"]
