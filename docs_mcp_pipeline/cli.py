@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -138,6 +139,7 @@ def run_summary(home: str, corpus: str, started: dt.datetime) -> tuple[str, bool
         run = records[0].dagster_run
         checks = instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records
         materialized = instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)
+        failures = instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE).records
     passed = sum(
         1
         for r in checks
@@ -146,11 +148,22 @@ def run_summary(home: str, corpus: str, started: dt.datetime) -> tuple[str, bool
     )
     ok = run.status == dg.DagsterRunStatus.SUCCESS
     status = "succeeded" if ok else run.status.value.lower()
-    return (
+    line = (
         f"{corpus}: run {run.run_id} {status}: {len(materialized.records)} assets materialized, "
-        f"{passed} of {len(checks)} asset checks passed",
-        ok,
+        f"{passed} of {len(checks)} asset checks passed"
     )
+    return line + "".join(_failed_step(r.event_log_entry.dagster_event) for r in failures[:1]), ok
+
+
+def _failed_step(event: Any) -> str:
+    """'; STEP failed: WHY' for a step failure event: the step's own message (a DocsMcpError's), not the stack
+    trace Dagster logs above it."""
+    data = event.step_failure_data if event is not None else None
+    if data is None:
+        return ""
+    user = data.user_failure_data
+    why = user.description if user is not None and user.description else (data.error.message if data.error else "")
+    return f"; {event.step_key} failed: {why.strip()}" if why.strip() else f"; {event.step_key} failed"
 
 
 def _dg() -> str:

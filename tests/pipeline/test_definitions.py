@@ -1,5 +1,6 @@
 """The Dagster definitions load, and materializing them equals `docs-mcp build`."""
 
+import datetime as dt
 import importlib.util
 import json
 import os
@@ -19,6 +20,7 @@ from docs_mcp_core.cli import main
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.sources.config import load_config
 from docs_mcp_pipeline import build_definitions
+from docs_mcp_pipeline.cli import run_summary
 
 from ..conftest import EXAMPLE_CHUNKS, REPO
 from .conftest import write_config
@@ -131,21 +133,30 @@ def test_materialize_equals_cli_build(example_config: Path, example_docs: Path, 
     assert events["cached_vectors"]["hit_rate"].value == 100.0
 
 
-def test_validation_errors_fail_the_run_with_the_message(example_config: Path, example_docs: Path) -> None:
+def test_validation_errors_fail_the_run_with_the_message(
+    example_config: Path, example_docs: Path, tmp_path: Path
+) -> None:
+    """The step's message is in its failure event, and `pipeline launch`'s summary of the run (read back from
+    the instance, as after `dg launch`) says which step failed and why, not only Dagster's stack trace."""
     (example_docs / "guides" / "errors.md").write_text("# E\n\n<!-- mcp_bogus: 1 -->\n")
     defs = build_definitions(str(example_config))
-    result = dg.materialize(
-        [*(defs.assets or []), *(defs.asset_checks or [])],
-        partition_key="example",
-        instance=dg.DagsterInstance.ephemeral(),
-        resources=defs.resources,
-        raise_on_error=False,
-    )
+    started = dt.datetime.now(dt.UTC)
+    (tmp_path / "home").mkdir()
+    with dg.DagsterInstance.from_config(str(tmp_path / "home")) as instance:
+        result = dg.materialize(
+            [*(defs.assets or []), *(defs.asset_checks or [])],
+            partition_key="example",
+            instance=instance,
+            resources=defs.resources,
+            raise_on_error=False,
+        )
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
-    assert (
-        "guides/errors.md:3: error: orphaned metadata comment 'mcp_bogus'" in failure.event_specific_data.error.message
-    )
+    message = "guides/errors.md:3: error: orphaned metadata comment 'mcp_bogus'"
+    assert message in failure.event_specific_data.error.message
+    line, ok = run_summary(str(tmp_path / "home"), "example", started)
+    assert not ok and "asset checks passed; chunks failed: validation failed with 1 error(s) in " in line, line
+    assert message in line
 
 
 def repository_copy(tmp_path: Path) -> Path:
