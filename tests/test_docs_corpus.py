@@ -40,3 +40,11 @@ def test_a_cli_question_finds_the_cli_reference_first(tmp_path: Path) -> None:
     assert found.returncode == 0, found.stderr
     first = json.loads(found.stdout)["hits"][0]
     assert (first["filepath"], first["heading"]) == (EXPECTED_PAGE, EXPECTED_HEADING), first["chunk_id"]
+
+
+def test_the_cli_reference_shows_an_open_bound_as_strict() -> None:
+    """`--timeout` takes 0 < x ≤ 600 (click's FloatRange with min_open): the table must not say 0–600."""
+    row = next(
+        line for line in (REPO / "docs" / "reference" / "cli.md").read_text().splitlines() if "`--timeout`" in line
+    )
+    assert "| number > 0, ≤ 600 |" in row, row

@@ -77,10 +77,12 @@ def _value(option: click.Option, ctx: click.Context) -> str:
     elif isinstance(kind, (click.IntRange, click.FloatRange)):
         noun = "integer" if isinstance(kind, click.IntRange) else "number"
         low, high = kind.min, kind.max
-        if low is not None and high is not None:
+        if low is not None and high is not None and not (kind.min_open or kind.max_open):
             text = f"{noun} {low}–{high}"
-        elif low is not None or high is not None:
-            text = f"{noun} ≥ {low}" if low is not None else f"{noun} ≤ {high}"
+        elif low is not None or high is not None:  # an open end (min_open: 0 < x) is shown as a strict bound
+            bounds = [f"{'>' if kind.min_open else '≥'} {low}"] if low is not None else []
+            bounds += [f"{'<' if kind.max_open else '≤'} {high}"] if high is not None else []
+            text = f"{noun} {', '.join(bounds)}"
         else:
             text = noun
     else:
