@@ -432,7 +432,8 @@ def load_config(path: str | Path | None = None) -> Config:
         raise DocsMcpError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
     except ValidationError as exc:
         problems = [
-            f"{path}: {format_loc(tuple(e['loc'])) or '(top level)'}: {e['msg'].removeprefix('Value error, ')}"
+            f"{path}{_line_of(text, tuple(e['loc']))}: {format_loc(tuple(e['loc'])) or '(top level)'}: "
+            f"{e['msg'].removeprefix('Value error, ')}"
             for e in exc.errors()
         ]
         raise DocsMcpError("invalid corpora config:\n" + "\n".join(problems)) from None

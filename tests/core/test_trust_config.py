@@ -77,7 +77,10 @@ def test_an_unknown_rule_in_the_config_is_an_error_naming_the_field(tmp_path: Pa
             "corpora[0].trust.disable[0].reason: Field required",
         ),
         ("    trust:\n      allow:\n        - {reason: why}\n", "an allow entry needs 'path', 'rule' or both"),
-        ("    trust:\n      allow_all: true\n", "corpora[0].trust.allow_all: Extra inputs are not permitted"),
+        (
+            "    trust:\n      allow_all: true\n",
+            "docs-mcp.yaml:6: corpora[0].trust.allow_all: Extra inputs are not permitted",
+        ),
         ("    trust:\n      rules_file: ' '\n", "corpora[0].trust.rules_file: must name a rules file"),
     ],
 )

@@ -324,7 +324,7 @@ def test_the_serve_section_is_checked_with_file_line_and_field(tmp_path: Path) -
     with pytest.raises(DocsMcpError, match=r"a\.yaml:7: serve\.corpora\[1\]: no corpus named 'elsewhere'"):
         load_config(unknown)
     twice = write(tmp_path, "b.yaml", head + "serve:\n  corpora: [docs, {name: docs, index: other}]\n")
-    with pytest.raises(DocsMcpError, match=r"b\.yaml: serve\.corpora: .*repeated: docs"):
+    with pytest.raises(DocsMcpError, match=r"b\.yaml:5: serve\.corpora: .*repeated: docs"):
         load_config(twice)
     served = load_config(write(tmp_path, "c.yaml", head + "serve:\n  corpora: [{name: ext, index: /srv/ext}, docs]\n"))
     assert served.served() == [("ext", Path("/srv/ext"), None), ("docs", tmp_path / "indexes" / "docs", None)]
