@@ -325,7 +325,7 @@ def test_force_sends_no_validators_so_a_lying_304_cannot_keep_a_page_stale(tmp_p
 
 
 @pytest.mark.slow
-def test_a_sitemap_answered_with_html_falls_back_to_crawling(tmp_path: Path) -> None:
+def test_a_sitemap_answered_with_html_or_naming_no_page_falls_back_to_crawling(tmp_path: Path) -> None:
     with HostileSite() as site:
         site.routes = {
             "/": page("Home", "the welcome page", ("/guide/",)),
@@ -338,3 +338,10 @@ def test_a_sitemap_answered_with_html_falls_back_to_crawling(tmp_path: Path) -> 
         assert f"warn: {site.url}sitemap.xml is not used as a sitemap: an HTML page, not sitemap XML" in proc.stderr
         assert "2 pages via crawl" in proc.stderr
         assert {c["filepath"] for c in chunks(out)} == {"index.md", "guide/index.md"}
+        site.routes["/sitemap.xml"] = sitemap([])  # what MkDocs writes when site_url is not set
+        proc = build(site.url, tmp_path / "empty-sitemap")
+        assert proc.returncode == 0, proc.stderr
+        assert f"warn: {site.url}sitemap.xml: the sitemap names no pages; crawling links from {site.url} instead" in (
+            proc.stderr
+        )
+        assert "2 pages via crawl" in proc.stderr

@@ -68,7 +68,7 @@ async def from_sitemap(fetcher: Fetcher, start: str, scope: Scope) -> Discovery:
     The sitemaps robots.txt names are all read; otherwise the first of sitemap.xml beside the
     start page, under the path prefix, or at the site root. Sitemap indexes are followed. An answer
     that is not a sitemap (an HTML "soft 404", a gzip bomb, a redirect off the site) is skipped with
-    a note, as a missing one is.
+    a note, as a missing one is; so is a sitemap that names no page (an empty <urlset>).
     """
     await fetcher.allowed(start)  # reads robots.txt, which may name the sitemaps
     named = [scope.on_this_host(c) for c in fetcher.robots_sitemaps(scope.origin)]
@@ -107,7 +107,9 @@ async def from_sitemap(fetcher: Fetcher, start: str, scope: Scope) -> Discovery:
             queue.extend(scope.on_this_host(loc) for loc in locs)
         else:
             pages.extend(locs)
-    if not found_any:
+    if found_any and not pages:  # MkDocs writes <urlset></urlset> when its site_url is not set
+        notes.append(f"{', '.join(sorted(seen))}: the sitemap names no pages; crawling links from {start} instead")
+    if not pages:
         return Discovery("crawl", notes=notes)
     found = _in_scope("sitemap", pages, scope)
     found.notes[:0] = notes
