@@ -52,6 +52,9 @@ def index_option(
     return click.option(*names, dest, envvar=envvar, help=help, **settings)
 
 
+BUILDING = {"build"}  # the commands that publish an index
+
+
 def fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
     """User errors become one clear message and exit code 1, never a traceback."""
 
@@ -65,8 +68,9 @@ def fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
             where = f"{exc.filename}: " if exc.filename else ""
             click.echo(f"error: {where}{exc.strerror or exc}", err=True)
             sys.exit(1)
-        except KeyboardInterrupt:
-            click.echo("interrupted; the previously published index is untouched", err=True)
+        except KeyboardInterrupt:  # only a build publishes an index: a search or validate has none to speak of
+            after = "; the previously published index is untouched" if fn.__name__ in BUILDING else ""
+            click.echo(f"interrupted{after}", err=True)
             sys.exit(130)
 
     wrapper.__name__ = fn.__name__

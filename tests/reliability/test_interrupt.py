@@ -1,4 +1,4 @@
-"""Ctrl-C in the middle of a build: one `interrupted` line and exit 130, never a traceback (from the
+"""Ctrl-C in the middle of a build (or a search): one `interrupted` line and exit 130, never a traceback (from the
 build or its parse workers), and nothing is published (kill -9 at each phase: test_kill_recovery.py)."""
 
 from __future__ import annotations
@@ -64,3 +64,13 @@ def test_ctrl_c_while_parse_workers_start_prints_no_worker_traceback(tmp_path: P
     args = [*build_args(tiny_docs(tmp_path), out), "--workers", "2"]
     assert_interrupted(ctrl_c_at("parse-worker", args, tmp_path / "go"))
     assert not (out / "metadata.json").exists()
+
+
+def test_ctrl_c_in_a_search_says_interrupted_and_nothing_about_publishing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    built = subprocess.run([*CLI, *map(str, build_args(tiny_docs(tmp_path), out))], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    result = ctrl_c_at("request", ["search", "--index", out, "page", "--text-only"], tmp_path / "go")
+    assert result.returncode == 130, result.stderr
+    assert "interrupted" in result.stderr and "published" not in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "KeyboardInterrupt" not in result.stderr, result.stderr
