@@ -798,14 +798,14 @@ def _served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> li
                 f"serve section (none at {path}, and {CONFIG_ENV} is unset)"
             )
         config = load_config(path)
-        served = config.served()
-        for name, out, _ in served:
+        listed = config.served()
+        for name, out, _ in listed:
             if name in config.names and out == config.out_dir(name) and not Path(out).exists():
                 raise DocsMcpError(
                     f"{config.path}: corpus {name!r} is not built yet (no folder {out}); build it with "
                     f"`docs-mcp build --config {shlex.quote(str(config.path))} --corpus {name}`"
                 )
-        return [ServedCorpus(out, name, description, max_age=config.max_age(name)) for name, out, description in served]
+        return [ServedCorpus(out, name, description, max_age=config.max_age(name)) for name, out, description in listed]
     served = []
     for value in index_dirs:
         name, sep, rest = value.partition("=")
