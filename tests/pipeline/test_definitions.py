@@ -6,10 +6,8 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import dagster as dg
@@ -24,7 +22,6 @@ from docs_mcp_pipeline.cli import run_summary
 
 from ..conftest import EXAMPLE_CHUNKS, REPO
 from .conftest import write_config
-from .test_webserver import free_port, graphql
 
 ASSETS = ["staged_docs", "chunks", "fingerprints", "cached_vectors", "lancedb_index", "metadata", "cache_audit"]
 
@@ -267,58 +264,3 @@ def test_the_instance_config_is_at_the_top_level_where_dagster_home_is(tmp_path:
     home = repository_copy(tmp_path)  # opening an instance creates its storage: not in the repository itself
     with dg.DagsterInstance.from_config(str(home)) as instance:
         assert instance.python_log_level == "INFO"  # the steps' lines, not a DEBUG line per event
-
-
-@pytest.mark.slow
-def test_dg_dev_from_the_root_with_dagster_home_the_root_does_not_warn(tmp_path: Path) -> None:
-    """`dg dev -w workspace.yaml` started from the repository root with DAGSTER_HOME="$PWD", as documented:
-    Dagster warns that a dagster.yaml in the working folder "will not be used" whenever DAGSTER_HOME is
-    another folder. Here it is the folder, and the running instance has the file's settings."""
-    work = repository_copy(tmp_path)
-    env = {**os.environ, "DAGSTER_HOME": str(work)}
-    env.pop("DOCS_MCP_CONFIG", None)
-    port = free_port()
-    log = tmp_path / "dg-dev.log"  # a file: a pipe nobody reads can fill up and block the server
-    with log.open("wb") as sink:
-        server = subprocess.Popen(
-            [
-                str(Path(sys.executable).parent / "dg"),
-                "dev",
-                "-w",
-                "workspace.yaml",
-                "-h",
-                "127.0.0.1",
-                "-p",
-                str(port),
-            ],
-            cwd=work,
-            env=env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        deadline = time.monotonic() + 120
-        answer: dict = {}
-        while time.monotonic() < deadline and not answer.get("data"):
-            assert server.poll() is None, log.read_text(errors="replace")[-3000:]
-            try:
-                answer = graphql(port, "{ instance { runQueueConfig { maxConcurrentRuns } } }")
-            except OSError:
-                time.sleep(0.5)
-        assert answer.get("data"), answer
-        assert answer["data"]["instance"]["runQueueConfig"]["maxConcurrentRuns"] == 4  # dagster.yaml's setting
-        text = log.read_text(errors="replace")
-        assert "Launching Dagster services" in text, text[-3000:]
-        assert "will not be used" not in text, text[-3000:]
-    finally:
-        os.killpg(server.pid, signal.SIGINT)  # what Ctrl-C sends: dg dev stops its webserver, daemon and code servers
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pass
-        try:
-            os.killpg(server.pid, signal.SIGKILL)  # whatever of the group is left
-        except ProcessLookupError:
-            pass
-        server.wait(timeout=30)
