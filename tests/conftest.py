@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import mcp.client.stdio  # noqa: F401 - see below
@@ -23,6 +24,20 @@ EXAMPLE_DOCS = REPO / "examples" / "parcelly-docs"
 DUB_TS = FIXTURES / "dub-ts"
 H2_MANIFEST = {"version": "1", "strategy": {"chunk_by": "h2"}}
 EXAMPLE_CHUNKS = 94  # chunks of examples/parcelly-docs; count-based assertions derive from it
+SLOW_WEIGHT = 30  # a test marked slow costs about as much as this many others
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On pytest-xdist workers (tests/run.sh: --dist loadfile --no-loadscope-reorder), the files that
+    cost the most first, by their slow marks: a worker takes a whole file at a time, and a long file
+    handed out last would finish the run alone. xdist's own order, most tests first, put the files of
+    one long test (a Dagster backfill, fifty stdio sessions) at the end."""
+    if not hasattr(config, "workerinput"):
+        return
+    weight: Counter[str] = Counter()
+    for item in items:
+        weight[item.nodeid.split("::")[0]] += SLOW_WEIGHT if item.get_closest_marker("slow") else 1
+    items.sort(key=lambda item: -weight[item.nodeid.split("::")[0]])  # stable: a file's tests stay in order
 
 
 @pytest.fixture(scope="session", autouse=True)
