@@ -11,6 +11,18 @@ from typing import Any
 CLI = [sys.executable, "-m", "docs_mcp_core.cli"]
 
 
+def wait_paused(proc: subprocess.Popen, phase: str) -> list[str]:
+    """Read a `docs-mcp` subprocess's stderr until it says it is paused at the failpoint `phase`; the
+    lines read. An AssertionError if it ended first."""
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if f"paused at {phase}" in line:
+            return seen
+    raise AssertionError(f"the command ended (exit {proc.wait()}) before {phase}: {''.join(seen)}")
+
+
 def docs_mcp(*args: str | Path, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env)
 

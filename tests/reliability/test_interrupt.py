@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from docs_mcp_core.failpoints import ENV, RELEASE_ENV
-from tests.reliability.clitools import CLI, build_args
+from tests.reliability.clitools import CLI, build_args, wait_paused
 
 
 def ctrl_c_at(phase: str, args: list[str | Path], release: Path) -> subprocess.CompletedProcess:
@@ -24,14 +24,8 @@ def ctrl_c_at(phase: str, args: list[str | Path], release: Path) -> subprocess.C
         start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a shell's foreground job
     )
+    seen = wait_paused(proc, phase)
     assert proc.stderr is not None
-    seen = []
-    for line in proc.stderr:
-        seen.append(line)
-        if f"paused at {phase}" in line:
-            break
-    else:
-        raise AssertionError(f"the build ended (exit {proc.wait()}) before {phase}: {''.join(seen)}")
     os.killpg(proc.pid, signal.SIGINT)
     release.touch()
     stderr = "".join(seen) + proc.stderr.read()

@@ -21,7 +21,7 @@ from docs_mcp_core.indexing.table import open_table
 from docs_mcp_core.output.table_files import manifests
 from docs_mcp_core.search import run_search
 from tests.conftest import EXAMPLE_DOCS
-from tests.reliability.clitools import CLI, build_args, docs_mcp, published
+from tests.reliability.clitools import CLI, build_args, docs_mcp, published, wait_paused
 
 # See the failpoints.pause calls in indexing/lancedb_index.py, indexing/metadata.py, indexing/table.py and fsutil.write_atomic (temp file written, not renamed).
 # The last kill stops a prune half way (manifests gone, files not yet): the final build, a no-op, must finish it.
@@ -43,12 +43,7 @@ def start_build(docs: Path, out: Path, pause_at: str | None) -> subprocess.Popen
 
 def kill_at(proc: subprocess.Popen, phase: str) -> None:
     """Kill -9 the build once it reports it reached `phase`."""
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        if f"paused at {phase}" in line:
-            break
-    else:
-        raise AssertionError(f"the build ended (exit {proc.wait()}) without reaching {phase}")
+    wait_paused(proc, phase)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
 
