@@ -323,7 +323,7 @@ class PublishedIndex:
     async def allowed(self, where: str) -> frozenset[str]:
         """The chunk IDs that pass a prefilter, from the same SQL LanceDB applies (cached)."""
         if where not in self._allowed:
-            rows = await self.table.query().where(where).select(["chunk_id"]).limit(self.rows).to_arrow()
+            rows = await self.table.query().where(where).select(["chunk_id"]).limit(self.rows or 1).to_arrow()
             self._allowed[where] = frozenset(rows.column("chunk_id").to_pylist())
         return self._allowed[where]
 
