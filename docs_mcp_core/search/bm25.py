@@ -17,11 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..output.derived_fields import subwords
 from ..output.table_schema import SUBWORDS_COLUMN
 from .proximity import SLOP as PROXIMITY_SLOP
-from .proximity import term_pairs
-from .repeats import without_repeats
+from .text_clauses import text_clauses
 
 if TYPE_CHECKING:
     from .chunk_words import ChunkWords
@@ -162,24 +160,12 @@ def full_text(
     into, a word or pair LanceDB would not keep as written here): then the query is sent."""
     if weights.fields != "max":
         return None
-    pairs = term_pairs(query) if weights.proximity > 0 else []
-    plain = without_repeats(query)
-    scale = 1 / weights.proximity if pairs else 1.0
+    plan = text_clauses(query, weights)
     by_field = {"content_text": words, **fields}
-    boosted = [
-        (column, boost * scale)
-        for column, boost in [
-            ("heading", weights.heading),
-            ("content_text", 1.0),
-            ("breadcrumb", weights.breadcrumb),
-            (SUBWORDS_COLUMN, weights.subwords),
-        ]
-        if boost > 0
-    ]
     matched: list[tuple[ChunkWords, list[int], np.float32]] = []
-    for column, boost in boosted:
+    for column, boost in plan.fields:
         field = by_field.get(column)
-        terms = field.terms(plain) if field is not None else None
+        terms = field.terms(plan.query) if field is not None else None
         if field is None or not terms:
             return None
         matched.append((field, terms, np.float32(boost)))
@@ -189,14 +175,13 @@ def full_text(
     for field, terms, weight in matched:
         best = np.maximum(best, weight * scores(field, terms, chunks))
     clauses.append((chunks, best))
-    parts = subwords(plain) if weights.subwords > 0 else ""
-    if parts:
-        terms = words.terms(parts)
+    if plan.parts:
+        terms = words.terms(plan.parts)
         if not terms:
             return None
         chunks = holding(words, terms)
-        clauses.append((chunks, np.float32(weights.subwords / 2 * scale) * scores(words, terms, chunks)))
-    for pair in pairs:
+        clauses.append((chunks, np.float32(plan.parts_boost) * scores(words, terms, chunks)))
+    for pair in plan.pairs:
         pair_terms = words.terms(pair)
         if pair_terms is None or len(pair_terms) != 2:
             return None

@@ -6,11 +6,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..output.derived_fields import subwords
-from ..output.table_schema import SUBWORDS_COLUMN
 from .proximity import SLOP as PROXIMITY_SLOP
-from .proximity import term_pairs
-from .repeats import without_repeats
+from .text_clauses import text_clauses
 from .weights import Weights
 
 if TYPE_CHECKING:
@@ -38,24 +35,13 @@ def text_query(query: str, index: PublishedIndex, weights: Weights) -> Any:
     # pydantic dataclasses: their keyword defaults (pydantic.Field) are invisible to mypy
     fts: Any = lancedb_query
 
-    pairs = term_pairs(query) if weights.proximity > 0 else []
-    query = without_repeats(query)
-    # a phrase query takes no boost, so the other clauses are scaled by 1 / proximity instead: a common
-    # factor changes neither BM25 order, nor the length prior, nor min-max scaled fusion
-    scale = 1 / weights.proximity if pairs else 1.0
-    fields = [
-        ("heading", weights.heading),
-        ("content_text", 1.0),
-        ("breadcrumb", weights.breadcrumb),
-        (SUBWORDS_COLUMN, weights.subwords),
-    ]
-    fields = [(column, boost * scale) for column, boost in fields if boost > 0]
+    plan = text_clauses(query, weights)
+    query, fields = plan.query, plan.fields
     if weights.fields == "max":
         clauses: list[Any] = [fts.MultiMatchQuery(query, [c for c, _ in fields], boosts=[b for _, b in fields])]
     else:
         clauses = [fts.MatchQuery(query, column, boost=boost) for column, boost in fields]
-    parts = subwords(query) if weights.subwords > 0 else ""
-    if parts:
-        clauses.append(fts.MatchQuery(parts, "content_text", boost=weights.subwords / 2 * scale))
-    clauses += [fts.PhraseQuery(pair, "content_text", slop=PROXIMITY_SLOP) for pair in pairs]
+    if plan.parts:
+        clauses.append(fts.MatchQuery(plan.parts, "content_text", boost=plan.parts_boost))
+    clauses += [fts.PhraseQuery(pair, "content_text", slop=PROXIMITY_SLOP) for pair in plan.pairs]
     return clauses[0] if len(clauses) == 1 else fts.BooleanQuery([(fts.Occur.SHOULD, c) for c in clauses])
