@@ -100,14 +100,14 @@ MODES = ("text", "hybrid")
 async def ranked_lists(index_dir: Path, cases: list[dict], weights: Any, embedder_factory: Any) -> tuple[list, Any]:
     """Each case with its ranked lists by signal (at the largest depth), and the opened index."""
     from docs_mcp_core.search.engine import SearchEngine
-    from docs_mcp_core.search.filters import validate_filters, where_clause
+    from docs_mcp_core.search.filters import prefilter, validate_filters
 
     engine = SearchEngine(index_dir, weights, embedder_factory=embedder_factory)
     index = await engine.index()
     out = []
     for case in cases:
         filters = validate_filters(case.get("filters", {}), index.taxonomy)
-        out.append((case, filters, await engine.ranked(index, case["query"], where_clause(filters, index.taxonomy))))
+        out.append((case, filters, await engine.ranked(index, case["query"], prefilter(filters, index.taxonomy))))
     engine.close()
     return out, index
 

@@ -27,7 +27,7 @@ from ..output.objectstore import is_remote, location
 from ..output.vector_index import ann_query
 from . import answers, bm25
 from . import cursor as cursors
-from .filters import where_clause
+from .filters import Prefilter, prefilter
 from .fusion import Ranked, fuse
 from .limits import MAX_CONTEXT
 from .priors import text_scale
@@ -55,11 +55,11 @@ RESULT_CACHE = 256  # fused rankings kept per engine: an agent pages through and
 
 
 async def memory_rows(
-    index: PublishedIndex, chunks: np.ndarray, scores: np.ndarray, where: str | None
+    index: PublishedIndex, chunks: np.ndarray, scores: np.ndarray, where: Prefilter | None
 ) -> Callable[[int], Awaitable[list[tuple[float, str]]]]:
     """SearchEngine.ranked's `run` fetch of a full-text list computed in memory (bm25.py): `chunks` (places in
     `index.word_chunks`) with their scores, those that pass `where`, best first, ties by chunk ID."""
-    if where and len(chunks):
+    if where is not None and len(chunks):
         allowed = await index.allowed(where)
         kept = np.fromiter((index.word_chunks[i] in allowed for i in chunks.tolist()), dtype=bool, count=len(chunks))
         chunks, scores = chunks[kept], scores[kept]
@@ -73,7 +73,7 @@ async def memory_rows(
 
 
 async def phrase_rows(
-    index: PublishedIndex, query: str, holding: np.ndarray, where: str | None
+    index: PublishedIndex, query: str, holding: np.ndarray, where: Prefilter | None
 ) -> Callable[[int], Awaitable[list[tuple[float, str]]]]:
     """The exact-phrase list's fetch from memory: the chunks `holding` the phrase, scored as LanceDB scores
     them (bm25.py)."""
@@ -171,7 +171,7 @@ class SearchEngine:
             return None
         return await self.embedder.vector_for(query)
 
-    async def ranked(self, index: PublishedIndex, query: str, where: str | None) -> dict[str, Ranked]:
+    async def ranked(self, index: PublishedIndex, query: str, where: Prefilter | None) -> dict[str, Ranked]:
         """The ranked candidate lists by signal, with their scores: "text" and "phrase" (BM25, scaled by
         text_scale) and "vector" (cosine similarity of the closest passage), when they apply.
 
@@ -221,8 +221,8 @@ class SearchEngine:
 
             async def fetch(limit: int) -> list[tuple[float, str]]:
                 builder = await make()
-                if where:
-                    builder = builder.where(where)
+                if where is not None:
+                    builder = builder.where(where.sql)
                 rows = await builder.with_row_id().select([score]).limit(limit).to_arrow()
                 return list(zip(rows.column(score).to_pylist(), index.chunk_ids(rows.column("_rowid").to_numpy())))
 
@@ -280,7 +280,7 @@ class SearchEngine:
         return {name: ranked for name in ("text", "phrase", "vector") if (ranked := found.get(name)) is not None}
 
     async def nearest_in_memory(
-        self, index: PublishedIndex, vector: np.ndarray, where: str | None, depth: int = CANDIDATES
+        self, index: PublishedIndex, vector: np.ndarray, where: Prefilter | None, depth: int = CANDIDATES
     ) -> Ranked:
         """Cosine ranking over the in-memory matrix; same prefilter, same tie-break as the table path."""
         assert index.vectors is not None
@@ -307,7 +307,7 @@ class SearchEngine:
         if base + (expected,) in self._cache:
             self._cache.move_to_end(base + (expected,))
             return self._cache[base + (expected,)], expected
-        lists = await self.ranked(index, query, where_clause(filters, index.taxonomy))
+        lists = await self.ranked(index, query, prefilter(filters, index.taxonomy))
         mode = "hybrid" if "vector" in lists else "text"
         key = base + (mode,)
         fused = fuse(index, lists, self.weights, filters, query)

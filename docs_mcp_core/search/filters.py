@@ -1,8 +1,10 @@
-"""Taxonomy filters: checked against the index's values, then pushed down to LanceDB as a prefilter
-built from those values (never from raw input); and the zero-result hint that names other values."""
+"""Taxonomy filters: checked against the index's values, then applied as a prefilter built from those
+values (never from raw input): as SQL to LanceDB's queries, and to the chunks' metadata for the lists
+computed in memory, with the same result; and the zero-result hint that names other values."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SearchError
@@ -45,15 +47,52 @@ def fits(taxonomy: dict[str, TaxonomyKey], filters: dict[str, str]) -> bool:
     return all(key in taxonomy and value in taxonomy[key].values for key, value in filters.items())
 
 
+SCOPES = ("sdk-specific", "global-guide")
+
+
+@dataclass(frozen=True)
+class Prefilter:
+    """Validated filters, as LanceDB's SQL (`sql`) and as a test of a chunk's metadata (`passes`) that
+    decides as that SQL does: a key a chunk lacks is NULL there, equal to no value."""
+
+    filters: tuple[tuple[str, str], ...]
+    sql: str
+    auto_include: bool  # `language` without `scope`: global guides pass too (where_clause)
+
+    def passes(self, metadata: dict[str, str]) -> bool:
+        for key, value in self.filters:
+            if self.auto_include and key == "language":
+                scope, language = metadata.get("scope"), metadata.get("language")
+                if not (
+                    (scope == "sdk-specific" and language == value)
+                    or scope == "global-guide"
+                    or (scope not in SCOPES and language in (None, value))
+                ):
+                    return False
+            elif metadata.get(key) != value:
+                return False
+        return True
+
+
+def prefilter(filters: dict[str, str], taxonomy: dict[str, TaxonomyKey]) -> Prefilter | None:
+    """The prefilter of validated filters, None without any."""
+    sql = where_clause(filters, taxonomy)
+    if sql is None:
+        return None
+    return Prefilter(tuple(sorted(filters.items())), sql, auto_include(filters, taxonomy))
+
+
+def auto_include(filters: dict[str, str], taxonomy: dict[str, TaxonomyKey]) -> bool:
+    return "language" in filters and "scope" not in filters and "scope" in taxonomy
+
+
 def where_clause(filters: dict[str, str], taxonomy: dict[str, TaxonomyKey]) -> str | None:
     """A prefilter from validated values. `language` without `scope` also admits global guides."""
-    auto_include = "language" in filters and "scope" not in filters and "scope" in taxonomy
+    auto = auto_include(filters, taxonomy)
     clauses = [
-        f"{meta_column(k)} = {sql_literal(v)}"
-        for k, v in sorted(filters.items())
-        if not (auto_include and k == "language")
+        f"{meta_column(k)} = {sql_literal(v)}" for k, v in sorted(filters.items()) if not (auto and k == "language")
     ]
-    if auto_include:
+    if auto:
         lang, scope, language = sql_literal(filters["language"]), meta_column("scope"), meta_column("language")
         clauses.append(
             f"(({scope} = 'sdk-specific' AND {language} = {lang}) OR {scope} = 'global-guide' OR "

@@ -30,6 +30,7 @@ from ..output.table_schema import DERIVED_COLUMNS, LIGHT_COLUMNS, SOURCE_URL_COL
 from ..output.vector_index import VECTOR_MEMORY_BYTES, has_vector_index
 from . import bm25
 from .chunk_words import MAX_CHARS, MAX_CHUNKS, ChunkWords
+from .filters import Prefilter
 from .unreadable import reading, unreadable_index
 from .vector_scan import QuantizedScan
 
@@ -147,7 +148,7 @@ class PublishedIndex:
         # where each chunk's passages start in `vectors` (rows of `ids`), when some chunk has more than one
         self.passage_starts: np.ndarray | None = None
         self.scan: QuantizedScan | None = None  # the first pass over a big `vectors` (vector_scan.py)
-        self._masks: dict[str, np.ndarray] = {}
+        self._masks: dict[Prefilter, np.ndarray] = {}
         self._lock = asyncio.Lock()
         self.words: ChunkWords | None = None  # which chunks hold each word (chunk_words.py), once built
         # content_text's full-text index covers every row as bm25.py scores it: `words` can answer for it
@@ -159,7 +160,7 @@ class PublishedIndex:
         self.field_words: dict[str, ChunkWords] = {}
         self.bm25_fields: set[str] = set()  # the full-text columns whose indexes bm25.py scores as LanceDB does
         self._subwords: list[str] | None = None  # content_subwords of every chunk, in the order of `texts`
-        self._allowed: dict[str, frozenset[str]] = {}
+        self._allowed: dict[Prefilter, frozenset[str]] = {}
         self._words_started = False
 
     def build_words(self) -> None:
@@ -311,8 +312,8 @@ class PublishedIndex:
             raise unreadable_index(self.out, "a query returned rows that the opened table version does not have")
         return [self.row_chunks[i] for i in at.tolist()]
 
-    async def mask(self, where: str | None) -> np.ndarray | None:
-        """Rows of `vectors` that pass a prefilter, from the same SQL LanceDB applies (cached)."""
+    async def mask(self, where: Prefilter | None) -> np.ndarray | None:
+        """Rows of `vectors` that pass a prefilter (cached)."""
         if where is None:
             return None
         if where not in self._masks:
@@ -320,11 +321,10 @@ class PublishedIndex:
             self._masks[where] = np.fromiter((cid in allowed for cid in self.ids), dtype=bool, count=len(self.ids))
         return self._masks[where]
 
-    async def allowed(self, where: str) -> frozenset[str]:
-        """The chunk IDs that pass a prefilter, from the same SQL LanceDB applies (cached)."""
+    async def allowed(self, where: Prefilter) -> frozenset[str]:
+        """The chunk IDs that pass a prefilter, from their metadata in memory as LanceDB's SQL would (cached)."""
         if where not in self._allowed:
-            rows = await self.table.query().where(where).select(["chunk_id"]).limit(self.rows or 1).to_arrow()
-            self._allowed[where] = frozenset(rows.column("chunk_id").to_pylist())
+            self._allowed[where] = frozenset(cid for cid, info in self.info.items() if where.passes(info.metadata))
         return self._allowed[where]
 
     def has(self, chunk_id: str) -> bool:

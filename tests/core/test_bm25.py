@@ -11,6 +11,7 @@ from docs_mcp_core.indexing.build import build
 from docs_mcp_core.search import bm25
 from docs_mcp_core.search.chunk_words import ChunkWords
 from docs_mcp_core.search.engine import memory_rows, phrase_rows
+from docs_mcp_core.search.filters import Prefilter, prefilter
 from docs_mcp_core.search.published import PublishedIndex
 from docs_mcp_core.search.text_query import text_query
 from docs_mcp_core.search.weights import Weights
@@ -82,9 +83,9 @@ def _queries(texts: list[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-async def _lancedb(index: PublishedIndex, query: object, where: str | None) -> list[tuple[str, float]]:
+async def _lancedb(index: PublishedIndex, query: object, where: Prefilter | None) -> list[tuple[str, float]]:
     builder = await index.table.search(query, query_type="fts")
-    builder = builder.where(where) if where else builder
+    builder = builder.where(where.sql) if where else builder
     found = await builder.with_row_id().select(["_score"]).limit(10_000).to_arrow()
     return sorted(zip(index.chunk_ids(found.column("_rowid").to_numpy()), found.column("_score").to_pylist()))
 
@@ -101,12 +102,14 @@ async def _compare(out: Path) -> tuple[int, int, list[str]]:
     assert words is not None and words.exact and index.texts is not None
     assert sorted(index.field_words) == ["breadcrumb", "content_subwords", "heading"]
     queries, rows, sent = 0, 0, []
+    # a filter on one key, and `language`'s that also lets global guides through (filters.Prefilter)
+    filters = [prefilter({"scope": "global-guide"}, index.taxonomy), prefilter({"language": "go"}, index.taxonomy)]
     for query in _queries(list(index.texts.values())):
         holding = words.holding(query)
         found = bm25.full_text(words, index.field_words, query, Weights())
         if holding is None or found is None:
             sent.append(query)
-        for where in (None, "filepath = 'edge-cases.md'") if query in QUERIES else (None,):
+        for where in (None, *filters) if query in QUERIES else (None,):
             if holding is not None:
                 lancedb = await _lancedb(index, PhraseQuery(query, "content_text", slop=0), where)
                 memory = await (await phrase_rows(index, query, holding, where))(10_000)

@@ -15,7 +15,7 @@ from docs_mcp_core.search import Weights, run_search
 from docs_mcp_core.search import cursor as cursors
 from docs_mcp_core.search import published as published_module
 from docs_mcp_core.search.engine import SearchEngine
-from docs_mcp_core.search.filters import where_clause
+from docs_mcp_core.search.filters import prefilter, where_clause
 from docs_mcp_core.search.fusion import collapse_key, rrf, score_fusion
 from docs_mcp_core.search.library import loaded_embedder
 from docs_mcp_core.search.published import ChunkInfo
@@ -78,6 +78,53 @@ def test_where_clause_auto_includes_global_guides_only_without_scope() -> None:
     strict = where_clause({"language": "go", "scope": "sdk-specific"}, TAXONOMY)
     assert strict == "meta_language = 'go' AND meta_scope = 'sdk-specific'"
     assert where_clause({"language": "o'brien"}, {"language": {}}) == "meta_language = 'o''brien'"
+
+
+# folder -> its chunks' metadata: every way a scope and a language can be there, odd or missing
+METADATA_KINDS = {
+    "go": {"scope": "sdk-specific", "language": "go"},
+    "python": {"scope": "sdk-specific", "language": "python"},
+    "guides": {"scope": "global-guide"},
+    "api": {"scope": "api-reference", "language": "go"},
+    "bare": {"language": "python"},
+    "odd": {"scope": "other", "topic": "reliability"},
+    "quoted": {"language": "o'brien", "scope": "global-guide", "topic": "reliability"},
+    "none": {},
+}
+
+
+def test_prefilter_in_memory_passes_the_chunks_lancedb_sql_does(tmp_path: Path) -> None:
+    """The lists computed in memory filter by Prefilter.passes, LanceDB's by the same filters' SQL: for
+    every filter set the index's values allow, both let the same chunks through."""
+    docs = tmp_path / "docs"
+    taxonomy = {"language": {"vector_collapse": True}, "scope": {}, "topic": {}}
+    (docs / "none").mkdir(parents=True)
+    (docs / ".docs-mcp.json").write_text(json.dumps({"version": "1", "taxonomy": taxonomy}))
+    for folder, metadata in METADATA_KINDS.items():
+        (docs / folder).mkdir(exist_ok=True)
+        if metadata:
+            (docs / folder / ".docs-mcp.json").write_text(json.dumps({"version": "1", "metadata": metadata}))
+        (docs / folder / "page.md").write_text(f"# {folder}\n\nA page about labels and {folder} things.\n")
+    out = tmp_path / "out"
+    build(docs, out, make_provider(ProviderSettings("none")))
+
+    async def compare() -> int:
+        index = await published_module.PublishedIndex(out).open()
+        values = {key: [None, *index.taxonomy[key].values] for key in ("language", "scope", "topic")}
+        compared = 0
+        for language in values["language"]:
+            for scope in values["scope"]:
+                for topic in values["topic"]:
+                    chosen = {"language": language, "scope": scope, "topic": topic}
+                    where = prefilter({k: v for k, v in chosen.items() if v is not None}, index.taxonomy)
+                    if where is None:
+                        continue
+                    rows = await index.table.query().where(where.sql).select(["chunk_id"]).to_arrow()
+                    assert await index.allowed(where) == frozenset(rows.column("chunk_id").to_pylist()), chosen
+                    compared += 1
+        return compared
+
+    assert asyncio.run(compare()) == 4 * 5 * 2 - 1  # each key any of its values or none, but not all none
 
 
 def test_collapse_key_stars_the_language_segment() -> None:
