@@ -32,6 +32,7 @@ class HashProvider(EmbeddingProvider):
     """Deterministic offline vectors for tests."""
 
     name = "hash"
+    inline_queries = True  # microseconds of numpy: no thread hop
     Settings = HashSettings
     model = "hash-v1"
     batch_size = 512

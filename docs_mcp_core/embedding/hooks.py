@@ -7,6 +7,8 @@ query embedding call them through these functions, which do the default for a pr
                             start of a long input: long chunks then get passages (input.passages)
     embedding_order(texts)  the order to embed texts in, the one this provider runs fastest
     tune_for_queries()      set up for one short query at a time (a server's query embedder)
+    inline_queries          True when a query vector takes about a millisecond of CPU and no I/O: a
+                            server computes it on its event loop instead of in a thread
     prepare_queries()       make ahead of time what tune_for_queries will open (a build that embedded calls it)
     query_note              after tune_for_queries and load: what computes query vectors, when it matters
     usage()                 tokens, estimated cost and truncated inputs so far (a Usage)
@@ -49,6 +51,13 @@ def tune_for_queries(provider: EmbeddingProvider) -> None:
     hook = getattr(provider, "tune_for_queries", None)
     if callable(hook):
         hook()
+
+
+def inline_queries(provider: EmbeddingProvider) -> bool:
+    """Whether to embed a query on the event loop: a thread's hop there and back, and its wait for the GIL
+    while the loop computes the full-text lists, cost more than a sub-millisecond embedding
+    (docs/decisions/0039-full-text-scores-in-memory.md, its last section)."""
+    return getattr(provider, "inline_queries", False) is True
 
 
 def prepare_queries(provider: EmbeddingProvider) -> None:

@@ -68,6 +68,10 @@ ONNX_FILES = ("model.onnx", "onnx/model.onnx")
 # rows x length of one inference call (a text longer than this runs alone). Vectors do not change. Bigger
 # runs hold more memory and were no faster; smaller ones cost CPU (docs/decisions/0012-onnx-runs-one-per-core.md).
 TOKENS_PER_RUN = 256
+# A model file up to this size answers a short query in about a millisecond on one thread (MiniLM: 23 MB
+# with int8 weights, 90 MB in fp32, whose queries run its q8 graph): a server embeds its queries on the
+# event loop (hooks.inline_queries). A bigger model's queries go to a thread, not to hold the loop.
+INLINE_QUERY_MODEL_BYTES = 100 * 2**20
 SEMANTIC_EXTRA = "pip install 'docs-mcp[semantic]'"
 _POOLING_MODES = ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens")
 
@@ -199,11 +203,13 @@ class OnnxProvider(LocalModel):
         self.graph_cache: Path | None = graph_cache_root()  # None: open the model file itself every time
         self.graph: Path | None = None  # the optimized graph the session runs, once loaded from one
         self.for_queries = False  # tune_for_queries: for an fp32 model, open its q8 query graph
+        self.inline_queries = False  # tune_for_queries: a small model's query vectors come from the event loop
 
     def tune_for_queries(self) -> None:
         # One short text per call: a second thread buys nothing and competes with the server's other
         # work; vectors are bit-identical.
         self.threads = 1
+        self.inline_queries = self.onnx_path.stat().st_size <= INLINE_QUERY_MODEL_BYTES
         self.shutdown_pool()
         with self._lock:
             self.for_queries, self._session = True, None  # the next load opens the graph queries run on

@@ -80,8 +80,8 @@ class QueryEmbedder:
 
     @property
     def inline(self) -> bool:
-        """Cheap enough to run on the event loop (no network, no model)."""
-        return self.provider is not None and self.provider.name == "hash"
+        """Cheap enough to run on the event loop: no network, a millisecond or so of CPU (hooks.inline_queries)."""
+        return self.provider is not None and hooks.inline_queries(self.provider)
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._ready.wait(timeout)
@@ -116,7 +116,7 @@ class QueryEmbedder:
         if isinstance(entry, asyncio.Future) and entry.get_loop() is not asyncio.get_running_loop():
             entry = None  # computed for another event loop (a caller that runs one per search): ask again
         if entry is None:
-            if self.inline:  # microseconds of work: a thread hop would cost more
+            if self.inline:  # a millisecond of work at most: a thread's hops and GIL waits would cost more
                 entry = self.embed(query)
             else:
                 # the thread starts now, not when this coroutine next yields: the caller's work meanwhile overlaps it

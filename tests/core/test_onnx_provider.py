@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -21,6 +23,7 @@ from docs_mcp_core.embedding.hashing import HashProvider
 from docs_mcp_core.embedding.input import passage_input, splitter_for
 from docs_mcp_core.embedding.local_onnx import BUNDLED_DIR, OnnxProvider
 from docs_mcp_core.embedding.onnx_graphs import GRAPH_FILES, KINDS, int8_kind
+from docs_mcp_core.embedding.query import QueryEmbedder
 from docs_mcp_core.errors import DocsMcpError
 from docs_mcp_core.indexing.build import build
 from docs_mcp_core.indexing.cached_vectors import load_model_early
@@ -421,6 +424,21 @@ def test_query_embedding_recreates_the_onnx_backend_without_torch(onnx_index: Pa
         "'sentence_transformers' in sys.modules)"
     )
     assert _python(code).split() == ["ready", "OnnxProvider", "384", "1", "False", "False"]
+
+
+def test_the_bundled_models_query_vector_is_computed_on_the_event_loop_with_the_same_bits(onnx_index: Path) -> None:
+    """A sub-millisecond embedding is not sent to a thread: the hop there and back and the wait for the GIL
+    cost more than it (hooks.inline_queries)."""
+    embedder = QueryEmbedder(json.loads((onnx_index / "metadata.json").read_text())["embedding"], log=lambda m: None)
+    assert embedder.wait(60) and embedder.status == "ready" and embedder.inline
+
+    async def ask() -> tuple[np.ndarray | None, list[str]]:
+        vector = await embedder.vector_for("verify webhook signature")
+        return vector, [t.name for t in threading.enumerate()]
+
+    vector, threads = asyncio.run(ask())
+    assert not [name for name in threads if name.startswith("asyncio_")]  # the loop's executor never started
+    assert vector is not None and np.array_equal(vector, embedder.embed("verify webhook signature"))
 
 
 def test_config_and_cli_reject_an_unknown_backend(tmp_path: Path) -> None:
