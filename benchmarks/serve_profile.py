@@ -15,12 +15,17 @@ Four views, each in fresh processes:
   its memory by mapping (anonymous memory, the malloc heap, each package's shared libraries, the model
   and index files: what sessions could share and what each holds alone), and the CPU each thread
   spent on the searches (the event loop's Python thread, LanceDB's runtime threads, onnxruntime's).
+- `search`: where one steady search's time goes, in process (no stdio), text-only and hybrid alternating
+  query by query on an index with vectors: the wall and event-loop CPU time of each stage (the query's
+  tokens and ONNX run, the vector list, the full-text list, fusion, snippets, the rest of the search,
+  the tool call around it), medians over --searches unseen queries each.
 - `pyspy`: py-spy samples of a real server from spawn to its first answer, and over steady searches,
   by what the sampled Python code was doing (needs py-spy: `pip install py-spy`).
 
     .venv/bin/python benchmarks/serve_profile.py stages --index INDEX [--runs 5] [--cprofile] [--tracemalloc]
     .venv/bin/python benchmarks/serve_profile.py parts --index TEXT --hybrid-index HYBRID
     .venv/bin/python benchmarks/serve_profile.py server --index INDEX [--searches 200]
+    .venv/bin/python benchmarks/serve_profile.py search --index HYBRID [--searches 200]
     .venv/bin/python benchmarks/serve_profile.py pyspy --index INDEX [--searches 300]
 """
 
@@ -47,6 +52,7 @@ sys.path.insert(0, str(REPO))
 
 MARK = "@@stage "
 RESULT = "@@result "
+WARMUP_SEARCHES = 30  # search: before measuring (word positions built, caches warm)
 IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
 
 
@@ -534,6 +540,119 @@ def pyspy_report(args: argparse.Namespace) -> None:
         )
 
 
+# -- search -----------------------------------------------------------------------------------------------
+SEARCH_STAGES = (
+    ("tokenize", "the query's word pieces (tokenizers)"),
+    ("onnx", "the query's ONNX run"),
+    ("embed", "the query vector (tokens, run, pooling)"),
+    ("vector", "the vector list (scan of the in-memory vectors)"),
+    ("full_text", "the full-text list's scores (bm25.full_text)"),
+    ("ranked", "the ranked lists (SearchEngine.ranked, all of the above)"),
+    ("fuse", "fusion"),
+    ("snippets", "snippets"),
+    ("search", "the whole search (Library.search)"),
+    ("call", "the tool call (arguments, answer encoded)"),
+)
+
+
+def search_report(args: argparse.Namespace) -> None:
+    """Times each stage of steady searches by wrapping the functions that do it, in this process."""
+    from mcp import types
+
+    from benchmarks.unseen import UnseenQueries
+    from docs_mcp_core.cli import served_corpora
+    from docs_mcp_core.search import answers, bm25
+    from docs_mcp_core.search import engine as engine_module
+    from docs_mcp_core.server import create_server
+
+    docs = create_server(served_corpora((str(args.index),), None))
+    engine = docs.library.corpora[0].engine
+    embedder = engine.embedder
+    if embedder is None or not embedder.wait(120) or embedder.provider is None:
+        raise SystemExit(f"error: {args.index} has no vectors or its query model does not load: nothing to compare")
+    spent: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # stage -> [wall ns, CPU ns of the calling thread]
+
+    def timed(stage: str, function: Any) -> Any:
+        def run(*a: Any, **k: Any) -> Any:
+            wall, cpu = time.perf_counter_ns(), time.thread_time_ns()
+            try:
+                return function(*a, **k)
+            finally:
+                spent[stage][0] += time.perf_counter_ns() - wall
+                spent[stage][1] += time.thread_time_ns() - cpu
+
+        return run
+
+    def timed_async(stage: str, function: Any) -> Any:
+        async def run(*a: Any, **k: Any) -> Any:
+            wall, cpu = time.perf_counter_ns(), time.thread_time_ns()
+            try:
+                return await function(*a, **k)
+            finally:
+                spent[stage][0] += time.perf_counter_ns() - wall
+                spent[stage][1] += time.thread_time_ns() - cpu
+
+        return run
+
+    provider: Any = embedder.provider
+    provider.load()
+    if hasattr(provider, "_tokenize") and hasattr(provider, "_session"):  # the onnx backend
+        provider._tokenize = timed("tokenize", provider._tokenize)
+        session = provider._session
+
+        class Session:  # the InferenceSession, its run timed
+            run = staticmethod(timed("onnx", session.run))
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(session, name)
+
+        provider._session = Session()
+    embedder.embed = timed("embed", embedder.embed)  # type: ignore[method-assign]
+    bm25.full_text = timed("full_text", bm25.full_text)
+    engine_module.fuse = timed("fuse", engine_module.fuse)
+    answers.snippet = timed("snippets", answers.snippet)
+    engine.nearest_in_memory = timed_async("vector", engine.nearest_in_memory)  # type: ignore[method-assign]
+    engine.ranked = timed_async("ranked", engine.ranked)  # type: ignore[method-assign]
+    docs.library.search = timed_async("search", docs.library.search)  # type: ignore[method-assign]
+    asked = UnseenQueries.for_index(args.index)
+    rows: dict[str, dict[str, list[tuple[float, float]]]] = {"text": defaultdict(list), "hybrid": defaultdict(list)}
+
+    async def searching() -> None:
+        async def call(query: str) -> None:
+            arguments = {"query": query, "limit": 10}
+            result = await docs.call_tool(None, types.CallToolRequestParams(name="search_docs", arguments=arguments))
+            assert not result.is_error, getattr(result.content[0], "text", "")
+
+        await engine.index()
+        for query in asked.take(WARMUP_SEARCHES):
+            await call(query)
+        for n, query in enumerate(asked.take(2 * args.searches)):
+            mode = "hybrid" if (n + n // 2) % 2 else "text"  # ABBA: neither mode always runs first
+            engine.embedder = embedder if mode == "hybrid" else None
+            spent.clear()
+            await timed_async("call", call)(query)
+            for stage, (wall, cpu) in spent.items():
+                rows[mode][stage].append((wall / 1e6, cpu / 1e6))
+        engine.embedder = embedder
+
+    asyncio.run(searching())
+    print(
+        f"{args.index}: {args.searches} unseen searches in each mode, in process, alternating; medians, ms "
+        f"(wall / CPU of the thread that ran the stage)\n"
+    )
+    print("| stage | text-only wall / CPU | hybrid wall / CPU |\n|---|---|---|")
+    for stage, label in SEARCH_STAGES:
+        cells = []
+        for mode in ("text", "hybrid"):
+            found = rows[mode].get(stage)
+            cells.append(
+                f"{statistics.median(w for w, _ in found):.3f} / {statistics.median(c for _, c in found):.3f}"
+                if found
+                else "–"
+            )
+        print(f"| {label} | {cells[0]} | {cells[1]} |")
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "_replay":  # inside a profiled process (see run_replay)
         rest = sys.argv[4:]
@@ -541,7 +660,7 @@ def main() -> None:
         replay(sys.argv[2], int(sys.argv[3]), profile_out, "--tracemalloc" in rest)
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("view", choices=["stages", "parts", "server", "pyspy"])
+    parser.add_argument("view", choices=["stages", "parts", "server", "pyspy", "search"])
     parser.add_argument("--index", type=Path, required=True, help="an index folder (text-only, or with vectors)")
     parser.add_argument("--hybrid-index", type=Path, help="parts: an index with vectors too")
     parser.add_argument("--runs", type=int, default=5, help="stages, parts: fresh processes per figure (median)")
@@ -552,7 +671,13 @@ def main() -> None:
     args = parser.parse_args()
     if not (args.index / "metadata.json").exists():
         parser.error(f"--index {args.index}: no metadata.json there")
-    {"stages": stages_report, "parts": parts_report, "server": server_report, "pyspy": pyspy_report}[args.view](args)
+    {
+        "stages": stages_report,
+        "parts": parts_report,
+        "server": server_report,
+        "pyspy": pyspy_report,
+        "search": search_report,
+    }[args.view](args)
 
 
 if __name__ == "__main__":
