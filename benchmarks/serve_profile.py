@@ -609,7 +609,7 @@ def search_report(args: argparse.Namespace) -> None:
         provider._session = Session()
     embedder.embed = timed("embed", embedder.embed)  # type: ignore[method-assign]
     bm25.full_text = timed("full_text", bm25.full_text)
-    engine_module.fuse = timed("fuse", engine_module.fuse)
+    engine_module.fuse = timed("fuse", engine_module.fuse)  # type: ignore[attr-defined]
     answers.snippet = timed("snippets", answers.snippet)
     engine.nearest_in_memory = timed_async("vector", engine.nearest_in_memory)  # type: ignore[method-assign]
     engine.ranked = timed_async("ranked", engine.ranked)  # type: ignore[method-assign]
