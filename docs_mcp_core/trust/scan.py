@@ -343,14 +343,14 @@ def reads_nothing(text: str, plan: Plan) -> bool:
     rule runs), no `<` (no comment, element, autolink), no `[` (no link, definition or image, so no
     alt text, title or target), so the lexer masks nothing and only cuts fenced code out of
     the prose, which joins no words; then the prose's words are among the chunk's (`quick_words`), and
-    it has none of the anchor words nor prefixes, nor letters folding could join. Not for a plan with
-    code rules, or prose patterns without anchors."""
+    they meet no prose pattern's anchors (a pattern can need several words: any one of them is common), nor
+    are there letters folding could join. Not for a plan with code rules, or prose patterns without anchors."""
     if len(text) > QUICK_CHARS or "<" in text or "[" in text or not text.isascii():
         return False
     if plan.always["prose"] or plan.entries["code"] or plan.spaced_prefixes or not plan.word_prefixes:
         return False
     found = quick_words(text, plan.vocabulary["prose"])
-    return found is not None and not found[0] and not any(p in found[1] for p in plan.by_prefix["prose"])
+    return found is not None and not plan.runnable("prose", found[0], found[1])
 
 
 def scan(text: str, rules: RuleSet | None = None) -> list[Finding]:

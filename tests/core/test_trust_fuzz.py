@@ -227,6 +227,14 @@ NOTHING = [
     "ai",
     "model",
     "x",
+    "not",  # words that a pattern needs together with an anchor word above (rules.yaml: anchor groups)
+    "tell",
+    "te",
+    "ll",
+    "hide",
+    "you",
+    "now",
+    "from",
     " ",
     "  ",
     "\n",
@@ -286,6 +294,17 @@ def test_a_chunk_that_reads_nothing_runs_no_rule(seed: int) -> None:
     assert [t for t in passed if not _runs_nothing(t)] == []
     assert len(passed) > len(texts) // 10  # it passes enough text for the comparison to mean something
     assert sum(not _runs_nothing(t) for t in texts) > len(texts) // 4  # and much text would run a rule
+
+
+def test_a_chunk_whose_anchor_words_meet_no_pattern_is_not_taken_apart() -> None:
+    """Common anchor words (`user`, `now`, `no`) without the words their patterns need with them let a short
+    chunk through: one anchor word is not enough for any pattern to run."""
+    plan = builtin_rules().plan
+    text = "## Cancel\n\nThe user can cancel the request now; no retry is made."
+    found = quick_words(text, plan.vocabulary["prose"])
+    assert found is not None and {"user", "now", "no"} <= found[0]
+    assert reads_nothing(text, plan)
+    assert scan(text) == []
 
 
 # Tags that hide their content or only look as if they might, spelt in every case and spacing, and what a scan
