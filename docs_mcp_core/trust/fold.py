@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from functools import lru_cache
 
 from .chars import _ANY as _INVISIBLE
 from .chars import has_invisible
@@ -32,7 +33,8 @@ _CONFUSABLES = str.maketrans(
     }
 )
 # Only the look-alikes present are replaced: `str.translate` with a table looks up every character.
-_LOOK_ALIKE = re.compile("[" + "".join(chr(c) for c in sorted(_CONFUSABLES)) + "]")
+_CONFUSABLES_CHARS = frozenset(chr(c) for c in _CONFUSABLES)
+_LOOK_ALIKE = re.compile("[" + "".join(sorted(_CONFUSABLES_CHARS)) + "]")
 _MARKS = re.compile("[\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 # Patterns start with a character class or a literal, which lets the regex engine skip ahead
@@ -118,8 +120,14 @@ def quick_words(text: str, among: frozenset[str]) -> tuple[frozenset[str], str] 
     deletions. Deleting every `_INSIDE` mark instead joins nothing more: a run not between two letters or
     digits has a separator or an end beside it. Letters spaced out (`_SPACED_LETTERS`) would be
     joined; they have two one-letter words with only separators between, which this text keeps apart by
-    at least a space, so `_LONE_LETTERS` finds them (and more)."""
-    if not text.isascii() or ("&" in text and _ENTITY.search(text)):
+    at least a space, so `_LONE_LETTERS` finds them (and more). Text that is not ASCII is read so too when
+    folding only makes a space of each such character (`_separator_only`)."""
+    if not text.isascii():
+        ascii_text = _spaced_out(text)
+        if ascii_text is None:
+            return None
+        text = ascii_text
+    if "&" in text and _ENTITY.search(text):
         return None
     if "://" in text:
         text = text.replace("://", " ")
@@ -128,6 +136,30 @@ def quick_words(text: str, among: frozenset[str]) -> tuple[frozenset[str], str] 
         return None
     plain = data.decode()
     return among.intersection(plain.split()), plain
+
+
+@lru_cache(maxsize=4096)
+def _separator_only(ch: str) -> bool:
+    """Whether folding turns `ch` (not ASCII) into spaces and nothing else: no normalization, mark, look-alike,
+    quote or invisible character (symbols, emoji, dashes, curly double quotes, letters of other scripts). Nor
+    a combining character, which normalizing could move, nor one whose lower case has ASCII in it (none that
+    normalizing leaves alone does today)."""
+    return (
+        unicodedata.normalize("NFKD", ch) == ch
+        and not unicodedata.combining(ch)
+        and ch not in _CONFUSABLES_CHARS
+        and ch not in "\u2018\u2019\u02bc"
+        and not _MARKS.match(ch)
+        and not has_invisible(ch)
+        and not any(c.isascii() for c in ch.lower())
+    )
+
+
+def _spaced_out(text: str) -> str | None:
+    """`text` with each character that is not ASCII a space, when folding makes spaces of them all; else None."""
+    if all(map(_separator_only, set(_NOT_ASCII.findall(text)))):
+        return _NOT_ASCII.sub(" ", text)
+    return None
 
 
 def spaced(words: str) -> str:
