@@ -29,6 +29,7 @@ from .description import default_description
 from .file_reuse import publish_pending
 from .lancedb_index import read_published
 from .quarantine import QUARANTINED
+from .serving_snapshot import ensure_snapshot
 
 if TYPE_CHECKING:  # object storage is imported only to build for it, cryptography only to sign
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -56,6 +57,7 @@ def publish_metadata(
 
     Without a description, one is made from the corpus (`corpus`, else the docs folder's name).
 
+    The version's serving snapshot is written first (serving_snapshot.py), unless it has one.
     Then chunks.json and the build state are moved in, table versions other than this one
     and the one published before it are pruned, and only then is the embedding cache pruned
     to `embedded`'s vectors (commit_cache), so a build that never publishes never takes a
@@ -68,6 +70,8 @@ def publish_metadata(
         previous = old.version if old and old.table == index.table else None
         if previous == index.version:  # republished as is: the version before it stays the one to keep
             previous = old.previous_version if old else None
+        if publish_to is None:  # an index on s3:// is read through LanceDB
+            ensure_snapshot(out, index)
         entry = index.to_json()
         entry.pop("file_digests", None)  # a kept version's: read again when signing, dropped when not
         if signer is not None:

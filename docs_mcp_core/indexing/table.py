@@ -27,6 +27,7 @@ from ..failpoints import pause
 from ..output.chunk import Chunk, meta_column, sql_literal
 from ..output.layout import OutputLayout
 from ..output.metadata import TableVersion
+from ..output.table_checksums import SNAPSHOT_FOLDER
 from ..output.table_files import (
     complete_versions,
     files_of,
@@ -248,8 +249,8 @@ def update_table(
     files = {
         rel: size
         for rel, size in {**base_record, **added}.items()
-        if not rel.startswith("_indices/") or rel.split("/")[1] in live
-    }
+        if (not rel.startswith("_indices/") or rel.split("/")[1] in live) and not rel.startswith(SNAPSHOT_FOLDER)
+    }  # the base version's serving snapshot is its own: this one gets its own at publish
     compacted = {rel for rel in now if rel.startswith("data/") and rel not in uncompacted}
     return TableVersion(
         table=TABLE,

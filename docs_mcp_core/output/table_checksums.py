@@ -25,6 +25,7 @@ from ..fsutil import RACY_NS, file_stat, read_json, write_json_atomic
 from .layout import OutputLayout
 
 FORMAT = 2
+SNAPSHOT_FOLDER = "_serving/"  # a version's serving snapshot (serving_snapshot.py)
 ALGORITHM = "xxh3_128"
 _READ = 1 << 20
 
@@ -131,9 +132,23 @@ def verify(root: Path, files: dict[str, dict[str, Any]]) -> tuple[str | None, di
     return None, refreshed
 
 
-def published_files_problem(layout: OutputLayout, table: str, version: int) -> str | None:
-    """For readers, before LanceDB opens the version: why its recorded files are not intact, or None
-    (also when nothing usable is recorded: readers leave build state to the next build)."""
+def _recorded(layout: OutputLayout, table: str, version: int, snapshot: bool) -> dict[str, dict[str, Any]] | None:
     records = load(layout.table_files)
     files = None if records.problem else records.files(table, version)
+    if files is None:
+        return None
+    return {rel: e for rel, e in files.items() if rel.startswith(SNAPSHOT_FOLDER) == snapshot}
+
+
+def published_files_problem(layout: OutputLayout, table: str, version: int) -> str | None:
+    """For readers, before LanceDB opens the version: why its recorded files are not intact, or None
+    (also when nothing usable is recorded: readers leave build state to the next build). Its serving
+    snapshot's files are not among them: a damaged snapshot leaves the table to be read instead."""
+    files = _recorded(layout, table, version, snapshot=False)
+    return None if files is None else verify(layout.table(table), files)[0]
+
+
+def snapshot_files_problem(layout: OutputLayout, table: str, version: int) -> str | None:
+    """Why the recorded files of the version's serving snapshot are not intact, or None."""
+    files = _recorded(layout, table, version, snapshot=True)
     return None if files is None else verify(layout.table(table), files)[0]

@@ -17,7 +17,7 @@ from .layout import OutputLayout
 from .metadata import TableVersion
 
 _U64 = 2**64 - 1
-_FILE_DIRS = ("data", "_indices", "_deletions")
+_FILE_DIRS = ("data", "_indices", "_deletions", "_serving")  # _serving: serving_snapshot.py
 _MAGIC = b"LANC"
 _MANIFESTS = "_versions/"
 
@@ -102,6 +102,22 @@ def record_files(out: Path, table: str, version: int, files: dict[str, int]) -> 
         if fresh is not None:
             entries[rel] = fresh
     records.versions[f"{table}:{version}"] = entries
+    records.save()
+
+
+def add_records(out: Path, table: str, version: int, files: dict[str, int]) -> None:
+    """Record more files (relative path -> size) of `table` at `version`, read for their checksums: a
+    version's serving snapshot, written when it is published."""
+    records = _usable(out)
+    entries = records.files(table, version)
+    if entries is None:
+        return
+    root = table_dir(out, table)
+    for rel, size in sorted(files.items()):
+        fresh = table_checksums.entry(root / rel, size)
+        if fresh is not None:
+            entries[rel] = fresh
+    records.versions[f"{table}:{version}"] = dict(sorted(entries.items()))
     records.save()
 
 
@@ -201,7 +217,7 @@ def remove_files(out: Path, table: str, relpaths: list[str]) -> None:
     root = table_dir(out, table)
     for rel in relpaths:
         (root / rel).unlink(missing_ok=True)
-    for folder in {(root / rel).parent for rel in relpaths if rel.startswith("_indices/")}:
+    for folder in {(root / rel).parent for rel in relpaths if rel.startswith(("_indices/", "_serving/"))}:
         try:
             folder.rmdir()
         except OSError:

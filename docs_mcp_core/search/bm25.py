@@ -115,7 +115,8 @@ def scores(words: ChunkWords, terms: list[int], chunks: np.ndarray) -> np.ndarra
     """The float32 BM25 score of each of `chunks` for a query of `terms` (ChunkWords.terms)."""
     n, average, df = words.docs, words.average, words.df
     length = words.lengths[chunks].astype(np.float32)
-    norm = K1 * ((_ONE - B) + (B * length) / average)
+    with np.errstate(invalid="ignore", divide="ignore"):  # a field no chunk has a word of: no term is held
+        norm = K1 * ((_ONE - B) + (B * length) / average)
     total = np.zeros(len(chunks), dtype=np.float32)
     for term in terms:
         if term < 0:

@@ -144,6 +144,14 @@ class SearchEngine:
         self._cache.clear()
         self.say(f"switched to the newly published index (table version {fresh.version})")
 
+    async def warm(self) -> PublishedIndex:
+        """Open the published index before the first request; for one read from its serving snapshot, also
+        start building the word positions its full-text lists come from."""
+        index = await self.index()
+        if index.table is None and self.word_positions:
+            index.build_words()
+        return index
+
     def publish_refused(self) -> bool:
         """True when the publish now in metadata.json could not be opened and an older index serves."""
         return self._refused is not None and self._refused == metadata_signature(self.out)
@@ -177,11 +185,9 @@ class SearchEngine:
 
         The query is embedded while the full-text queries run, not before them.
         """
-        from lancedb import query as lancedb_query
-
-        fts: Any = lancedb_query  # pydantic dataclasses: their keyword defaults are invisible to mypy
-
-        table = index.table
+        if index.table is None and self.word_positions:  # read from its snapshot: the word positions answer
+            index.build_words()  # instead of LanceDB (a one-shot search imports LanceDB rather than build them)
+            await index.words_built()
         depth = self.weights.depth
 
         scaled = self.weights.text_short > 0
@@ -236,6 +242,7 @@ class SearchEngine:
                 return await self.nearest_in_memory(index, vector, where, depth)
 
             async def vector_builder() -> Any:
+                table = await index.lance()
                 builder = table.vector_search(vector.astype(np.float32)).distance_type("cosine")
                 return ann_query(builder, index.rows) if index.vector_indexed else builder
 
@@ -245,9 +252,14 @@ class SearchEngine:
             ]
 
         async def text_builder() -> Any:
+            table = await index.lance()
             return await table.search(text_query(query, index, self.weights), query_type="fts")
 
         async def phrase_builder() -> Any:
+            from lancedb import query as lancedb_query
+
+            fts: Any = lancedb_query  # pydantic dataclasses: their keyword defaults are invisible to mypy
+            table = await index.lance()
             return await table.search(fts.PhraseQuery(query, "content_text", slop=0), query_type="fts")
 
         fetch = FULL_TEXT_FETCH * depth + TIE_SLACK
@@ -322,12 +334,10 @@ class SearchEngine:
             return {}
         if column == "content_text" and index.texts is not None:
             return {i: index.texts[i] for i in ids}
-        rows = (
-            await index.table.take_row_ids([index.info[i].row_id for i in ids])
-            .with_row_id()
-            .select([column])
-            .to_arrow()
-        )
+        if column == "content" and index.snapshot is not None:
+            return await asyncio.to_thread(index.contents, ids)
+        table = await index.lance()
+        rows = await table.take_row_ids([index.info[i].row_id for i in ids]).with_row_id().select([column]).to_arrow()
         return dict(zip(index.chunk_ids(rows.column("_rowid").to_numpy()), rows.column(column).to_pylist()))
 
     async def suggestions(self, index: PublishedIndex, query: str, filters: dict[str, str]) -> dict[str, list[str]]:

@@ -218,7 +218,7 @@ class Library:
 
     def provenance(self, corpus: Corpus, index: PublishedIndex) -> Provenance:
         """Where `index` (served as `corpus`) came from, read once per published index."""
-        key = (corpus.name, corpus.version, str(index.out), index.signature, index.table is None)
+        key = (corpus.name, corpus.version, str(index.out), index.signature, not index.opened)
         if key not in self._provenance:
             if len(self._provenance) > 64:  # old publishes: a long-running server must not keep them all
                 self._provenance.clear()
@@ -361,9 +361,13 @@ class Library:
             self._report(corpus, unavailable.get(corpus.name))
         return Served(tuple(pairs), unavailable)
 
+    def needs_lancedb(self) -> bool:
+        """Whether a corpus's published index has no serving snapshot, so its first request imports LanceDB."""
+        return any(not corpus.engine.current.snapshot_present() for corpus in self.corpora)
+
     async def serving(self) -> Served:
         """served(), but before the first request has opened LanceDB the metadata read at start stands in."""
-        if any(corpus.engine.current.table is None for corpus in self.corpora):
+        if any(not corpus.engine.current.opened for corpus in self.corpora):
             self.repin()
             return self.starting()
         return await self.served()
@@ -371,8 +375,7 @@ class Library:
     def changed(self) -> bool:
         """A corpus was republished since its index was opened (each corpus's metadata.json is watched)."""
         return self.pins_changed() or any(
-            c.engine.current.table is not None and metadata_signature(c.out) != c.engine.current.signature
-            for c in self.corpora
+            c.engine.current.opened and metadata_signature(c.out) != c.engine.current.signature for c in self.corpora
         )
 
     async def health(self, corpus: Corpus) -> tuple[dict[str, Any], bool]:

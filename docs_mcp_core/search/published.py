@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import os
+import sys
 import threading
 from collections import Counter
 from dataclasses import dataclass
@@ -20,12 +21,13 @@ from typing import Any
 import numpy as np
 
 from ..heap import give_back
-from ..output import signed_files
+from ..output import serving_snapshot, signed_files
 from ..output.layout import METADATA, OutputLayout
 from ..output.metadata import EmbeddingInfo, TaxonomyKey, require_metadata
 from ..output.objectstore import RemoteOutput, is_remote, location, remote_signature
+from ..output.serving_snapshot import Snapshot, SnapshotError, unit_rows
 from ..output.signature import required
-from ..output.table_checksums import published_files_problem
+from ..output.table_checksums import published_files_problem, snapshot_files_problem
 from ..output.table_schema import DERIVED_COLUMNS, LIGHT_COLUMNS, SOURCE_URL_COLUMN, SUBWORDS_COLUMN, vector_column
 from ..output.vector_index import VECTOR_MEMORY_BYTES, has_vector_index
 from . import bm25
@@ -34,10 +36,12 @@ from .filters import Prefilter
 from .unreadable import reading, unreadable_index
 from .vector_scan import QuantizedScan
 
-MEMORY_TEXT_BYTES = 64 * 2**20
+MEMORY_TEXT_BYTES = serving_snapshot.TEXT_BYTES
 MEMORY_VECTOR_BYTES = VECTOR_MEMORY_BYTES
 # A heading at least this many chunks share, and at least this share of them, names a kind of section
 # ("Example Usage", "Values"), not its subject; so does no heading at all (priors.says_nothing).
+# Off: every index is read through LanceDB, as one without a snapshot is (tests compare the two).
+USE_SNAPSHOT = True
 GENERIC_HEADING_CHUNKS = 5
 GENERIC_HEADING_SHARE = 0.01
 
@@ -73,36 +77,6 @@ def pin_schema(table: Any, schema: Any) -> None:
         return schema
 
     table.schema = pinned
-
-
-def unit_rows(column: Any, dims: int, multivector: bool) -> tuple[np.ndarray, np.ndarray | None]:
-    """(the `vector` column as unit float32 rows, where each chunk's passages start or None when every
-    chunk has one), written straight into one matrix a record batch at a time.
-
-    Joining the batches first, then dividing, then casting would hold the matrix four times at once;
-    each row is divided by its own norm, so the rows come out the same either way.
-    """
-    lengths = (
-        np.concatenate([chunk.value_lengths().to_numpy(zero_copy_only=False) for chunk in column.chunks])
-        if multivector and column.num_chunks
-        else None
-    )
-    total = int(lengths.sum()) if lengths is not None else len(column)
-    vectors = np.empty((total, dims), dtype=np.float32)
-    at = 0
-    for chunk in column.chunks:
-        if multivector:  # every passage is a row of the matrix
-            part = chunk.flatten().flatten().to_numpy(zero_copy_only=False).reshape(-1, dims)
-        else:
-            part = chunk.values.slice(chunk.offset * dims, len(chunk) * dims).to_numpy(zero_copy_only=False)
-            part = part.reshape(-1, dims)
-        norms = np.linalg.norm(part, axis=1, keepdims=True)
-        np.divide(part, np.where(norms == 0, 1, norms), out=vectors[at : at + len(part)], casting="same_kind")
-        at += len(part)
-    starts = None
-    if lengths is not None and not np.all(lengths == 1):
-        starts = np.concatenate([[0], np.cumsum(lengths[:-1])]).astype(np.int64)
-    return vectors, starts
 
 
 def metadata_signature(out: Path | str) -> tuple[Any, ...] | None:
@@ -150,6 +124,12 @@ class PublishedIndex:
         self.scan: QuantizedScan | None = None  # the first pass over a big `vectors` (vector_scan.py)
         self._masks: dict[Prefilter, np.ndarray] = {}
         self._lock = asyncio.Lock()
+        self._table_lock = asyncio.Lock()
+        self.opened = False
+        # the serving snapshot the index was read from (serving_snapshot.py): the table is then opened only
+        # for what the snapshot cannot answer
+        self.snapshot: Snapshot | None = None
+        self._snapshot_rows: dict[str, int] = {}  # chunk ID -> its row in the snapshot
         self.words: ChunkWords | None = None  # which chunks hold each word (chunk_words.py), once built
         # content_text's full-text index covers every row as bm25.py scores it: `words` can answer for it
         self.bm25_here = False
@@ -162,6 +142,7 @@ class PublishedIndex:
         self._subwords: list[str] | None = None  # content_subwords of every chunk, in the order of `texts`
         self._allowed: dict[Prefilter, frozenset[str]] = {}
         self._words_started = False
+        self._words_done = threading.Event()
 
     def build_words(self) -> None:
         """Start building `words` in a thread, once, when the texts are in memory: the first searches are
@@ -171,6 +152,7 @@ class PublishedIndex:
             return
         self._words_started = True
         if len(self.texts) > MAX_CHUNKS or sum(map(len, self.texts.values())) > MAX_CHARS:
+            self._words_done.set()
             return
         texts = list(self.texts.values())
         self.word_chunks = list(self.texts)
@@ -183,21 +165,31 @@ class PublishedIndex:
             fields[SUBWORDS_COLUMN] = self._subwords
 
         def build() -> None:
-            with contextlib.suppress(Exception):  # without them every exact-phrase query is sent, as before
-                words = ChunkWords.of(texts)
-                if self.bm25_here and words.exact and len(self.bm25_fields) == len(fields) + 1:
-                    self.field_words = {name: ChunkWords.of(column) for name, column in fields.items()}
-                self.words = words
+            try:
+                with contextlib.suppress(Exception):  # without them every exact-phrase query is sent, as before
+                    words = ChunkWords.of(texts)
+                    if self.bm25_here and words.exact and len(self.bm25_fields) == len(fields) + 1:
+                        self.field_words = {name: ChunkWords.of(column) for name, column in fields.items()}
+                    self.words = words
+            finally:
+                self._words_done.set()
 
-        with contextlib.suppress(RuntimeError):  # no thread to spare (a process limit): searches as before
+        try:
             threading.Thread(target=build, name="docs-mcp-chunk-words", daemon=True).start()
+        except RuntimeError:  # no thread to spare (a process limit): searches as before
+            self._words_done.set()
+
+    async def words_built(self) -> None:
+        """Wait for `build_words` to finish, once started."""
+        if self._words_started and not self._words_done.is_set():
+            await asyncio.to_thread(self._words_done.wait)
 
     async def open(self) -> PublishedIndex:
+        """Read what requests need: from the version's serving snapshot when it has a usable one (LanceDB is
+        then not imported until a request needs the table), else from the table."""
         async with self._lock:
-            if self.table is not None:
+            if self.opened:
                 return self
-            import lancedb
-
             index = self.metadata.index
             if required(self.out):  # a verifying reader: every file the signature covers, before LanceDB reads one
                 await asyncio.to_thread(signed_files.check, self.out, index)
@@ -205,15 +197,103 @@ class PublishedIndex:
                 problem = published_files_problem(OutputLayout(self.out), index.table, index.version)
                 if problem:
                     raise unreadable_index(self.out, problem)
-            with reading(self.out):  # no table, not that version, or damaged files
-                uri = self.remote.lancedb_uri if self.remote else str(OutputLayout(self.out).lancedb)
-                db = await lancedb.connect_async(uri)
-                table = await db.open_table(self.table_name)
-                if self.version is not None:
-                    await table.checkout(self.version)
-                await self._load(table)
-            give_back()  # what reading the table freed (its record batches), held by malloc otherwise
+            snapshot = await asyncio.to_thread(self._usable_snapshot)
+            if snapshot is not None:
+                await self._load_snapshot(snapshot)
+            else:
+                with reading(self.out):  # no table, not that version, or damaged files
+                    await self._load(await self._open_table())
+                give_back()  # what reading the table freed (its record batches), held by malloc otherwise
+            self.opened = True
         return self
+
+    async def _open_table(self) -> Any:
+        import lancedb
+
+        uri = self.remote.lancedb_uri if self.remote else str(OutputLayout(self.out).lancedb)
+        db = await lancedb.connect_async(uri)
+        table = await db.open_table(self.table_name)
+        if self.version is not None:
+            await table.checkout(self.version)
+        pin_schema(table, await table.schema())
+        return table
+
+    async def lance(self) -> Any:
+        """The opened table version; for an index read from its snapshot, opened (LanceDB imported) on the
+        first request that needs it: a query beyond ASCII, a phrase the word positions cannot answer."""
+        if self.table is None:
+            async with self._table_lock:
+                if self.table is None:
+                    with reading(self.out):
+                        self.table = await self._open_table()
+        return self.table
+
+    def snapshot_present(self) -> bool:
+        """Whether the published version has a serving snapshot (a stat: none is read)."""
+        index = self.metadata.index
+        return (
+            USE_SNAPSHOT
+            and self.remote is None
+            and index is not None
+            and serving_snapshot.present(self.out, index.table, index.version)
+        )
+
+    def _usable_snapshot(self) -> Snapshot | None:
+        """The version's serving snapshot, when it has one whose files are intact and that fits the memory
+        budgets; a damaged one is reported on stderr, and the table read instead."""
+        index = self.metadata.index
+        if not self.snapshot_present() or index is None:
+            return None
+        try:
+            problem = snapshot_files_problem(OutputLayout(self.out), index.table, index.version)
+            if problem:
+                raise SnapshotError(problem)
+            snapshot = serving_snapshot.read(self.out, index.table, index.version)
+        except SnapshotError as exc:
+            print(
+                f"docs-mcp: warning: the serving snapshot of {self.out} cannot be used, reading the index "
+                f"through LanceDB instead (slower to open; the next build writes it again): {exc}",
+                file=sys.stderr,
+                flush=True,
+            )
+            return None
+        if snapshot is None:
+            return None
+        head = snapshot.head
+        if head["text_bytes"] > MEMORY_TEXT_BYTES or head["vectors"] * head["dims"] * 4 > MEMORY_VECTOR_BYTES:
+            return None
+        return snapshot
+
+    async def _load_snapshot(self, snapshot: Snapshot) -> None:
+        """What `_load` reads of the table, from its snapshot."""
+        head = snapshot.head
+        indices = snapshot.indices
+        count = int(head["count"])
+        self.has_vectors = bool(head["dims"])
+        self.vector_indexed = self.has_vectors and has_vector_index(indices)
+        self.bm25_here = bm25.same_index(indices, count)
+        self.bm25_fields = bm25.same_indexes(indices, count)
+        self.rows = count
+        self._check_dimensions(int(head["dims"]))
+        columns = snapshot.columns
+        sizes = dict(zip(columns["chunk_id"], head["sizes"]))  # characters of `content`, as get_doc counts them
+        self._fill(columns, snapshot.row_ids, snapshot.vectors, snapshot.starts, sizes)
+        self._snapshot_rows = {cid: i for i, cid in enumerate(columns["chunk_id"])}
+        self.snapshot = snapshot
+        if self.vectors is not None:
+            self.scan = await asyncio.to_thread(QuantizedScan.of, self.vectors)
+
+    def contents(self, ids: list[str]) -> dict[str, str]:
+        """get_doc's `content` of these chunks, from the snapshot."""
+        assert self.snapshot is not None
+        return dict(zip(ids, self.snapshot.content([self._snapshot_rows[i] for i in ids])))
+
+    def _check_dimensions(self, dims: int) -> None:
+        if self.has_vectors and self.embedding is not None and self.embedding.dimensions != dims:
+            raise unreadable_index(
+                self.out,
+                f"its {METADATA} says the vectors have {self.embedding.dimensions} dimensions, the table's have {dims}",
+            )
 
     async def _load(self, table: Any) -> None:
         """What requests need in memory from the opened table version (row info, small texts and vectors)."""
@@ -221,7 +301,6 @@ class PublishedIndex:
 
         count = max(1, await table.count_rows())
         schema = await table.schema()
-        pin_schema(table, schema)
         self.has_vectors = "vector" in schema.names
         indices = list(await table.list_indices())
         self.vector_indexed = self.has_vectors and has_vector_index(indices)
@@ -236,11 +315,7 @@ class PublishedIndex:
             wanted += ["content_text"] + ([SUBWORDS_COLUMN] if SUBWORDS_COLUMN in schema.names else [])
         wanted += [SOURCE_URL_COLUMN] if SOURCE_URL_COLUMN in schema.names else []  # website corpora
         dims, multivector = vector_column(schema)
-        if self.has_vectors and self.embedding is not None and self.embedding.dimensions != dims:
-            raise unreadable_index(
-                self.out,
-                f"its {METADATA} says the vectors have {self.embedding.dimensions} dimensions, the table's have {dims}",
-            )
+        self._check_dimensions(dims)
         from ..embedding.input import PASSAGES
 
         # the vectors the build recorded, as it counted them for its ANN decision; should a damaged
@@ -254,7 +329,39 @@ class PublishedIndex:
             wanted.append("vector")
         rows = await table.query().with_row_id().select(wanted).limit(count).to_arrow()
         columns = {name: rows.column(name).to_pylist() for name in wanted if name != "vector"}
+        vectors_read, starts = (
+            unit_rows(rows.column("vector"), dims, multivector) if "vector" in wanted else (None, None)
+        )
+        sizes = (
+            await table.query()
+            .select({"chunk_id": "chunk_id", "chars": "character_length(content)"})
+            .limit(count)
+            .to_arrow()
+        )
         row_ids = rows.column("_rowid").to_numpy()
+        del rows
+        self._fill(
+            columns,
+            row_ids,
+            vectors_read,
+            starts,
+            dict(zip(sizes.column("chunk_id").to_pylist(), sizes.column("chars").to_pylist())),
+        )
+        if self.vectors is not None:  # its int8 copy made once the record batches read above are freed
+            del row_ids, columns, sizes
+            give_back()
+            self.scan = await asyncio.to_thread(QuantizedScan.of, self.vectors)
+        self.table = table
+
+    def _fill(
+        self,
+        columns: dict[str, list[Any]],
+        row_ids: np.ndarray,
+        vectors: np.ndarray | None,
+        starts: np.ndarray | None,
+        sizes: dict[str, int],
+    ) -> None:
+        """Hold the columns read (of the table or of its snapshot), each a list in the table's row order."""
         order = np.argsort(row_ids, kind="stable")
         self.row_ids = row_ids[order]
         self.row_chunks = [columns["chunk_id"][i] for i in order.tolist()]
@@ -262,13 +369,10 @@ class PublishedIndex:
             self.texts = dict(zip(columns["chunk_id"], columns["content_text"]))
         if SUBWORDS_COLUMN in columns:
             self._subwords = [words or "" for words in columns[SUBWORDS_COLUMN]]
-        if "vector" in wanted:
-            self.vectors, self.passage_starts = unit_rows(rows.column("vector"), dims, multivector)
+        if vectors is not None:
+            self.vectors, self.passage_starts = vectors, starts
             self.ids = columns["chunk_id"]
         for i, chunk_id in enumerate(columns["chunk_id"]):
-            languages = tuple(columns["code_languages"][i].split())
-            digest = columns["content_digest"][i]
-            chars = columns["content_chars"][i]
             self.info[chunk_id] = ChunkInfo(
                 chunk_id,
                 columns["filepath"][i],
@@ -276,9 +380,9 @@ class PublishedIndex:
                 columns["breadcrumb"][i],
                 columns["chunk_index"][i],
                 json.loads(columns["metadata"][i]),
-                languages,
-                digest,
-                chars,
+                tuple(columns["code_languages"][i].split()),
+                columns["content_digest"][i],
+                columns["content_chars"][i],
                 columns[SOURCE_URL_COLUMN][i] if SOURCE_URL_COLUMN in columns else None,
                 int(row_ids[i]),
                 float(columns["navigation"][i] or 0.0),
@@ -286,24 +390,13 @@ class PublishedIndex:
                 columns["lead"][i] or "",
                 float(columns["tables"][i] or 0.0),
             )
-        sizes = (
-            await table.query()
-            .select({"chunk_id": "chunk_id", "chars": "character_length(content)"})
-            .limit(count)
-            .to_arrow()
-        )
-        self.sizes = dict(zip(sizes.column("chunk_id").to_pylist(), sizes.column("chars").to_pylist()))
+        self.sizes = sizes
         self.files = {}
         for info in sorted(self.info.values(), key=lambda c: (c.filepath, c.chunk_index)):
             self.files.setdefault(info.filepath, []).append(info.chunk_id)
         headings = Counter(info.heading.strip().lower() for info in self.info.values())
         common = max(GENERIC_HEADING_CHUNKS, GENERIC_HEADING_SHARE * len(self.info))
         self.generic_headings = {heading for heading, n in headings.items() if n >= common} | {""}
-        if self.vectors is not None:  # its int8 copy made once the record batches read above are freed
-            del rows, row_ids, columns, sizes
-            give_back()
-            self.scan = await asyncio.to_thread(QuantizedScan.of, self.vectors)
-        self.table = table
 
     def chunk_ids(self, row_ids: np.ndarray) -> list[str]:
         """The chunk IDs of the rows a query returned (selected by `_rowid`: no read of the chunk_id column)."""

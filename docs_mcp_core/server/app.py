@@ -170,13 +170,14 @@ class DocsServer:
 
     async def open_indexes(self) -> None:
         """Open every corpus's index while the client initializes, so that its first search does not
-        wait for it: once lancedb's import (under way in a thread since create_server) is done, so
-        that `initialize` is answered first. An index that cannot be opened is left for the first
+        wait for it: once lancedb's import (under way in a thread since create_server, when an index
+        has no serving snapshot) is done, so that `initialize` is answered first. An index that cannot be opened is left for the first
         request to report, as before."""
-        await anyio.to_thread.run_sync(lambda: __import__("lancedb"), abandon_on_cancel=True)
+        if self.library.needs_lancedb():  # else every index is read from its serving snapshot
+            await anyio.to_thread.run_sync(lambda: __import__("lancedb"), abandon_on_cancel=True)
         for corpus in self.library.corpora:
             with contextlib.suppress(Exception):  # reported by the request that needs it
-                await corpus.engine.index()
+                await corpus.engine.warm()
         pause("indexes-opened")  # a failpoint: a test sees this happen before it sends a request
 
     async def watch(self, every: float = WATCH_SECONDS) -> None:
@@ -501,7 +502,8 @@ def check_corpora(corpora: Sequence[ServedCorpus]) -> None:
 def create_server(
     out: Path | str | Sequence[ServedCorpus], *, tool_prefix: str | None = None, weights: Weights | None = None
 ) -> DocsServer:
-    """Everything `docs-mcp serve` runs: reads each metadata.json now, opens LanceDB in the background.
+    """Everything `docs-mcp serve` runs: reads each metadata.json now, imports LanceDB in the background
+    when an index has no serving snapshot.
 
     Every check that can refuse to start (tool names, corpus names, metadata.json, cursor secret)
     runs before a background thread starts, so a refused start exits through the ordinary error path.
@@ -513,7 +515,8 @@ def create_server(
     corpora = [ServedCorpus(location(out))] if isinstance(out, (str, Path)) else list(out)
     check_corpora(corpora)
     library = Library.open([(c.corpus_name, location(c.out), c.description) for c in corpora], weights=weights, log=log)
-    threading.Thread(target=lambda: __import__("lancedb"), name="warm-imports", daemon=True).start()
+    if library.needs_lancedb():  # an index read from its serving snapshot does not import it at all
+        threading.Thread(target=lambda: __import__("lancedb"), name="warm-imports", daemon=True).start()
     for served, corpus in zip(corpora, library.corpora, strict=True):
         corpus.max_age, corpus.notice = served.max_age, served.notice
         corpus.versions_out, corpus.project = served.versions_out, served.project

@@ -4,11 +4,13 @@ import asyncio
 import re
 from pathlib import Path
 
+import pytest
 from lancedb.query import PhraseQuery
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.build import build
 from docs_mcp_core.search import bm25
+from docs_mcp_core.search import published as published_module
 from docs_mcp_core.search.chunk_words import ChunkWords
 from docs_mcp_core.search.engine import memory_rows, phrase_rows
 from docs_mcp_core.search.filters import Prefilter, prefilter
@@ -123,7 +125,10 @@ async def _compare(out: Path) -> tuple[int, int, list[str]]:
     return queries, rows, sent
 
 
-def test_phrase_lists_from_memory_equal_lancedbs(example_docs: Path, tmp_path: Path) -> None:
+def test_phrase_lists_from_memory_equal_lancedbs(
+    example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(published_module, "USE_SNAPSHOT", False)  # the index read from the table, not its snapshot
     (example_docs / "edge-cases.md").write_text(EDGE)
     out = tmp_path / "out"
     build(example_docs, out, make_provider(ProviderSettings("none")))

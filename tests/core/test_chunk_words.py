@@ -17,6 +17,7 @@ from mcp import Client
 from docs_mcp_core.cli import main
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.build import build
+from docs_mcp_core.search import published as published_module
 from docs_mcp_core.search.chunk_words import ChunkWords
 from docs_mcp_core.search.library import Library
 from docs_mcp_core.server import create_server
@@ -108,9 +109,12 @@ def test_letters_in_circles_and_newer_letters_are_words_as_lancedb_splits_them(t
     assert ChunkWords.of(newer).may_match("zebra giraffe")  # how LanceDB splits it is not known
 
 
-def test_a_search_sends_no_phrase_query_that_cannot_match(example_docs: Path, tmp_path: Path) -> None:
+def test_a_search_sends_no_phrase_query_that_cannot_match(
+    example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The same rankings, to the score, with fewer exact-phrase queries sent to LanceDB, and no full-text
     query at all once both lists are answered from memory (bm25.py)."""
+    monkeypatch.setattr(published_module, "USE_SNAPSHOT", False)  # the index read from the table, not its snapshot
     out = tmp_path / "out"
     build(example_docs, out, make_provider(ProviderSettings("none")))
     heading = json.loads((out / "chunks.json").read_text())[3]["heading"]

@@ -326,6 +326,8 @@ def test_the_server_holds_vectors_by_the_count_the_build_recorded(
     counts the vectors it writes): LanceDB's flat scan answered, 84 ms a search instead of 11."""
     from docs_mcp_core.search import published as published_module
 
+    monkeypatch.setattr(published_module, "USE_SNAPSHOT", False)  # the index read from the table, not its snapshot
+
     _, exact, _ = indexes
     recorded = json.loads(OutputLayout(exact).metadata.read_text())["index"]["vectors"]
     index = _opened(exact)

@@ -6,8 +6,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.build import build
+from docs_mcp_core.search import published as published_module
 from docs_mcp_core.search.library import Library
 
 
@@ -26,7 +29,10 @@ class CountingHandle:
         return getattr(self.inner, name)
 
 
-def test_searches_use_the_schema_read_when_the_index_was_opened(example_docs: Path, tmp_path: Path) -> None:
+def test_searches_use_the_schema_read_when_the_index_was_opened(
+    example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(published_module, "USE_SNAPSHOT", False)  # the index read from the table, not its snapshot
     out = tmp_path / "index"
     build(example_docs, out, make_provider(ProviderSettings("hash")))
 

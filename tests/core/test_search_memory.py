@@ -120,6 +120,7 @@ def test_vectors_written_a_batch_at_a_time_are_the_joined_matrix_normalized(mult
 def test_the_int8_copy_of_the_vectors_is_made_once_the_tables_record_batches_are_dropped(
     example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(published_module, "USE_SNAPSHOT", False)  # the index read from the table, not its snapshot
     out = tmp_path / "out"
     build(example_docs, out, make_provider(ProviderSettings("hash")))
     held: list[set[str]] = []

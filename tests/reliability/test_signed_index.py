@@ -168,16 +168,19 @@ def flip_a_byte(data: bytes) -> bytes:
 
 
 def signed_file(index: Path, prefix: str) -> str:
-    """A data file, or the manifest of the published table version (relative to the table folder)."""
+    """A data file, the manifest of the published table version, or a file of its serving snapshot (relative
+    to the table folder)."""
     from docs_mcp_core.output.table_files import manifests
 
+    version = json.loads((index / "metadata.json").read_text())["index"]["version"]
     if prefix == "_versions/":
-        version = json.loads((index / "metadata.json").read_text())["index"]["version"]
         return f"_versions/{manifests(index, 'chunks')[version].name}"
+    if prefix == "_serving/":  # the serving snapshot a server reads instead of the table
+        return f"_serving/{version}/content.txt"
     return f"data/{sorted(p.name for p in (index / '.lancedb' / 'chunks.lance' / 'data').iterdir())[0]}"
 
 
-@pytest.mark.parametrize("prefix", ["data/", "_versions/"])
+@pytest.mark.parametrize("prefix", ["data/", "_versions/", "_serving/"])
 def test_a_table_file_changed_after_signing_is_refused_by_name(
     signed: Path, keys: tuple[Path, Path, Path], prefix: str
 ) -> None:
@@ -191,21 +194,26 @@ def test_table_files_json_rewritten_to_vouch_for_a_changed_data_file_does_not_he
     signed: Path, keys: tuple[Path, Path, Path]
 ) -> None:
     """The attack the signature must stop: served text rewritten in place (Lance keeps it as plain
-    bytes), and the build's own checksums rewritten to match; a reader that does not verify serves it."""
+    bytes, and so does the serving snapshot), and the build's own checksums rewritten to match; a reader
+    that does not verify serves it."""
     from docs_mcp_core.output import table_checksums
 
-    folder = signed / ".lancedb" / "chunks.lance" / "data"
-    path = next(p for p in sorted(folder.iterdir()) if b"shipment" in p.read_bytes())
-    path.write_bytes(path.read_bytes().replace(b"shipment", b"SHIPMENT"))
+    root = signed / ".lancedb" / "chunks.lance"
+    changed = [p for p in sorted((root / "data").iterdir()) if b"shipment" in p.read_bytes()][:1]
+    changed += [p for p in sorted((root / "_serving").rglob("*")) if p.is_file() and b"shipment" in p.read_bytes()]
     records_path = signed / ".docs-mcp" / "table-files.json"
     records = json.loads(records_path.read_text())
-    for files in records["versions"].values():
-        if f"data/{path.name}" in files:
-            files[f"data/{path.name}"] = table_checksums.entry(path)
+    for path in changed:
+        path.write_bytes(path.read_bytes().replace(b"shipment", b"SHIPMENT"))
+        for files in records["versions"].values():
+            if path.relative_to(root).as_posix() in files:
+                files[path.relative_to(root).as_posix()] = table_checksums.entry(path)
     records_path.write_text(json.dumps(records))
+
     served = docs_mcp("search", "--index", signed, "--text-only", "--json", "cancel a shipment")
     assert served.returncode == 0 and "SHIPMENT" in served.stdout  # not verifying: the changed text is served
-    refused(search_verified(signed, keys[1]), f"its table file {path} does not verify")
+    first = min(changed, key=lambda p: p.relative_to(root).as_posix())  # files are checked in name order
+    refused(search_verified(signed, keys[1]), f"its table file {first} does not verify")
 
 
 def test_an_index_signed_without_file_digests_is_refused(signed: Path, keys: tuple[Path, Path, Path]) -> None:
