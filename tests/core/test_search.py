@@ -119,7 +119,7 @@ def test_prefilter_in_memory_passes_the_chunks_lancedb_sql_does(tmp_path: Path) 
                     where = prefilter({k: v for k, v in chosen.items() if v is not None}, index.taxonomy)
                     if where is None:
                         continue
-                    rows = await index.table.query().where(where.sql).select(["chunk_id"]).to_arrow()
+                    rows = await (await index.lance()).query().where(where.sql).select(["chunk_id"]).to_arrow()
                     assert await index.allowed(where) == frozenset(rows.column("chunk_id").to_pylist()), chosen
                     compared += 1
         return compared
