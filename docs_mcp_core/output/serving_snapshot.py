@@ -196,7 +196,8 @@ def read(out: Path | str, table: str, version: int) -> Snapshot | None:
         ends = np.asarray(head["content_ends"], dtype=np.int64)
         row_ids = np.asarray(head["row_ids"], dtype=np.uint64)
         columns = head["columns"]
-        if len(ends) != rows or len(row_ids) != rows or any(len(values) != rows for values in columns.values()):
+        lists = [ends, row_ids, head["sizes"], *columns.values()]
+        if "chunk_id" not in columns or any(len(values) != rows for values in lists):
             raise SnapshotError(f"{where / HEAD} does not hold a value of every column for each of its {rows} rows")
         if vectors is not None and (vectors.ndim != 2 or vectors.shape[1] != head["dims"]):
             raise SnapshotError(f"{where / VECTORS} is not a matrix of {head['dims']}-dimensional rows")

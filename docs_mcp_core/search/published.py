@@ -38,10 +38,10 @@ from .vector_scan import QuantizedScan
 
 MEMORY_TEXT_BYTES = serving_snapshot.TEXT_BYTES
 MEMORY_VECTOR_BYTES = VECTOR_MEMORY_BYTES
-# A heading at least this many chunks share, and at least this share of them, names a kind of section
-# ("Example Usage", "Values"), not its subject; so does no heading at all (priors.says_nothing).
 # Off: every index is read through LanceDB, as one without a snapshot is (tests compare the two).
 USE_SNAPSHOT = True
+# A heading at least this many chunks share, and at least this share of them, names a kind of section
+# ("Example Usage", "Values"), not its subject; so does no heading at all (priors.says_nothing).
 GENERIC_HEADING_CHUNKS = 5
 GENERIC_HEADING_SHARE = 0.01
 
@@ -279,7 +279,8 @@ class PublishedIndex:
         sizes = dict(zip(columns["chunk_id"], head["sizes"]))  # characters of `content`, as get_doc counts them
         self._fill(columns, snapshot.row_ids, snapshot.vectors, snapshot.starts, sizes)
         self._snapshot_rows = {cid: i for i, cid in enumerate(columns["chunk_id"])}
-        self.snapshot = snapshot
+        snapshot.head = {k: v for k, v in head.items() if k not in ("columns", "row_ids", "sizes", "content_ends")}
+        self.snapshot = snapshot  # its per-row lists dropped: what was needed of them is held above
         if self.vectors is not None:
             self.scan = await asyncio.to_thread(QuantizedScan.of, self.vectors)
 
