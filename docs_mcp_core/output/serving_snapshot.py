@@ -39,8 +39,9 @@ STARTS = "passage-starts.npy"
 TEXT_BYTES = 64 * 2**20
 
 
-class SnapshotError(Exception):
-    """The snapshot is there but cannot be used (damaged, or written by another format)."""
+class SnapshotError(OSError):
+    """The snapshot is there but cannot be used (damaged, or written by another format): an OSError, so a
+    request that meets it reports the index as unreadable, as for any damaged file of it."""
 
 
 def prefix(version: int) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
+from docs_mcp_core.errors import SearchError
 from docs_mcp_core.indexing.build import build
 from docs_mcp_core.output import serving_snapshot
 from docs_mcp_core.output.layout import OutputLayout
@@ -153,3 +154,23 @@ def test_an_index_without_a_snapshot_is_read_through_the_table(example_docs: Pat
     records.save()
     old, opened = answers(out, snapshot=False)
     assert old == intact and opened
+
+
+def test_snapshot_content_cut_short_while_served_is_an_unreadable_index(example_docs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    build(example_docs, out, make_provider(ProviderSettings("none")))
+
+    async def run() -> str:
+        library = Library.open([("", out, None)], query_model="none")
+        try:
+            hit = (await library.search("webhook signature", limit=1)).hits[0]["chunk_id"]
+            content = serving_snapshot.folder(out, "chunks", published_version(out)) / serving_snapshot.CONTENT
+            content.write_bytes(content.read_bytes()[:10])
+            with pytest.raises(SearchError) as refused:
+                await library.get_doc(hit, 1)
+            return str(refused.value)
+        finally:
+            library.close()
+
+    said = asyncio.run(run())
+    assert "cannot be read" in said and "shorter than its offsets say" in said and "rebuild it with" in said, said
