@@ -17,7 +17,6 @@ wholly in memory (no ANN index, texts and vectors within the budgets); others ar
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -157,17 +156,15 @@ class Snapshot:
     def content(self, rows: list[int]) -> list[str]:
         """The Markdown of these rows (places in the table's order), each read by its offsets."""
         found = []
-        fd = os.open(self.where / CONTENT, os.O_RDONLY)
-        try:
+        with open(self.where / CONTENT, "rb") as fh:
             for row in rows:
                 start = int(self.ends[row - 1]) if row else 0
                 size = int(self.ends[row]) - start
-                data = os.pread(fd, size, start)
+                fh.seek(start)
+                data = fh.read(size)
                 if len(data) != size:
                     raise SnapshotError(f"{self.where / CONTENT} is shorter than its offsets say")
                 found.append(data.decode())
-        finally:
-            os.close(fd)
         return found
 
 
