@@ -39,6 +39,7 @@ from .weights import Weights
 
 if TYPE_CHECKING:
     from ..embedding.query import QueryEmbedder
+    from .chunk_words import ChunkWords
 
 CANDIDATES = 100  # per signal; the fused list (what pagination walks) is their union
 # Candidates fetched beyond a list's depth, so a tie at the cut is usually settled in one query.
@@ -185,9 +186,11 @@ class SearchEngine:
 
         The query is embedded while the full-text queries run, not before them.
         """
-        if index.table is None and self.word_positions:  # read from its snapshot: the word positions answer
-            index.build_words()  # instead of LanceDB (a one-shot search imports LanceDB rather than build them)
-            await index.words_built()
+        # read from its snapshot: the word positions answer instead of LanceDB, once built (a one-shot search
+        # imports LanceDB rather than build them); the vector list does not wait for them
+        waiting = index.table is None and self.word_positions
+        if waiting:
+            index.build_words()
         depth = self.weights.depth
 
         scaled = self.weights.text_short > 0
@@ -263,9 +266,14 @@ class SearchEngine:
             return await table.search(fts.PhraseQuery(query, "content_text", slop=0), query_type="fts")
 
         fetch = FULL_TEXT_FETCH * depth + TIE_SLACK
-        words = index.words
+
+        async def positions() -> ChunkWords | None:
+            if waiting:
+                await index.words_built()
+            return index.words
 
         async def text() -> Ranked:
+            words = await positions()
             # LanceDB's rows and scores from the word positions of every full-text column (bm25.py), or None
             found = (
                 bm25.full_text(words, index.field_words, query, self.weights) if words and index.field_words else None
@@ -274,6 +282,7 @@ class SearchEngine:
             return await run(rows, False, fetch, scaled)
 
         async def phrase() -> Ranked:
+            words = await positions()
             holding = words.holding(query) if words is not None and index.bm25_here else None
             if holding is not None:  # LanceDB's rows and scores, from the word positions
                 return await run(await phrase_rows(index, query, holding, where), False, fetch, scaled)
