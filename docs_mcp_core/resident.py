@@ -101,7 +101,9 @@ def serve_child(conn: socket.socket, fds: list[int], args: list[str]) -> None:
     before_exit(tell)
     threading.Thread(target=watch_launcher, name="launcher-watch", daemon=True).start()
     from . import cli
+    from .search import engine
 
+    engine.FIRST_SEARCHES_FROM_TABLE = True  # LanceDB is imported here already (warm)
     sys.argv = ["docs-mcp", *args]
     code = 1
     try:

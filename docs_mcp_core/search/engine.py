@@ -52,6 +52,9 @@ FULL_TEXT_FETCH = 2
 # Above this, the scan runs in a worker thread (numpy releases the GIL), overlapping the full-text
 # queries instead of holding the event loop before they are sent; below, the hop costs more.
 THREADED_SCAN_BYTES = 8 * 2**20
+# A `--shared` session sets it (resident.serve_child): forked from a resident that has imported LanceDB,
+# it answers its first searches from the table, sooner than the word positions are built.
+FIRST_SEARCHES_FROM_TABLE = False
 RESULT_CACHE = 256  # fused rankings kept per engine: an agent pages through and repeats its queries
 
 
@@ -268,7 +271,7 @@ class SearchEngine:
         fetch = FULL_TEXT_FETCH * depth + TIE_SLACK
 
         async def positions() -> ChunkWords | None:
-            if waiting:
+            if waiting and not FIRST_SEARCHES_FROM_TABLE:
                 await index.words_built()
             return index.words
 

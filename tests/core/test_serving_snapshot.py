@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ from docs_mcp_core.output import serving_snapshot
 from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.output.table_checksums import load
 from docs_mcp_core.search import Library
+from docs_mcp_core.search import engine as engine_module
 from docs_mcp_core.search import published as published_module
+from docs_mcp_core.search.chunk_words import ChunkWords
 
 QUERIES = [
     ("webhook signature verification", {}),
@@ -94,6 +97,42 @@ def test_a_query_beyond_ascii_opens_the_table_and_answers(example_docs: Path, tm
 
     before, after, hits = asyncio.run(run())
     assert not before and after and hits
+
+
+def test_a_shared_session_answers_its_first_searches_from_the_table(
+    example_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `--shared` session, forked from a resident that imported LanceDB (resident.serve_child), answers
+    while the word positions are still being built from the table instead of waiting for them; the same
+    answer as from the positions."""
+    out = tmp_path / "out"
+    build(example_docs, out, make_provider(ProviderSettings("none")))
+    built = ChunkWords.of
+    release = threading.Event()
+
+    def held(texts: list[str]) -> ChunkWords:
+        release.wait(30)
+        return built(texts)
+
+    monkeypatch.setattr(ChunkWords, "of", staticmethod(held))
+    monkeypatch.setattr(engine_module, "FIRST_SEARCHES_FROM_TABLE", True)
+
+    async def run() -> tuple[dict, bool]:
+        library = Library.open([("", out, None)], query_model="none")
+        try:
+            page = (await library.search(QUERIES[0][0], limit=8)).to_json()
+            index = library.corpora[0].engine.current
+            return page, index.table is not None and index.words is None
+        finally:
+            release.set()
+            library.close()
+
+    page, from_table = asyncio.run(run())
+    assert from_table
+    monkeypatch.setattr(ChunkWords, "of", staticmethod(built))
+    monkeypatch.setattr(engine_module, "FIRST_SEARCHES_FROM_TABLE", False)
+    from_positions, opened = answers(out, snapshot=True)
+    assert not opened and page == from_positions[0]
 
 
 def test_the_snapshot_is_recorded_with_its_version_and_the_same_bytes_for_the_same_corpus(
