@@ -14,6 +14,7 @@ import re
 
 from ..output.derived_fields import normalize_language, subwords
 from . import priors
+from .priors import heading_stems
 from .published import ChunkInfo, PublishedIndex
 from .repeats import stems
 from .text_query import phrase_applies
@@ -67,13 +68,8 @@ def in_passing(info: ChunkInfo, words: frozenset[str]) -> bool:
     return not words & _lead_stems(info.heading, info.lead)
 
 
-@functools.lru_cache(maxsize=8192)
-def _heading_stems(headings: str) -> frozenset[str]:
-    return stems(headings)
-
-
 def _heading_path_stems(breadcrumb: str) -> frozenset[str]:
-    return _heading_stems(breadcrumb.partition(" > ")[2])  # the headings, without the file
+    return heading_stems(breadcrumb.partition(" > ")[2])  # the headings, without the file
 
 
 def names_the_words(info: ChunkInfo, words: frozenset[str]) -> bool:
@@ -129,7 +125,7 @@ def headed_by_the_words(index: PublishedIndex, vector: Ranked, query: str, weigh
         return vector
     scaled = []
     for cid, score in vector:
-        named = len(words & _heading_stems(index.info[cid].heading))
+        named = len(words & heading_stems(index.info[cid].heading))
         if 2 * named > len(words):
             score = _scaled(score, 1 + weight * named / len(words))
         scaled.append((cid, score))
@@ -145,9 +141,12 @@ def tables_weight(index: PublishedIndex, cut: dict[str, Ranked], query: str, wei
     if weights.tables_named <= weights.tables:
         return weights.tables
     words = query_words(query)
-    candidates = {cid for name in ("text", "vector") for cid, _ in cut.get(name, ())}
-    if words and any(names_the_words(index.info[cid], words) for cid in candidates):
-        return weights.tables_named
+    if not words:
+        return weights.tables
+    for name in ("text", "vector"):
+        for cid, _ in cut.get(name, ()):
+            if names_the_words(index.info[cid], words):
+                return weights.tables_named
     return weights.tables
 
 
@@ -187,18 +186,20 @@ def fuse(
             key=lambda item: (-item[1], item[0]),
         )
     active = [k for k in index.collapse_keys if k not in filters]
-    seen: set[str] = set()
+    infos = index.info
+    pages: set[str] = set()  # collapse keys taken
+    digests: set[str] = set()  # content digests taken
     kept = []
     for chunk_id, score in fused:
-        info = index.info[chunk_id]
-        groups = [
-            g
-            for g in (collapse_key(info, active) if active else None, f"digest:{info.digest}" if info.digest else None)
-            if g is not None
-        ]
-        if not any(g in seen for g in groups):
+        info = infos[chunk_id]
+        page = collapse_key(info, active) if active else None
+        digest = info.digest
+        if (page is None or page not in pages) and (not digest or digest not in digests):
             kept.append((chunk_id, score))
-            seen.update(groups)
+            if page is not None:
+                pages.add(page)
+            if digest:
+                digests.add(digest)
     return kept
 
 

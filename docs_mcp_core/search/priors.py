@@ -10,12 +10,20 @@ chunks written for that language up. The measurements behind each are in docs/de
 
 from __future__ import annotations
 
+import functools
+
 from ..output.derived_fields import normalize_language
 from .published import ChunkInfo, PublishedIndex
 from .repeats import stems
 from .weights import Weights
 
 NAVIGATION_FROM = 0.5  # a chunk ranks lower once more than half of its text is a list of links
+
+
+@functools.lru_cache(maxsize=8192)  # fusion asks for the same headings query after query
+def heading_stems(headings: str) -> frozenset[str]:
+    """stems(headings), remembered: a heading's stems are asked for each time its chunk is a candidate."""
+    return stems(headings)
 
 
 def text_scale(info: ChunkInfo, weights: Weights) -> float:
@@ -32,7 +40,7 @@ def says_nothing(info: ChunkInfo, index: PublishedIndex, query_stems: frozenset[
     return (
         info.bare_code
         and info.heading.strip().lower() in index.generic_headings
-        and not stems(info.heading) & query_stems
+        and query_stems.isdisjoint(heading_stems(info.heading))
     )
 
 
@@ -57,7 +65,7 @@ def prior(
     factor = min(1.0, (info.chars + 1) / weights.short) if weights.short > 0 and info.chars is not None else 1.0
     if weights.navigation > 0 and info.navigation > NAVIGATION_FROM:
         factor *= 1 - weights.navigation * (info.navigation - NAVIGATION_FROM) / (1 - NAVIGATION_FROM)
-    if weights.bare_code > 0 and says_nothing(info, index, query_stems):
+    if weights.bare_code > 0 and info.bare_code and says_nothing(info, index, query_stems):
         factor *= 1 - weights.bare_code
     if language and weights.language and in_language(info, language):
         factor *= 1 + weights.language
