@@ -147,3 +147,16 @@ def test_the_counts_lancedb_scores_with() -> None:
     assert words.holding("crème client") is None  # a query beyond ASCII
     holding = words.holding("the client sends")
     assert holding is not None and holding.tolist() == [0]
+
+
+def test_membership_in_sorted_positions_is_isins() -> None:
+    """bm25.in_sorted answers np.isin for a word's ascending positions: values before, between, at and past
+    them, and no positions at all."""
+    import numpy as np
+
+    rng = np.random.default_rng(40)
+    for size in (0, 1, 2, 7, 300):
+        ordered = np.sort(rng.choice(1000, size=size, replace=False)).astype(np.int32)
+        values = rng.integers(-5, 1010, size=400).astype(np.int64)
+        values[:size] = ordered[: min(size, 400)]
+        assert (bm25.in_sorted(values, ordered) == np.isin(values, ordered)).all(), size
