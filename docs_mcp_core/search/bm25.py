@@ -137,12 +137,13 @@ def holding(words: ChunkWords, terms: list[int]) -> np.ndarray:
 
 
 def in_sorted(values: np.ndarray, ordered: np.ndarray) -> np.ndarray:
-    """np.isin(values, ordered) for an ascending `ordered` (a word's positions): two binary searches
+    """np.isin(values, ordered) for an ascending `ordered` (a word's positions): a binary search per value
     instead of the sort of both arrays np.isin does, which was most of a two-word query's proximity clause."""
     if not len(ordered):
         return np.zeros(len(values), dtype=bool)
     at = np.searchsorted(ordered, values)
-    return ordered[np.minimum(at, len(ordered) - 1)] == values
+    found: np.ndarray = ordered[np.minimum(at, len(ordered) - 1)] == values
+    return found
 
 
 def near(words: ChunkWords, first: int, second: int, slop: int) -> np.ndarray:
