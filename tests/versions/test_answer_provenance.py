@@ -39,9 +39,10 @@ def age(path: Path, days: int) -> None:
     path.write_text(json.dumps(meta))
 
 
-@pytest.fixture
-def git_index(tmp_path: Path) -> Path:
-    """The example docs built from a git repository: metadata.json records the commit."""
+@pytest.fixture(scope="module")
+def git_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example docs built from a git repository, once: metadata.json records the commit."""
+    tmp_path = tmp_path_factory.mktemp("git-index")
     repo = tmp_path / "repo"
     shutil.copytree(EXAMPLE_DOCS, repo)
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t"}
@@ -51,6 +52,12 @@ def git_index(tmp_path: Path) -> Path:
     result = docs_mcp("build", "--git", repo, "--index", tmp_path / "index", "--embedding-provider", "none")
     assert result.returncode == 0, result.stderr
     return tmp_path / "index"
+
+
+@pytest.fixture
+def git_index(git_built: Path, tmp_path: Path) -> Path:
+    """A test's own copy of that index: a test may age its metadata.json."""
+    return shutil.copytree(git_built, tmp_path / "index")
 
 
 async def test_hits_carry_provenance_and_the_answer_one_line_per_source(git_index: Path) -> None:
