@@ -11,7 +11,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from docs_mcp_core.cli import main
 from docs_mcp_core.versions.changes import what_changed
 from docs_mcp_core.versions.published import read_chunks
 from docs_mcp_core.versions.sections import sections
@@ -34,8 +36,8 @@ def indexes(sqlmodel_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> di
         (root / f"{tag}.tar").write_bytes(archive)
         with tarfile.open(root / f"{tag}.tar") as tar:
             tar.extractall(tree, filter="data")
-        result = docs_mcp(*build_args(tree / "docs", root / tag), "-q")
-        assert result.returncode == 0, result.stderr
+        result = CliRunner().invoke(main, [*map(str, build_args(tree / "docs", root / tag)), "-q"])  # in-process
+        assert result.exit_code == 0, result.output
         built[tag] = root / tag
     return built
 
