@@ -25,13 +25,18 @@ def chunks(out: Path) -> dict[str, dict]:
     return {c["chunk_id"]: c for c in json.loads((out / "chunks.json").read_text())}
 
 
-@pytest.fixture
-def built(tmp_path: Path) -> tuple[Path, Path, str]:
-    docs = write_untrusted(tmp_path / "docs")
-    out = tmp_path / "out"
+def build_untrusted(root: Path) -> tuple[Path, Path, str]:
+    docs = write_untrusted(root / "docs")
+    out = root / "out"
     result = docs_mcp(*build_args(docs, out))
     assert result.returncode == 0, result.stderr
     return docs, out, result.stderr
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """One build, read by the tests that only read it (a test that builds again makes its own)."""
+    return build_untrusted(tmp_path_factory.mktemp("quarantine"))
 
 
 def test_a_flagged_chunk_is_not_indexed_and_the_build_says_where_to_look(built: tuple[Path, Path, str]) -> None:
@@ -95,8 +100,8 @@ def test_the_audit_records_quarantined_and_allowed_findings(built: tuple[Path, P
     assert quarantined == [(1,)]
 
 
-def test_a_reused_file_is_still_reported_and_a_changed_allow_list_rescans(built: tuple[Path, Path, str]) -> None:
-    docs, out, _ = built
+def test_a_reused_file_is_still_reported_and_a_changed_allow_list_rescans(tmp_path: Path) -> None:
+    docs, out, _ = build_untrusted(tmp_path)
     before = (out / "chunks.json").read_bytes()
     again = docs_mcp(*build_args(docs, out))
     assert again.returncode == 0, again.stderr
