@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -40,12 +41,18 @@ def refused(result, why: str) -> None:
     assert "Traceback" not in result.stderr
 
 
-@pytest.fixture
-def signed(tmp_path: Path, keys: tuple[Path, Path, Path]) -> Path:
-    out = tmp_path / "index"
+@pytest.fixture(scope="module")
+def signed_once(tmp_path_factory: pytest.TempPathFactory, keys: tuple[Path, Path, Path]) -> Path:
+    out = tmp_path_factory.mktemp("signed") / "index"
     built = docs_mcp(*build_args(EXAMPLE, out), "--sign", keys[0])
     assert built.returncode == 0, built.stderr
     return out
+
+
+@pytest.fixture
+def signed(signed_once: Path, tmp_path: Path) -> Path:
+    """A test's own copy of the signed index, to tamper with."""
+    return shutil.copytree(signed_once, tmp_path / "index")
 
 
 def test_a_signed_index_verifies_and_a_tampered_one_is_refused(signed: Path, keys: tuple[Path, Path, Path]) -> None:
