@@ -17,7 +17,7 @@ from docs_mcp_core.indexing.chunks import chunk_corpus
 from docs_mcp_core.indexing.fingerprints import fingerprint_chunks
 from docs_mcp_core.indexing.table import open_table
 
-from ..conftest import write
+from ..conftest import EXAMPLE_DOCS, write
 
 DIMS = 64
 CACHE = ".embedding-cache"
@@ -87,14 +87,15 @@ def edit(docs: Path) -> None:
     write(docs, "guides/integrity.md", "# Integrity\n\n## Checks\n\nEvery vector is verified when read.\n")
 
 
-@pytest.fixture
-def cold(example_docs: Path, tmp_path: Path) -> dict[str, list[float]]:
-    """What the edited corpus publishes when built from nothing."""
-    reference = tmp_path / "reference-docs"
-    shutil.copytree(example_docs, reference)
+@pytest.fixture(scope="module")
+def cold(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[float]]:
+    """What the edited corpus publishes when built from nothing (built once: the tests only compare)."""
+    root = tmp_path_factory.mktemp("cold")
+    reference = root / "reference-docs"
+    shutil.copytree(EXAMPLE_DOCS, reference)
     edit(reference)
-    build(reference, tmp_path / "cold")
-    return published_vectors(tmp_path / "cold")
+    build(reference, root / "cold")
+    return published_vectors(root / "cold")
 
 
 @pytest.mark.slow
