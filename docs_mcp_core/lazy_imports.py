@@ -19,6 +19,13 @@ only): their `__init__`s import the SDK's client, its HTTP client, FastMCP (`MCP
 their dependencies, none of which a stdio server uses, while `docs-mcp serve` imports only the
 submodules it needs (`mcp.types`, `mcp.server.lowlevel`, `mcp.server.stdio`). `from mcp import
 Client` and the like still work: a name the package has not got yet runs its `__init__`.
+
+The SDK's per-version wire models (`mcp_types._v2025_11_25`, `_v2026_07_28`: some 300 pydantic
+models, which `mcp_types.methods` maps each `(method, protocol version)` to) are created with
+pydantic's `defer_build`: each builds its validator when it first validates, so a session builds
+the few its protocol version and methods use (initialize, tools/list, tools/call …), not the
+other era's nor sampling, elicitation or tasks. The models, their fields and their checks are
+the same; only when their validators are built moves.
 """
 
 from __future__ import annotations
@@ -37,6 +44,10 @@ if TYPE_CHECKING:
 PACKAGE = "lance_namespace_urllib3_client"
 # package -> whether its `__init__` runs with pydantic's validate_call deferred too
 DEFERRED = {PACKAGE: True, "mcp": False, "mcp.server": False}
+# modules whose pydantic models build their validators on first use
+DEFERRED_BUILD = ("mcp_types._v2025_11_25", "mcp_types._v2026_07_28")
+_build_lock = threading.Lock()
+_building = 0  # deferred-build modules being executed (two threads may import one each)
 
 
 def deferred_validate_call(real: Callable[..., Any]) -> Callable[..., Any]:
@@ -102,22 +113,56 @@ class _DeferringLoader:
         return getattr(self.inner, name)
 
 
+class _DeferredBuildLoader:
+    """The module's own loader, run while the SDK's wire-model base says `defer_build`: the classes
+    the module defines inherit it (pydantic merges a model's config from its bases at class creation)."""
+
+    def __init__(self, inner: Loader) -> None:
+        self.inner = inner
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        global _building
+        from mcp_types._wire_base import WireModel
+
+        with _build_lock:
+            _building += 1
+            WireModel.model_config["defer_build"] = True
+        try:
+            self.inner.exec_module(module)
+        finally:
+            with _build_lock:
+                _building -= 1
+                if not _building:
+                    WireModel.model_config.pop("defer_build", None)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
 class _Finder:
     """A meta path finder (no importlib.abc base: importing it costs every process ~7 ms)."""
 
     def find_spec(
         self, name: str, path: Any = None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if name not in DEFERRED:
+        if name not in DEFERRED and name not in DEFERRED_BUILD:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is not None and spec.loader is not None:
             # a Loader by duck typing: subclassing importlib.abc.Loader would import it in every process
-            spec.loader = cast("Loader", _DeferringLoader(spec.loader, DEFERRED[name]))
+            loader = (
+                _DeferringLoader(spec.loader, DEFERRED[name]) if name in DEFERRED else _DeferredBuildLoader(spec.loader)
+            )
+            spec.loader = cast("Loader", loader)
         return spec
 
 
 def install() -> None:
-    """Idempotent, and cheap: nothing is imported until lancedb imports the client."""
+    """Idempotent, and cheap: nothing is imported until lancedb or the MCP SDK asks for a deferred module."""
     if not any(isinstance(finder, _Finder) for finder in sys.meta_path):
         sys.meta_path.insert(0, _Finder())

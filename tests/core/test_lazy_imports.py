@@ -168,3 +168,67 @@ def test_a_shared_sessions_launcher_imports_nothing_but_the_standard_library() -
     """`docs-mcp serve --shared` starts in tens of milliseconds: no click, no MCP SDK, no docs-mcp command."""
     done = subprocess.run([sys.executable, "-c", LAUNCHER_PROBE], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == ["docs_mcp_core", "docs_mcp_core.console", "docs_mcp_core.shared_session"]
+
+
+WIRE_PROBE = """
+import json, sys
+deferred = sys.argv[1] == "own"
+if deferred:
+    from docs_mcp_core.process import own_process
+    own_process()
+import docs_mcp_core.server.app, mcp.server.stdio
+import pydantic
+import mcp_types._v2025_11_25 as v2025, mcp_types._v2026_07_28 as v2026
+from mcp_types import methods
+from mcp_types._wire_base import WireModel
+
+def built(module):
+    return sorted(n for n, c in vars(module).items() if isinstance(c, type) and issubclass(c, WireModel)
+                  and c.__module__ == module.__name__ and c.__pydantic_complete__)
+
+def errors(call):
+    try:
+        call()
+    except pydantic.ValidationError as exc:
+        return [[list(map(str, e["loc"])), e["type"]] for e in exc.errors()]
+    return None
+
+at_import = {"v2025": len(built(v2025)), "v2026": len(built(v2026)), "config": dict(WireModel.model_config)}
+v = "2025-11-25"
+init = {"protocolVersion": v, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+out = {
+    "at_import": at_import,
+    "initialize": type(methods.parse_client_request("initialize", v, init)).__name__,
+    "bad_call": errors(lambda: methods.parse_client_request("tools/call", v, {"arguments": {"q": 1}})),
+    "bad_result": errors(lambda: methods.serialize_server_result("tools/call", v, {"content": [{"type": "x"}]})),
+    "result": methods.serialize_server_result("tools/call", v, {"content": [{"type": "text", "text": "hi"}]}),
+    "modern_bad": errors(lambda: v2026.CallToolRequest.model_validate({"method": "tools/call", "params": {}})),
+    "schema": sorted(v2026.CallToolRequestParams.model_json_schema()["properties"]),
+}
+out["built"] = {"v2025": built(v2025), "v2026": built(v2026)}
+print(json.dumps(out))
+"""
+
+
+def test_the_sdks_wire_models_build_on_first_use_with_the_same_checks() -> None:
+    """A stdio server builds only the wire models its session validates (lazy_imports.py), and each checks
+    what an eagerly built one checks: the same answers and validation errors as in a plain process."""
+    runs = {
+        kind: json.loads(
+            subprocess.run(
+                [sys.executable, "-c", WIRE_PROBE, kind], capture_output=True, text=True, check=True
+            ).stdout.splitlines()[-1]
+        )
+        for kind in ("own", "plain")
+    }
+    own, plain = runs["own"], runs["plain"]
+    assert own["at_import"] == {"v2025": 0, "v2026": 0, "config": {"populate_by_name": True}}, (
+        "serve's imports built the SDK's per-version wire models, or left the base's config changed"
+    )
+    assert plain["at_import"]["v2025"] > 100  # a process that is not docs-mcp's own is left as it was
+    used = own["built"]
+    assert 0 < len(used["v2025"]) < 30 and len(used["v2026"]) < 10, used  # only what the calls needed
+    assert "InitializeRequest" in used["v2025"] and "CallToolRequest" in used["v2026"]
+    same = ("initialize", "bad_call", "bad_result", "result", "modern_bad", "schema")
+    assert {k: own[k] for k in same} == {k: plain[k] for k in same}
+    assert own["bad_call"] and own["bad_result"] and own["modern_bad"]  # pydantic's checks ran
