@@ -13,11 +13,10 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NoReturn, cast
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast
 
 import anyio
 import mcp.types  # noqa: F401 - first, so `from mcp import types` finds the submodule (lazy_imports.py)
-from jsonschema import Draft202012Validator
 from mcp import types  # after `import mcp.types` above: a submodule, not the deferred package's __init__
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
@@ -33,6 +32,9 @@ from ..process import exit_now
 from ..search import Library, SearchError, Served, Weights
 from . import tools
 from .mustache import TemplateError, render
+
+if TYPE_CHECKING:  # imported where the first validator is made: a tools request, not before `initialize`
+    from jsonschema import Draft202012Validator
 
 
 def log(message: str) -> None:
@@ -206,6 +208,8 @@ class DocsServer:
                     "description": f"The docs version to answer from [default: the one served, {served}].",
                 }
                 search["properties"]["version"] = get_doc["properties"]["version"] = version
+            from jsonschema import Draft202012Validator
+
             self._schema_cache = {
                 self.search_name: Draft202012Validator(search),
                 self.get_doc_name: Draft202012Validator(get_doc),
@@ -284,6 +288,8 @@ class DocsServer:
         ]
 
     async def _call_changes(self, arguments: dict[str, Any]) -> types.CallToolResult:
+        from jsonschema import Draft202012Validator
+
         from ..versions.serving import changes_between
 
         index = await self.library.served()

@@ -5,12 +5,13 @@ The low-level MCP server does not validate arguments, so this does, before the e
 
 from __future__ import annotations
 
-from typing import Any
-
-from jsonschema import Draft202012Validator
+from typing import TYPE_CHECKING, Any
 
 from ..output.metadata import PublishedMetadata, TaxonomyKey
 from ..search import CONTEXT_CHARS, DEFAULT_LIMIT, MAX_CONTEXT, MAX_LIMIT, MAX_MAX_CHARS, MIN_MAX_CHARS, match_case
+
+if TYPE_CHECKING:  # the server makes the validators (app.py), importing jsonschema then
+    from jsonschema import Draft202012Validator
 
 SEARCH = "search_docs"
 GET_DOC = "get_doc"

@@ -111,10 +111,11 @@ from docs_mcp_core.process import own_process
 own_process()
 import docs_mcp_core.server.app, mcp.server.stdio
 loaded = sorted(m for m in ("mcp.client", "mcp.server.mcpserver", "httpx2") if m in sys.modules)
+validators = "jsonschema" in sys.modules
 from mcp import Client, StdioServerParameters
 from mcp.server import MCPServer, Server
 import mcp.types as types
-print(json.dumps({"loaded": loaded, "client": Client.__module__, "mcpserver": MCPServer.__module__,
+print(json.dumps({"loaded": loaded, "validators": validators, "client": Client.__module__, "mcpserver": MCPServer.__module__,
                   "server": Server.__module__, "tool": types.Tool.__name__,
                   "params": StdioServerParameters(command="x").command}))
 """
@@ -124,6 +125,7 @@ def test_the_stdio_server_imports_no_mcp_client_nor_fastmcp_and_both_still_impor
     done = subprocess.run([sys.executable, "-c", SERVER_PROBE], capture_output=True, text=True, check=True)
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["loaded"] == [], "the server's imports ran the mcp package __init__s (client, FastMCP)"
+    assert not found["validators"], "the server imported jsonschema before a tools request needed a validator"
     assert found["client"] == "mcp.client.client" and found["mcpserver"].startswith("mcp.server.mcpserver")
     assert found["server"] == "mcp.server.lowlevel.server" and found["tool"] == "Tool" and found["params"] == "x"
 
