@@ -125,7 +125,11 @@ class _DeferredBuildLoader:
 
     def exec_module(self, module: ModuleType) -> None:
         global _building
-        from mcp_types._wire_base import WireModel
+        try:
+            from mcp_types._wire_base import WireModel
+        except ImportError:  # an SDK laid out otherwise: its models are built as it builds them
+            self.inner.exec_module(module)
+            return
 
         with _build_lock:
             _building += 1
