@@ -37,6 +37,10 @@ class Diagnostic:
     def format(self) -> str:
         return f"{self.path}:{self.line}: {self.severity}: {self.message}"
 
+    def located(self) -> str:
+        """Without the severity: for a line whose prefix (`warn:`, a log level) already says it."""
+        return f"{self.path}:{self.line}: {self.message}"
+
 
 def error(path: str, line: int, message: str, code: str) -> Diagnostic:
     return Diagnostic(path, max(line, 1), "error", message, code)

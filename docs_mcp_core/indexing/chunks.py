@@ -253,7 +253,7 @@ def chunk_corpus(
         )
     for d in chunkset.warnings:
         if d.code != "no-strategy":
-            reporter.warn(d.format())
+            reporter.warn(d.located())
     defaults = sum(d.code == "no-strategy" for d in chunkset.warnings)
     if defaults:
         reporter.warn(

@@ -121,7 +121,7 @@ def stage_git(
                     tar.extract(member, tmp, filter="data")
                 except tarfile.FilterError as exc:  # a link the data filter finds unsafe: skip it, say so
                     shown = show_path(member.name[len(prefix) + 1 :] if prefix else member.name)
-                    skipped.append(warning(shown, 1, f"skipped: {exc}", "unsafe-link").format())
+                    skipped.append(warning(shown, 1, f"skipped: {exc}", "unsafe-link").located())
         root = Path(tmp) / prefix if prefix else Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
         _extract_project(mirror, resolved, prefix, Path(tmp), exclude)
@@ -197,7 +197,7 @@ def _members(members: list[tarfile.TarInfo], prefix: str) -> tuple[list[tarfile.
                         1,
                         f"skipped: symlink to {show_path(by_name[name].linkname)}, outside the docs folder",
                         "symlink-outside",
-                    ).format()
+                    ).located()
                 )
                 break
             keep.add(name)

@@ -28,7 +28,7 @@ class StagedDocs:
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)  # what the walk skipped (symlinks, FIFOs...), one line each
+    warnings: list[str] = field(default_factory=list)  # what the walk skipped, `path:line: message` each
     crawl: dict[str, Any] = field(default_factory=dict)  # website sources: counts, requests by status, page events
     ref: str | None = None  # one version of a versioned corpus: the git ref it was staged from
     source_url: str | None = None  # or its URL
@@ -81,14 +81,14 @@ def stage_local(
     previous: dict[str, str] = read_json(staged_listing(dest)) or {}
     files: dict[str, str] = {}
     total = 0
-    warnings = [d.format() for d in tree.diagnostics]
+    warnings = [d.located() for d in tree.diagnostics]
     staged: set[str] = set()
     for rel, (folder, under) in wanted.items():
         key = posixpath.relpath(rel, docs_rel) if docs_rel else rel  # docs-relative: pages keep their names
         try:
             data = read_beneath(folder, under)
         except LinkOutsideError as exc:  # became a link leading out since the walk: skipped, as the walk skips one
-            warnings.append(outside_warning(key, exc.target).format())
+            warnings.append(outside_warning(key, exc.target).located())
             continue
         except OSError as exc:
             raise DocsMcpError(f"cannot stage {show_path(key)} from {source}: {exc.strerror}") from None

@@ -3,6 +3,7 @@ traceback, never a hang, and nothing from outside the docs folder indexed or ser
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
@@ -16,6 +17,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from docs_mcp_core.errors import DocsMcpError
+from docs_mcp_core.indexing.chunks import chunk_corpus
+from docs_mcp_core.progress import StderrReporter
 from docs_mcp_core.sources.config import load_config
 from docs_mcp_core.sources.git import stage_git
 from docs_mcp_core.sources.local import stage_local
@@ -98,7 +101,7 @@ def test_symlink_to_a_file_outside_is_skipped_and_never_served(tmp_path: Path, d
     out = tmp_path / "out"
     proc = build(docs, out)
     assert proc.returncode == 0, proc.stderr
-    assert "leak.md:1: warning: skipped" in proc.stderr and "passwd.md:1: warning: skipped" in proc.stderr
+    assert "warn: leak.md:1: skipped: symlink to" in proc.stderr and "warn: passwd.md:1: skipped" in proc.stderr
     chunks = json.loads((out / "chunks.json").read_text())
     assert {c["filepath"] for c in chunks} == {"guide.md"} and "root:" not in json.dumps(chunks)
     assert searched(out, "wombatsecret").startswith("no results")
@@ -111,7 +114,7 @@ def test_symlinked_folder_outside_is_not_followed(tmp_path: Path, docs: Path, ou
     proc = build(docs, out)
     assert proc.returncode == 0, proc.stderr
     assert (
-        f"external:1: warning: skipped: symlink to the folder {outside.resolve() / 'pages'}, outside the docs "
+        f"warn: external:1: skipped: symlink to the folder {outside.resolve() / 'pages'}, outside the docs "
         "folder; not followed" in proc.stderr
     )
     assert searched(out, "quokkafolder").startswith("no results")
@@ -141,7 +144,7 @@ def test_a_symlink_inside_the_docs_folder_is_indexed_once(tmp_path: Path, docs: 
     out = tmp_path / "out"
     proc = build(docs, out)
     assert proc.returncode == 0, proc.stderr
-    assert "alias.md:1: warning: skipped: symlink to guide.md, which is indexed under its own path" in proc.stderr
+    assert "warn: alias.md:1: skipped: symlink to guide.md, which is indexed under its own path" in proc.stderr
     files = sorted({c["filepath"] for c in json.loads((out / "chunks.json").read_text())})
     assert files == ["faq.md", "guide.md"]
     assert "faq.md#faq/why" in searched(out, "platypusreason")
@@ -161,7 +164,7 @@ def test_fifo_and_socket_named_md_are_skipped_without_hanging(tmp_path: Path, do
         assert "pipe.md:1: warning: skipped: symlink to a FIFO (named pipe)" in check.stdout
         assert "sock.md:1: warning: skipped: a socket, not a regular file" in check.stdout
         proc = build(docs, tmp_path / "out")
-        assert proc.returncode == 0 and "x.md:1: warning: skipped: a FIFO" in proc.stderr
+        assert proc.returncode == 0 and "warn: x.md:1: skipped: a FIFO" in proc.stderr
 
 
 @pytest.mark.slow
@@ -327,6 +330,17 @@ def test_odd_file_names_round_trip_from_search_to_get_doc(tmp_path: Path, docs: 
     )
 
 
+def test_a_skipped_entry_is_one_warn_line_with_one_prefix(tmp_path: Path, docs: Path) -> None:
+    (docs / "passwd.md").symlink_to("/etc/passwd")
+    printed = io.StringIO()
+    chunk_corpus(docs, StderrReporter(printed), spill_dir=tmp_path)
+    warned = [line for line in printed.getvalue().splitlines() if "passwd.md" in line]
+    assert warned == [
+        "warn: passwd.md:1: skipped: symlink to /etc/passwd, outside the docs folder; copy the file into the docs "
+        "folder if it belongs there"
+    ]
+
+
 def test_local_staging_skips_the_same_entries(tmp_path: Path, docs: Path, outside: Path) -> None:
     (docs / "leak.md").symlink_to(outside / "secret.md")
     (docs / "external").symlink_to(outside / "pages", target_is_directory=True)
@@ -380,7 +394,7 @@ def test_git_staging_never_extracts_a_symlink_leading_outside(tmp_path: Path) ->
     staged = stage_git(str(repo), "HEAD", "docs", tmp_path / "out" / "staged" / "docs")
     assert sorted(staged.files) == ["guide.md"]
     assert [w.split(":", 1)[0] for w in staged.warnings] == ["alias.md", "passwd.md", "readme.md"]
-    assert "passwd.md:1: warning: skipped: symlink to /etc/passwd, outside the docs folder" in staged.warnings
+    assert "passwd.md:1: skipped: symlink to /etc/passwd, outside the docs folder" in staged.warnings
 
 
 @pytest.mark.slow
@@ -417,8 +431,8 @@ def test_dagster_skips_the_same_entries_and_refuses_an_empty_corpus(tmp_path: Pa
     chunks = json.loads((tmp_path / "hostile" / "chunks.json").read_text())
     assert {c["filepath"] for c in chunks} == {"guide.md"}
     logs = [e.message for e in instance.all_logs(instance.get_runs()[0].run_id) if e.message]
-    assert any("leak.md:1: warning: skipped: symlink to" in m for m in logs)
-    assert any("x.md:1: warning: skipped: a FIFO" in m for m in logs)
+    assert any(m.startswith("leak.md:1: skipped: symlink to") for m in logs)
+    assert any(m.startswith("x.md:1: skipped: a FIFO") for m in logs)
 
     failed = materialize("empty")
     assert not failed.success

@@ -70,4 +70,4 @@ def test_a_heading_of_one_very_long_line_is_cut_in_what_each_chunk_repeats(
     assert sum(c["content"].count("headword") for c in chunks) == words  # the text itself is all there
     # what a build writes grows with the file, not with the file times its chunks
     assert (out / "chunks.json").stat().st_size < 4 * page.stat().st_size
-    assert f"head.md:{line}: warning: heading of {9 * words - 1:,} characters: its chunks' heading" in proc.stderr
+    assert f"warn: head.md:{line}: heading of {9 * words - 1:,} characters: its chunks' heading" in proc.stderr
