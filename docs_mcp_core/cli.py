@@ -171,7 +171,7 @@ def _validate(docs_dir: Path, fmt: str, list_files: bool, trust: CorpusTrust | N
     chunkset = analyze_corpus(check_docs_dir(docs_dir, "--docs-dir"), trust_settings=trust)
     chunkset.diagnostics.extend(trust_diagnostics(chunkset.flags()))
     quarantined = sum(chunkset.quarantined.values())
-    files = len(chunkset.files) + sum(d.code == "not-utf8" for d in chunkset.diagnostics)
+    paths = [r.relpath for r in chunkset.files] + [d.path for d in chunkset.diagnostics if d.code == "not-utf8"]
     if not chunkset.chunk_count and not has_errors(chunkset.diagnostics):
         chunkset.diagnostics.append(
             warning(
@@ -186,7 +186,7 @@ def _validate(docs_dir: Path, fmt: str, list_files: bool, trust: CorpusTrust | N
 
     syntax = syntax_report(chunkset)
     if fmt == "json":
-        doc = json.loads(format_json(chunkset.diagnostics, files))
+        doc = json.loads(format_json(chunkset.diagnostics, len(paths)))
         if listing is not None:
             doc["listing"] = listing
         doc["framework"] = chunkset.framework
@@ -200,7 +200,7 @@ def _validate(docs_dir: Path, fmt: str, list_files: bool, trust: CorpusTrust | N
             click.echo(f"{entry['status']:<9}{entry['path']}{why}")
         for line in syntax.lines():
             click.echo(line)
-        click.echo(format_text(chunkset.diagnostics, files, str(docs_dir)))
+        click.echo(format_text(chunkset.diagnostics, paths, str(docs_dir)))
         if quarantined:
             click.echo(
                 f"trust: {quarantined} chunk(s) have text addressed to an AI agent or hidden from readers; "

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Literal
+
+from .paths import counted_files
 
 Severity = Literal["error", "warning"]
 
@@ -64,7 +67,7 @@ def _group_line(group: list[Diagnostic], docs_dir: str) -> str:
     return f"{line}\n  fix: {fix}" if fix else line
 
 
-def format_text(diagnostics: list[Diagnostic], files: int, docs_dir: str = "DOCS") -> str:
+def format_text(diagnostics: list[Diagnostic], files: Iterable[str], docs_dir: str = "DOCS") -> str:
     """One line per finding; findings of one code and identical wording on many files become one line.
 
     Errors are never grouped unless identical; the JSON output always keeps every finding.
@@ -84,7 +87,7 @@ def format_text(diagnostics: list[Diagnostic], files: int, docs_dir: str = "DOCS
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
     lines.append(
-        f"validated {files} markdown file(s): {errors} error(s), {warnings} warning(s)"
+        f"validated {counted_files(files)}: {errors} error(s), {warnings} warning(s)"
         + (" (`--format json` lists every finding)" if grouped else "")
     )
     return "\n".join(lines)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import errno
 import os
+import posixpath
 import stat
 import tempfile
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 from .errors import DocsMcpError
@@ -16,6 +19,17 @@ MARKDOWN_SUFFIXES = (
     ".mdx",
     ".rst",
 )  # what a docs folder's walk indexes (MDX: corpus.markdown.blank_mdx_syntax; reST: corpus.rst)
+KIND_NAMES = {".md": "Markdown", ".markdown": "Markdown", ".mdx": "MDX", ".rst": "reStructuredText"}
+
+
+def counted_files(paths: Iterable[str]) -> str:
+    """ "3 Markdown file(s)", or "5 file(s) (3 Markdown, 2 reStructuredText)": a summary names what it read."""
+    kinds = Counter(KIND_NAMES.get(posixpath.splitext(p)[1].lower(), "other") for p in paths)
+    total = sum(kinds.values())
+    if len(kinds) == 1:
+        return f"{total} {next(iter(kinds))} file(s)"
+    listed = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"{total} file(s) ({listed})" if listed else f"{total} file(s)"
 
 
 def check_docs_dir(path: Path, option: str = "docs directory") -> Path:

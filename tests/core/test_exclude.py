@@ -135,7 +135,7 @@ def test_repeated_warnings_are_grouped_and_json_keeps_all(tmp_path: Path, runner
     fix_line = lines[lines.index(grouped[0]) + 1]
     assert fix_line.startswith("  fix: add a .docs-mcp.json") and "docs-mcp fix --docs-dir" in fix_line
     assert any(line.startswith("odd.md:2: warning: unknown frontmatter key 'colour'") for line in lines)
-    assert lines[-1].startswith("validated 13 markdown file(s): 0 error(s), 14 warning(s)")
+    assert lines[-1].startswith("validated 13 Markdown file(s): 0 error(s), 14 warning(s)")
     result = runner.invoke(main, ["validate", "--docs-dir", str(docs), "--format", "json"])
     diagnostics = json.loads(result.output)["diagnostics"]
     assert len(diagnostics) == 14

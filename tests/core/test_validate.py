@@ -133,7 +133,19 @@ def test_warnings_alone_exit_zero(tmp_path: Path, runner: CliRunner) -> None:
     )
     assert one(lines, "no explicit chunking strategy").startswith("a.md:1: warning:")
     assert one(lines, "Start Usage").startswith("a.md:6: warning: orphaned HTML metadata comment 'Start Usage [usage]'")
-    assert lines[-1] == "validated 1 markdown file(s): 0 error(s), 3 warning(s)"
+    assert lines[-1] == "validated 1 Markdown file(s): 0 error(s), 3 warning(s)"
+
+
+def test_the_summary_names_the_kinds_of_file_validated(tmp_path: Path, runner: CliRunner) -> None:
+    write(tmp_path, ".docs-mcp.json", GOOD)
+    write(tmp_path, "a.rst", "Title\n=====\n\nSection\n-------\n\nText.\n")
+    code, lines = run_validate(runner, tmp_path)
+    assert code == 0 and lines[-1] == "validated 1 reStructuredText file(s): 0 error(s), 0 warning(s)"
+    write(tmp_path, "b.mdx", "# B\n\n## Part\n\nText.\n")
+    write(tmp_path, "c.md", "# C\n\n## Part\n\nText.\n")
+    write(tmp_path, "d.markdown", "# D\n\n## Part\n\nText.\n")
+    code, lines = run_validate(runner, tmp_path)
+    assert lines[-1] == "validated 4 file(s) (2 Markdown, 1 MDX, 1 reStructuredText): 0 error(s), 0 warning(s)"
 
 
 def test_taxonomy_limits(tmp_path: Path, runner: CliRunner) -> None:
@@ -177,7 +189,7 @@ def test_console_script_exit_codes(tmp_path: Path, example_docs: Path) -> None:
         text=True,
     )
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert "validated 18 markdown file(s): 0 error(s), 0 warning(s)" in ok.stdout
+    assert "validated 18 Markdown file(s): 0 error(s), 0 warning(s)" in ok.stdout
     missing = subprocess.run(
         [sys.executable, "-m", "docs_mcp_core.cli", "validate", "--docs-dir", str(tmp_path / "nope")],
         capture_output=True,

@@ -133,7 +133,7 @@ def test_loops_and_dangling_symlinks_are_warnings(tmp_path: Path, docs: Path) ->
         assert f"{name}:1: warning: skipped: symlink loop" in check.stdout
     assert "gone.md:1: warning: skipped: dangling symlink (its target 'deleted.md' does not exist)" in check.stdout
     assert "sub/up:1: warning: skipped: symlink to the folder . is not followed" in check.stdout
-    assert "validated 1 markdown file(s): 0 error(s)" in check.stdout
+    assert "validated 1 Markdown file(s): 0 error(s)" in check.stdout
 
 
 @pytest.mark.slow
@@ -291,7 +291,7 @@ def test_file_names_that_cannot_be_chunk_ids_are_rejected(tmp_path: Path, docs: 
     for name in shown:
         assert f"{name}:1: error: the path " in check.stdout and "rename the file or folder" in check.stdout
     assert "caf\\xe9.md:1: error: the path is not valid UTF-8" in check.stdout
-    assert "validated 1 markdown file(s): 8 error(s)" in check.stdout
+    assert "validated 1 Markdown file(s): 8 error(s)" in check.stdout
     proc = build(docs, tmp_path / "out")
     assert proc.returncode == 1 and "validation failed with 8 error(s)" in proc.stderr
     assert "a#b.md:1: error: the path contains '#'" in proc.stderr

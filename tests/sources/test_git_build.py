@@ -90,7 +90,7 @@ def test_bad_git_arguments_get_one_error_line(docs_repo: Path, tmp_path: Path, e
 def test_validate_a_repository(docs_repo: Path) -> None:
     result = CliRunner().invoke(main, ["validate", "--git", str(docs_repo), "--subdir", "docs"])
     assert result.exit_code == 0, result.output
-    assert "validated 1 markdown file(s): 0 error(s), 0 warning(s)" in result.stdout
+    assert "validated 1 Markdown file(s): 0 error(s), 0 warning(s)" in result.stdout
 
 
 @pytest.mark.parametrize("from_git", [True, False])
