@@ -846,7 +846,13 @@ def _served_corpora(index_dirs: tuple[str, ...], config_file: Path | None) -> li
     show_default=True,
     help="HTTP bind address. Anything but localhost should come with --auth-token-env.",
 )
-@click.option("--port", type=click.IntRange(0, 65535), default=20310, show_default=True, help="HTTP port.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=20310,
+    show_default=True,
+    help="HTTP port; 0 takes a free one, which the 'serving on' line shows.",
+)
 @click.option(
     "--auth-token-env",
     metavar="VAR",

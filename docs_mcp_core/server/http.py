@@ -10,6 +10,7 @@ import errno
 import hmac
 import json
 import socket
+import sys
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -260,19 +261,32 @@ def build_app(
     return HostGate(BearerTokenGate(app, token) if token else app, policy)
 
 
-def check_can_listen(host: str, port: int, shown: str) -> None:
-    """Bind each address of HOST:PORT once, as the server is about to: a port in use or a host that is not
-    this machine's is one `error:` line before "serving on", not uvicorn's log line and exit code 3."""
+def bind_listeners(host: str, port: int, shown: str) -> list[socket.socket]:
+    """Bind each address of HOST:PORT, as uvicorn's asyncio server would, and hand the sockets to it.
+
+    A port in use or a host that is not this machine's is one `error:` line before "serving on", not
+    uvicorn's log line and exit code 3; with port 0 every address shares the port the first one got,
+    which is the port "serving on" shows.
+    """
+    bound: list[socket.socket] = []
     try:
         addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-        for family, kind, proto, _, sockaddr in addresses:
-            with socket.socket(family, kind, proto) as sock:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                sock.bind(sockaddr)
+        for family, kind, proto, _, sockaddr in dict.fromkeys(addresses):
+            sock = socket.socket(family, kind, proto)
+            bound.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as asyncio: an IPv6 socket does not take IPv4 too
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            if len(bound) > 1:
+                sockaddr = (sockaddr[0], bound[0].getsockname()[1], *sockaddr[2:])
+            sock.bind(sockaddr)
     except OSError as exc:
+        for sock in bound:
+            sock.close()
         why = (exc.strerror or str(exc)).lower()
         fix = "stop what listens there or choose another --port" if exc.errno == errno.EADDRINUSE else "check --host"
         raise DocsMcpError(f"cannot listen on {shown}:{port}: {why}; {fix}") from None
+    return bound
 
 
 def serve_http(
@@ -287,6 +301,7 @@ def serve_http(
     limits: HttpLimits | None = None,
 ) -> None:
     import uvicorn
+    from uvicorn.config import STARTUP_FAILURE
 
     from .http_protocol import MAX_HEADER_BYTES, ReadDeadlines, protocol_class
 
@@ -301,12 +316,13 @@ def serve_http(
         limits=limits,
     )
     shown = f"[{host}]" if ":" in host else host
-    check_can_listen(host, port, shown)
+    listeners = bind_listeners(host, port, shown)
+    port = listeners[0].getsockname()[1]
     auth = "bearer token required" if token else "no auth"
     log(f"serving on http://{shown}:{port}/mcp ({auth}{', stateless' if stateless else ''}); health at /healthz")
     if host not in LOOPBACK and not token:
         log("warning: listening beyond localhost without --auth-token-env; anyone who can reach this port can search")
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -315,3 +331,10 @@ def serve_http(
         http=protocol_class(ReadDeadlines(limits.header_timeout, limits.body_timeout)),
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
     )
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=listeners)
+    except KeyboardInterrupt:
+        pass
+    if not server.started:  # the lifespan failed: uvicorn.run's exit code
+        sys.exit(STARTUP_FAILURE)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -56,29 +59,45 @@ def stdio_client(index: Path | None, *extra: str, env: dict[str, str] | None = N
     )
 
 
+def served_port(proc: subprocess.Popen, log: Path, timeout: float = 60) -> int:
+    """The port on the server's "serving on http://127.0.0.1:PORT/mcp" line (it is started with --port 0)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if found := re.search(r"^docs-mcp: serving on http://127\.0\.0\.1:(\d+)/mcp ", log.read_text(), re.M):
+            return int(found[1])
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"no 'serving on' line (exit code {proc.poll()}): {log.read_text()[-2000:]}")
+        time.sleep(0.05)
+
+
 @contextlib.contextmanager
 def http_server(index: Path | None, *extra: str, env: dict[str, str] | None = None, log: Path | None = None):
-    """A `docs-mcp serve --transport http` process; yields its base URL once /healthz answers."""
-    port = free_port()
-    err = open(log, "w") if log else subprocess.DEVNULL
-    proc = subprocess.Popen(
-        [sys.executable, *serve_args(index, "--transport", "http", "--port", str(port), *extra)],
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.DEVNULL,
-        stderr=err,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_healthy(proc, base, log)
-        yield base
-    finally:
-        proc.terminate()
+    """A `docs-mcp serve --transport http --port 0` process; yields its base URL once /healthz answers.
+
+    The port is the one the server says it bound, so there is no race for a free port with other tests."""
+    with contextlib.ExitStack() as stack:
+        if log is None:
+            log = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="docs-mcp-serve-"))) / "stderr.log"
+        err = stack.enter_context(open(log, "w"))
+        proc = subprocess.Popen(
+            [sys.executable, *serve_args(index, "--transport", "http", "--port", "0", *extra)],
+            env={**os.environ, **(env or {})},
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        if log:
-            err.close()
+            port = served_port(proc, log)
+            assert port != 0, "the server showed port 0, not the port it bound"
+            base = f"http://127.0.0.1:{port}"
+            wait_until_healthy(proc, base, log)
+            yield base
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 @pytest.fixture(scope="session")
