@@ -19,7 +19,7 @@ from ..errors import DocsMcpError, ValidationFailed
 from ..fsutil import file_stat
 from ..output.chunk import Chunk
 from ..output.layout import OutputLayout
-from ..paths import MARKDOWN_SUFFIXES
+from ..paths import MARKDOWN_SUFFIXES, counted_files
 from ..progress import NullReporter, Reporter, Timer, counted
 from .chunk_lines import Spill
 from .contract import ChunkSet, FileRecord
@@ -242,7 +242,7 @@ def chunk_corpus(
         found = (
             f"the trust scan quarantined every chunk ({sum(chunkset.quarantined.values())}); see `docs-mcp validate`"
             if chunkset.quarantined
-            else f"its {len(chunkset.files)} Markdown file(s) have no content"
+            else f"its {counted_files(f.relpath for f in chunkset.files)} have no content"
             if chunkset.files
             else f"it has no Markdown files ({', '.join('*' + s for s in MARKDOWN_SUFFIXES)}, outside dot-folders "
             "and node_modules)"

@@ -341,6 +341,14 @@ def test_a_skipped_entry_is_one_warn_line_with_one_prefix(tmp_path: Path, docs: 
     ]
 
 
+def test_an_empty_corpus_names_the_kinds_of_file_it_has(tmp_path: Path) -> None:
+    write(tmp_path / "docs", "a.rst", "")
+    write(tmp_path / "docs", "b.md", "\n")
+    with pytest.raises(DocsMcpError) as refused:
+        chunk_corpus(tmp_path / "docs", spill_dir=tmp_path)
+    assert "its 2 file(s) (1 Markdown, 1 reStructuredText) have no content" in str(refused.value)
+
+
 def test_local_staging_skips_the_same_entries(tmp_path: Path, docs: Path, outside: Path) -> None:
     (docs / "leak.md").symlink_to(outside / "secret.md")
     (docs / "external").symlink_to(outside / "pages", target_is_directory=True)
