@@ -143,6 +143,7 @@ class Snapshot:
     vectors: np.ndarray | None
     starts: np.ndarray | None
     ends: np.ndarray  # where each row's content ends in content.txt (bytes)
+    digest: str = ""  # xxh3-128 of rows.json: what a server's word positions are built from (words_cache.py)
 
     @property
     def columns(self) -> dict[str, list[Any]]:
@@ -203,4 +204,6 @@ def read(out: Path | str, table: str, version: int) -> Snapshot | None:
         raise
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SnapshotError(f"{where} is damaged ({str(exc).splitlines()[0][:200]})") from None
-    return Snapshot(where, head, row_ids, vectors, starts, ends)
+    import xxhash
+
+    return Snapshot(where, head, row_ids, vectors, starts, ends, xxhash.xxh3_128_hexdigest(raw))

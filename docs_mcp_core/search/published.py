@@ -30,7 +30,7 @@ from ..output.signature import required
 from ..output.table_checksums import published_files_problem, snapshot_files_problem
 from ..output.table_schema import DERIVED_COLUMNS, LIGHT_COLUMNS, SOURCE_URL_COLUMN, SUBWORDS_COLUMN, vector_column
 from ..output.vector_index import VECTOR_MEMORY_BYTES, has_vector_index
-from . import bm25
+from . import bm25, words_cache
 from .chunk_words import MAX_CHARS, MAX_CHUNKS, ChunkWords
 from .filters import Prefilter
 from .unreadable import reading, unreadable_index
@@ -143,6 +143,7 @@ class PublishedIndex:
         self._allowed: dict[Prefilter, frozenset[str]] = {}
         self._words_started = False
         self._words_done = threading.Event()
+        self.words_source: str | None = None  # "built", or "cache" when mapped from words_cache.py
 
     def build_words(self) -> None:
         """Start building `words` in a thread, once, when the texts are in memory: the first searches are
@@ -164,15 +165,32 @@ class PublishedIndex:
         if self._subwords is not None:
             fields[SUBWORDS_COLUMN] = self._subwords
 
+        # read from a snapshot: kept in the per-user cache once built, mapped from it by the next server
+        digest = self.snapshot.digest if self.snapshot is not None else ""
+
         def build() -> None:
+            built: tuple[ChunkWords, dict[str, ChunkWords]] | None = None
+            entry = None
             try:
                 with contextlib.suppress(Exception):  # without them every exact-phrase query is sent, as before
-                    words = ChunkWords.of(texts)
-                    if self.bm25_here and words.exact and len(self.bm25_fields) == len(fields) + 1:
-                        self.field_words = {name: ChunkWords.of(column) for name, column in fields.items()}
+                    entry = words_cache.key(digest) if digest else None
+                    found = words_cache.load(entry, len(texts)) if entry else None
+                    if found is None:
+                        words = ChunkWords.of(texts)
+                        field_words = {}
+                        if self.bm25_here and words.exact and len(self.bm25_fields) == len(fields) + 1:
+                            field_words = {name: ChunkWords.of(column) for name, column in fields.items()}
+                        built = words, field_words
+                    else:
+                        words, field_words = found
+                    self.field_words = field_words
                     self.words = words
+                    self.words_source = "built" if built else "cache"
             finally:
                 self._words_done.set()
+            if entry and built:  # after the searches waiting for them are answered
+                with contextlib.suppress(Exception):
+                    words_cache.save(entry, *built)
 
         try:
             threading.Thread(target=build, name="docs-mcp-chunk-words", daemon=True).start()

@@ -18,7 +18,7 @@ from docs_mcp_core.indexing.build import build
 from docs_mcp_core.output import serving_snapshot
 from docs_mcp_core.output.layout import OutputLayout
 from docs_mcp_core.output.table_checksums import load
-from docs_mcp_core.search import Library
+from docs_mcp_core.search import Library, words_cache
 from docs_mcp_core.search import engine as engine_module
 from docs_mcp_core.search import published as published_module
 from docs_mcp_core.search.chunk_words import ChunkWords
@@ -115,6 +115,7 @@ def test_a_shared_session_answers_its_first_searches_from_the_table(
         return built(texts)
 
     monkeypatch.setattr(ChunkWords, "of", staticmethod(held))
+    monkeypatch.setenv(words_cache.ENV, "off")  # built, not mapped from what an earlier test kept
     monkeypatch.setattr(engine_module, "FIRST_SEARCHES_FROM_TABLE", True)
 
     async def run() -> tuple[dict, bool]:

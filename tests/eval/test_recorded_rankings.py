@@ -18,6 +18,7 @@ import pytest
 
 from docs_mcp_core.embedding import ProviderSettings, make_provider
 from docs_mcp_core.indexing.build import build
+from docs_mcp_core.search import words_cache
 from docs_mcp_core.search.library import Library
 from docs_mcp_eval.cases import load_suite
 
@@ -42,8 +43,10 @@ async def top_tens(index: Path, asked: list[tuple[str, dict[str, str]]], hybrid:
     try:
         found = {}
         for n, (query, filters) in enumerate(asked):
-            if n == 1:  # the word positions (built after the first search): the later lists come from memory
+            if n == 1:  # the word positions (after the first search): the later lists come from memory
                 await words_built(library)
+                # mapped from the per-user cache, where `keep_words` left them (search/words_cache.py)
+                assert library.corpora[0].engine.current.words_source == "cache"
             page = await library.search(query, limit=10, filters=filters)
             assert page.mode == ("hybrid" if hybrid else "text"), query
             key = json.dumps([query, filters], sort_keys=True)
@@ -62,6 +65,25 @@ async def words_built(library: Library) -> None:
             return
         await asyncio.sleep(0.01)
     raise AssertionError("the word positions were not built")
+
+
+async def keep_words(index: Path) -> None:
+    """Build the index's word positions in a server of its own and wait until they are kept in the cache:
+    the rankings are then checked with positions mapped from it, which built ones must equal
+    (tests/core/test_words_cache.py)."""
+    library = Library.open([("", index, None)], query_model="none")
+    try:
+        published = await library.corpora[0].engine.warm()
+        await words_built(library)
+        assert published.snapshot is not None and (base := words_cache.root()) is not None
+        entry = base / str(words_cache.key(published.snapshot.digest)) / words_cache.META
+        for _ in range(3000):
+            if entry.is_file():
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError("the word positions were not kept")
+    finally:
+        library.close()
 
 
 def dump(found: dict[str, dict[str, list[str]]]) -> str:
@@ -87,6 +109,7 @@ def test_every_suite_question_gets_its_recorded_top_ten(name: str, tmp_path: Pat
     for mode, provider in PROVIDERS.items():
         index = tmp_path / f"index-{mode}"
         build(docs, index, make_provider(ProviderSettings(provider)))
+        asyncio.run(keep_words(index))
         now[mode] = asyncio.run(top_tens(index, asked, hybrid=mode == "hybrid"))
     recorded_file = RECORDED / f"{name}.json"
     if RECORD:
