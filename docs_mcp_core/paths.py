@@ -22,6 +22,11 @@ MARKDOWN_SUFFIXES = (
 KIND_NAMES = {".md": "Markdown", ".markdown": "Markdown", ".mdx": "MDX", ".rst": "reStructuredText"}
 
 
+def user_cache(*parts: str) -> Path:
+    """A folder of docs-mcp's per-user cache: $XDG_CACHE_HOME/docs-mcp/PARTS, else ~/.cache/docs-mcp/PARTS."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "docs-mcp", *parts)
+
+
 def counted_files(paths: Iterable[str]) -> str:
     """ "3 Markdown file(s)", or "5 file(s) (3 Markdown, 2 reStructuredText)": a summary names what it read."""
     kinds = Counter(KIND_NAMES.get(posixpath.splitext(p)[1].lower(), "other") for p in paths)

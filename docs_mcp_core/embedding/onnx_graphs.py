@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import platform
 import shutil
 import tempfile
@@ -30,6 +29,7 @@ if TYPE_CHECKING:  # numpy is imported where vectors are made: a no-op build (fi
     import numpy as np
 
 from ..fsutil import file_sha256, write_json_atomic
+from ..paths import user_cache
 
 GRAPH_FILES = ("model.onnx", "model.data")
 QUERY_BLOCK = 32  # values per quantization block along the sum (K): closer to fp32 than 64 (decision 0022)
@@ -53,7 +53,7 @@ def can_rewrite_graphs() -> bool:
 
 def graph_cache_root() -> Path:
     """Where saved graphs are kept, one folder per model file, kind and onnxruntime version."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "docs-mcp" / "onnx"
+    return user_cache("onnx")
 
 
 def _graph_digests(folder: Path) -> dict[str, str]:

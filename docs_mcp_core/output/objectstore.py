@@ -43,6 +43,7 @@ from urllib.parse import urlparse
 from ..errors import DocsMcpError
 from ..failpoints import pause
 from ..fsutil import loads_json, read_json, write_atomic, write_json_atomic
+from ..paths import user_cache
 from .layout import CHUNKS, LANCEDB, METADATA, OutputLayout
 
 if TYPE_CHECKING:  # pydantic's import waits until metadata is read
@@ -157,8 +158,7 @@ class RemoteOutput:
 
     def default_state_dir(self) -> Path:
         """Where builds keep the mirror, the embedding cache and the build state for this location."""
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        return cache / "docs-mcp" / "s3" / self.bucket / (self.prefix or "_root")
+        return user_cache("s3", self.bucket, self.prefix or "_root")
 
     @property
     def fs(self) -> Any:

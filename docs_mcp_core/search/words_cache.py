@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..paths import user_cache
 from .chunk_words import ChunkWords
 
 FORMAT = 1  # of an entry; bump when what ChunkWords holds changes shape
@@ -47,11 +48,7 @@ def root() -> Path | None:
     value = os.environ.get(ENV, "")
     if value.strip().lower() == "off":
         return None
-    return (
-        Path(value)
-        if value
-        else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "docs-mcp" / "words"
-    )
+    return Path(value) if value else user_cache("words")
 
 
 def _ours(folder: Path) -> bool:
