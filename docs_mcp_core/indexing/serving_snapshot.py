@@ -16,11 +16,8 @@ from ..output.metadata import TableVersion
 from ..output.table_checksums import load
 from ..output.table_files import add_records
 from ..output.table_schema import (
-    DERIVED_COLUMNS,
-    LIGHT_COLUMNS,
-    SOURCE_URL_COLUMN,
-    SUBWORDS_COLUMN,
     VECTOR_COLUMN,
+    served_columns,
     vector_column,
 )
 from ..output.vector_index import VECTOR_MEMORY_BYTES, has_vector_index
@@ -57,8 +54,7 @@ async def _write(out: Path, name: str, version: int, target: Path) -> dict[str, 
     dims, multivector = vector_column(schema)
     if has_vector_index(indices) or text_bytes > serving_snapshot.TEXT_BYTES:
         return None
-    wanted = LIGHT_COLUMNS + DERIVED_COLUMNS + ["content_text"]
-    wanted += [c for c in (SUBWORDS_COLUMN, SOURCE_URL_COLUMN) if c in schema.names]
+    wanted = served_columns(schema.names)
     extra = ["content"] + ([VECTOR_COLUMN] if dims else [])
     rows = await table.query().with_row_id().select(wanted + extra).limit(count).to_arrow()
     vectors = starts = None

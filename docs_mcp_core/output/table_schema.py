@@ -28,6 +28,16 @@ DERIVED_COLUMNS = ["code_languages", "content_digest", "content_chars", "navigat
 SUBWORDS_COLUMN = "content_subwords"
 
 
+def served_columns(names: list[str], texts: bool = True) -> list[str]:
+    """The columns a server holds in memory of a table with these column names (search/published.py, and the
+    serving snapshot that stands in for it): the light and derived ones, with `texts` the snippet text and
+    its sub-words, and a website corpus's source URL."""
+    wanted = LIGHT_COLUMNS + DERIVED_COLUMNS
+    if texts:
+        wanted += ["content_text"] + ([SUBWORDS_COLUMN] if SUBWORDS_COLUMN in names else [])
+    return wanted + ([SOURCE_URL_COLUMN] if SOURCE_URL_COLUMN in names else [])
+
+
 def table_schema(keys: list[str], dims: int, source_urls: bool, multivector: bool = False) -> pa.Schema:
     """The Arrow schema of a table with taxonomy `keys`, `dims`-long vectors (0: none), a source_url column
     when a chunk has one, and with `multivector` a list of passage vectors per row."""

@@ -28,7 +28,7 @@ from ..output.objectstore import RemoteOutput, is_remote, location, remote_signa
 from ..output.serving_snapshot import Snapshot, SnapshotError, unit_rows
 from ..output.signature import required
 from ..output.table_checksums import published_files_problem, snapshot_files_problem
-from ..output.table_schema import DERIVED_COLUMNS, LIGHT_COLUMNS, SOURCE_URL_COLUMN, SUBWORDS_COLUMN, vector_column
+from ..output.table_schema import SOURCE_URL_COLUMN, SUBWORDS_COLUMN, served_columns, vector_column
 from ..output.vector_index import VECTOR_MEMORY_BYTES, has_vector_index
 from . import bm25, words_cache
 from .chunk_words import MAX_CHARS, MAX_CHUNKS, ChunkWords
@@ -329,10 +329,8 @@ class PublishedIndex:
         # the snippet text itself: content_chars is content_text's length
         chars = await table.query().select(["content_chars"]).limit(count).to_arrow()
         text_bytes = int(pc.sum(chars.column("content_chars")).as_py() or 0)
-        wanted = LIGHT_COLUMNS + DERIVED_COLUMNS
-        if text_bytes <= MEMORY_TEXT_BYTES:  # with the sub-words, for the full-text list from memory (bm25.py)
-            wanted += ["content_text"] + ([SUBWORDS_COLUMN] if SUBWORDS_COLUMN in schema.names else [])
-        wanted += [SOURCE_URL_COLUMN] if SOURCE_URL_COLUMN in schema.names else []  # website corpora
+        # the texts with the sub-words, for the full-text list from memory (bm25.py)
+        wanted = served_columns(schema.names, texts=text_bytes <= MEMORY_TEXT_BYTES)
         dims, multivector = vector_column(schema)
         self._check_dimensions(dims)
         from ..embedding.input import PASSAGES
